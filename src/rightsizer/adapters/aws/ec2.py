@@ -1,0 +1,171 @@
+"""EC2: the accelerated fleet, instance-type specs, regional offerings and Spot prices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from rightsizer.domain.catalog import ACCELERATED_TYPE_PATTERNS, AcceleratorTable, is_accelerated_family
+from rightsizer.domain.models import AcceleratorKind, Instance, InstanceTypeSpec
+
+# Spot prices older than this are not trusted for a host's cost (the API keeps 90 days of history).
+SPOT_PRICE_MAX_AGE = timedelta(days=7)
+_SPOT_LINUX = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
+
+
+def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) -> InstanceTypeSpec | None:
+    """One DescribeInstanceTypes entry as a spec; None for types without an accelerator."""
+    gpu_info = raw.get("GpuInfo") or {}
+    neuron_info = raw.get("NeuronInfo") or {}
+    network = raw.get("NetworkInfo") or {}
+    cards = network.get("NetworkCards") or []
+    network_gbps = sum(float(card.get("BaselineBandwidthInGbps") or 0) for card in cards)
+    common: dict[str, Any] = {
+        "instance_type": raw["InstanceType"],
+        "vcpus": int(raw["VCpuInfo"]["DefaultVCpus"]),
+        "memory_mib": int(raw["MemoryInfo"]["SizeInMiB"]),
+        "network_gbps": network_gbps,
+        "architectures": tuple((raw.get("ProcessorInfo") or {}).get("SupportedArchitectures") or ("x86_64",)),
+        "virtualization_types": tuple(raw.get("SupportedVirtualizationTypes") or ("hvm",)),
+        "ena_support": str(network.get("EnaSupport") or "unsupported"),
+        "nvme_support": str((raw.get("EbsInfo") or {}).get("NvmeSupport") or "unsupported"),
+        "efa_supported": bool(network.get("EfaSupported")),
+        "bare_metal": bool(raw.get("BareMetal")),
+    }
+    if neuron_info.get("NeuronDevices"):
+        device = neuron_info["NeuronDevices"][0]
+        count = sum(int(d["Count"]) for d in neuron_info["NeuronDevices"])
+        cores_per_device = int((device.get("CoreInfo") or {}).get("Count") or 0)
+        return InstanceTypeSpec(
+            accelerator_kind=AcceleratorKind.NEURON,
+            accelerator_model=accelerators.model_for(device["Name"], None),
+            accelerator_count=count,
+            accelerator_memory_mib=int((device.get("MemoryInfo") or {}).get("SizeInMiB") or 0),
+            neuron_cores=count * cores_per_device,
+            **common,
+        )
+    if gpu_info.get("Gpus"):
+        gpu = gpu_info["Gpus"][0]
+        memory = int((gpu.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
+        kind = AcceleratorKind.NVIDIA if gpu.get("Manufacturer") == "NVIDIA" else AcceleratorKind.UNMONITORED
+        return InstanceTypeSpec(
+            accelerator_kind=kind,
+            accelerator_model=accelerators.model_for(gpu["Name"], memory),
+            accelerator_count=sum(int(g["Count"]) for g in gpu_info["Gpus"]),
+            accelerator_memory_mib=memory,
+            fractional_gpu=float(gpu.get("GpuPartitionSize") or 1) < 1,
+            **common,
+        )
+    return None
+
+
+def _tags(raw: Sequence[Mapping[str, str]] | None) -> dict[str, str]:
+    return {tag["Key"]: tag.get("Value", "") for tag in raw or ()}
+
+
+def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Instance:
+    tags = _tags(raw.get("Tags"))
+    interfaces = raw.get("NetworkInterfaces") or []
+    return Instance(
+        instance_id=raw["InstanceId"],
+        account_id=account_id,
+        region=region,
+        availability_zone=(raw.get("Placement") or {}).get("AvailabilityZone", ""),
+        instance_type=raw["InstanceType"],
+        state=(raw.get("State") or {}).get("Name", "unknown"),
+        launch_time=raw["LaunchTime"],
+        tags=tags,
+        lifecycle=raw.get("InstanceLifecycle") or "on-demand",
+        asg_name=tags.get("aws:autoscaling:groupName"),
+        root_device_type=raw.get("RootDeviceType") or "ebs",
+        architecture=raw.get("Architecture") or "x86_64",
+        ena_support=bool(raw.get("EnaSupport", True)),
+        uses_efa=any(ni.get("InterfaceType") == "efa" for ni in interfaces),
+        platform=(raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX").lower(),
+    )
+
+
+class Ec2Fleet:
+    """Reads one region of one account. Implements the Inventory, InstanceTypes and SpotPrices ports."""
+
+    def __init__(self, client: Any, account_id: str, region: str, accelerators: AcceleratorTable) -> None:
+        self._ec2 = client
+        self._account_id = account_id
+        self._region = region
+        self._accelerators = accelerators
+
+    def accelerated_instances(self) -> list[Instance]:
+        paginator = self._ec2.get_paginator("describe_instances")
+        filters = [
+            {"Name": "instance-type", "Values": list(ACCELERATED_TYPE_PATTERNS)},
+            {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]},
+        ]
+        found: list[Instance] = []
+        for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
+            for reservation in page.get("Reservations", []):
+                for raw in reservation.get("Instances", []):
+                    # The wildcard filter is generous; keep only real accelerator families.
+                    if is_accelerated_family(raw["InstanceType"]):
+                        found.append(parse_instance(raw, self._account_id, self._region))
+        return found
+
+    def accelerated_specs(self) -> list[InstanceTypeSpec]:
+        paginator = self._ec2.get_paginator("describe_instance_types")
+        specs: list[InstanceTypeSpec] = []
+        filters = [{"Name": "instance-type", "Values": list(ACCELERATED_TYPE_PATTERNS)}]
+        for page in paginator.paginate(Filters=filters):
+            for raw in page.get("InstanceTypes", []):
+                spec = parse_instance_type(raw, self._accelerators)
+                if spec is not None:
+                    specs.append(spec)
+        return specs
+
+    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str] | None:
+        offered: set[str] = set()
+        paginator = self._ec2.get_paginator("describe_instance_type_offerings")
+        wanted = sorted(set(instance_types))
+        # The filter takes up to 200 values per request.
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            for page in paginator.paginate(
+                LocationType="region", Filters=[{"Name": "instance-type", "Values": chunk}]
+            ):
+                offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
+        return frozenset(offered)
+
+    def offered_in_zone(self, instance_type: str, zone: str) -> bool:
+        response = self._ec2.describe_instance_type_offerings(
+            LocationType="availability-zone",
+            Filters=[
+                {"Name": "instance-type", "Values": [instance_type]},
+                {"Name": "location", "Values": [zone]},
+            ],
+        )
+        return bool(response.get("InstanceTypeOfferings"))
+
+    def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]:
+        """Most recent Linux Spot price per type (the highest across zones: the safe side)."""
+        if not instance_types:
+            return {}
+        paginator = self._ec2.get_paginator("describe_spot_price_history")
+        newest: dict[str, tuple[datetime, Decimal]] = {}
+        for page in paginator.paginate(
+            InstanceTypes=sorted(set(instance_types)),
+            ProductDescriptions=list(_SPOT_LINUX),
+            StartTime=now - SPOT_PRICE_MAX_AGE,
+            EndTime=now,
+        ):
+            for item in page.get("SpotPriceHistory", []):
+                stamp = item["Timestamp"]
+                if now - stamp > SPOT_PRICE_MAX_AGE:
+                    continue  # stale history is not today's price
+                try:
+                    price = Decimal(item["SpotPrice"])
+                except InvalidOperation:
+                    continue
+                current = newest.get(item["InstanceType"])
+                if current is None or stamp > current[0] or (stamp == current[0] and price > current[1]):
+                    newest[item["InstanceType"]] = (stamp, price)
+        return {instance_type: price for instance_type, (_, price) in newest.items()}

@@ -1,0 +1,92 @@
+"""Data shipped inside the package: accelerator figures, legacy instance types, a price snapshot.
+
+Each JSON file names its sources in `_meta`.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from rightsizer.domain.catalog import AcceleratorTable
+from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.prices import PriceBook
+
+
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files("rightsizer.domain").joinpath("data", name).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@cache
+def accelerator_table() -> AcceleratorTable:
+    by_model: dict[str, AcceleratorSpec] = {}
+    ec2_names: dict[tuple[str, int | None], str] = {}
+    for model, raw in _load("accelerators.json").items():
+        if model.startswith("_"):
+            continue
+        by_model[model] = AcceleratorSpec(
+            model=model,
+            vendor=raw["vendor"],
+            memory_gib=float(raw["memory_gib"]),
+            memory_bandwidth_gbps=float(raw["memory_bandwidth_gbps"]),
+            fp32_tflops=raw.get("fp32_tflops"),
+            fp16_bf16_tflops=raw.get("fp16_bf16_tflops"),
+            compute_capability=raw.get("compute_capability"),
+            neuroncores_per_device=int(raw.get("neuroncores_per_device", 0)),
+        )
+        ec2_names[(raw["ec2_name"], raw.get("ec2_memory_mib"))] = model
+    return AcceleratorTable(by_model=by_model, ec2_names=ec2_names)
+
+
+@cache
+def legacy_specs() -> dict[str, InstanceTypeSpec]:
+    """Previous-generation GPU types that DescribeInstanceTypes no longer lists (p2, p3, g3)."""
+    specs: dict[str, InstanceTypeSpec] = {}
+    for instance_type, raw in _load("legacy_instance_types.json").items():
+        if instance_type.startswith("_"):
+            continue
+        specs[instance_type] = InstanceTypeSpec(
+            instance_type=instance_type,
+            vcpus=raw["vcpus"],
+            memory_mib=raw["memory_mib"],
+            accelerator_kind=AcceleratorKind.NVIDIA,
+            accelerator_model=raw["accelerator_model"],
+            accelerator_count=raw["accelerator_count"],
+            accelerator_memory_mib=raw["accelerator_memory_mib"],
+            network_gbps=float(raw["network_gbps"]),
+            architectures=tuple(raw["architectures"]),
+            virtualization_types=tuple(raw["virtualization_types"]),
+            ena_support=raw["ena_support"],
+            nvme_support=raw["nvme_support"],
+            efa_supported=raw["efa_supported"],
+            listed_by_api=False,
+        )
+    return specs
+
+
+@cache
+def _snapshot() -> dict[str, Any]:
+    return _load("prices_snapshot.json")
+
+
+def snapshot_regions() -> tuple[str, ...]:
+    return tuple(sorted(_snapshot()["regions"]))
+
+
+def snapshot_prices(region: str) -> PriceBook | None:
+    """The bundled on-demand prices for `region`, or None when the snapshot does not cover it."""
+    data = _snapshot()
+    prices = data["regions"].get(region)
+    if prices is None:
+        return None
+    as_of = data["_meta"]["regions"][region]["as_of"]
+    return PriceBook(
+        region=region,
+        on_demand={instance_type: Decimal(price) for instance_type, price in prices.items()},
+        source=f"bundled price snapshot (as of {as_of})",
+    )

@@ -1,0 +1,64 @@
+"""The instance catalog of one region: specs, accelerators, and what the region still offers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
+
+# Families the bot looks after: NVIDIA P and G, AWS Inferentia and Trainium.
+ACCELERATED_FAMILY_PREFIXES = ("p", "g", "inf", "trn")
+# Filter values for EC2 `instance-type` filters (DescribeInstances, DescribeInstanceTypes).
+ACCELERATED_TYPE_PATTERNS = ("p*", "g*", "inf*", "trn*")
+
+
+def is_accelerated_family(instance_type: str) -> bool:
+    # Every EC2 family starting with p or g carries GPUs (p3, p4d, g4dn, g5g, gr6, ...).
+    return instance_type.split(".", 1)[0].startswith(ACCELERATED_FAMILY_PREFIXES)
+
+
+@dataclass(frozen=True)
+class AcceleratorTable:
+    by_model: Mapping[str, AcceleratorSpec]
+    # (EC2 name, per-device MiB or None) -> model key; EC2 says "A100" for both 40 and 80 GB parts.
+    ec2_names: Mapping[tuple[str, int | None], str] = field(default_factory=dict)
+
+    def model_for(self, ec2_name: str, memory_mib: int | None) -> str:
+        exact = self.ec2_names.get((ec2_name, memory_mib))
+        if exact:
+            return exact
+        return self.ec2_names.get((ec2_name, None), "")
+
+    def get(self, model: str) -> AcceleratorSpec | None:
+        return self.by_model.get(model)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Specs for one region. `offered` is None when the region's offerings could not be read."""
+
+    region: str
+    specs: Mapping[str, InstanceTypeSpec]
+    accelerators: AcceleratorTable
+    offered: frozenset[str] | None = None
+
+    def spec(self, instance_type: str) -> InstanceTypeSpec | None:
+        return self.specs.get(instance_type)
+
+    def accelerator(self, spec: InstanceTypeSpec) -> AcceleratorSpec | None:
+        return self.accelerators.get(spec.accelerator_model)
+
+    def is_offered(self, instance_type: str) -> bool | None:
+        if self.offered is None:
+            return None
+        return instance_type in self.offered
+
+    def resize_candidates(self) -> Iterator[InstanceTypeSpec]:
+        """Types a host could move to in place: offered here, virtualised, with a known accelerator."""
+        for spec in self.specs.values():
+            if spec.bare_metal or spec.fractional_gpu or self.is_offered(spec.instance_type) is False:
+                continue
+            if spec.accelerator_kind is AcceleratorKind.UNMONITORED or not spec.accelerator_model:
+                continue
+            yield spec

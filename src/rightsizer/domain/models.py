@@ -1,0 +1,243 @@
+"""Domain data: instances, instance-type specs, usage summaries and recommendations.
+
+Pure Python: no I/O, no boto3, no environment. Everything here is a frozen dataclass so that a
+value, once collected or computed, cannot drift while it travels through the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+HOURS_PER_MONTH = Decimal(730)
+CENT = Decimal("0.01")
+
+
+class Finding(StrEnum):
+    IDLE = "idle"
+    OVERPROVISIONED = "overprovisioned"
+    UNDERPROVISIONED = "underprovisioned"
+    NOT_GPU_BOUND = "not_gpu_bound"
+    SCHEDULABLE = "schedulable"
+    OPTIMIZED = "optimized"
+    INSUFFICIENT_DATA = "insufficient_data"
+    EXCLUDED = "excluded"
+
+
+class Confidence(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    def at_most(self, cap: Confidence) -> Confidence:
+        order = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
+        return order[min(order.index(self), order.index(cap))]
+
+
+class AcceleratorKind(StrEnum):
+    NVIDIA = "nvidia"  # monitored through the CloudWatch agent's nvidia_gpu plugin
+    NEURON = "neuron"  # Inferentia / Trainium, monitored through neuron-monitor
+    UNMONITORED = "unmonitored"  # e.g. AMD Radeon (g4ad): the agent publishes nothing
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorSpec:
+    """Per-device figures used to compare accelerators (one GPU, or one Neuron chip)."""
+
+    model: str
+    vendor: str
+    memory_gib: float
+    memory_bandwidth_gbps: float
+    fp32_tflops: float | None = None
+    fp16_bf16_tflops: float | None = None  # Neuron devices only
+    compute_capability: str | None = None  # NVIDIA CUDA compute capability, e.g. "8.6"
+    neuroncores_per_device: int = 0
+
+    @property
+    def compute_capability_tuple(self) -> tuple[int, ...]:
+        if not self.compute_capability:
+            return ()
+        return tuple(int(part) for part in self.compute_capability.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceTypeSpec:
+    instance_type: str
+    vcpus: int
+    memory_mib: int
+    accelerator_kind: AcceleratorKind
+    accelerator_model: str  # key into the accelerator table, e.g. "A10G"; "" when unknown
+    accelerator_count: int  # GPUs, or Neuron devices
+    accelerator_memory_mib: int  # per device
+    network_gbps: float  # baseline bandwidth
+    neuron_cores: int = 0  # total NeuronCores on the instance (Neuron only)
+    architectures: tuple[str, ...] = ("x86_64",)
+    virtualization_types: tuple[str, ...] = ("hvm",)
+    ena_support: str = "required"  # required | supported | unsupported
+    nvme_support: str = "required"  # required | supported | unsupported
+    efa_supported: bool = False
+    bare_metal: bool = False
+    fractional_gpu: bool = False  # a slice of a GPU (g6f): vGPU drivers, not an in-place target
+    listed_by_api: bool = True  # False: from the bundled previous-generation table
+
+    @property
+    def family(self) -> str:
+        return self.instance_type.split(".", 1)[0]
+
+    @property
+    def compute_units(self) -> int:
+        """How many independently observed accelerator units this type has (GPUs or NeuronCores)."""
+        if self.accelerator_kind is AcceleratorKind.NEURON:
+            return self.neuron_cores
+        return self.accelerator_count
+
+    @property
+    def memory_per_unit_mib(self) -> float:
+        """Accelerator memory one compute unit can address (per GPU; per NeuronCore's share of its chip)."""
+        if self.accelerator_kind is AcceleratorKind.NEURON and self.neuron_cores:
+            return self.accelerator_memory_mib * self.accelerator_count / self.neuron_cores
+        return float(self.accelerator_memory_mib)
+
+    @property
+    def unit_name(self) -> str:
+        return "NeuronCore" if self.accelerator_kind is AcceleratorKind.NEURON else "GPU"
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    instance_id: str
+    account_id: str
+    region: str
+    availability_zone: str
+    instance_type: str
+    state: str  # EC2 state name: running, stopped, ...
+    launch_time: datetime
+    tags: Mapping[str, str] = field(default_factory=dict, hash=False)
+    lifecycle: str = "on-demand"  # on-demand | spot | scheduled | capacity-block
+    asg_name: str | None = None
+    root_device_type: str = "ebs"
+    architecture: str = "x86_64"
+    ena_support: bool = True
+    uses_efa: bool = False
+    platform: str = "linux"
+
+    @property
+    def name(self) -> str:
+        return self.tags.get("Name", "")
+
+    @property
+    def is_running(self) -> bool:
+        return self.state == "running"
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesStats:
+    """Distribution of one metric over the look-back window (percentiles of 5-minute averages)."""
+
+    samples: int
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    peak: float
+
+
+class AcceleratorData(StrEnum):
+    PER_DEVICE = "per_device"  # one series per GPU / NeuronCore
+    ROLLUP = "rollup"  # only the agent's InstanceId aggregate (max = busiest GPU)
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceUsage:
+    index: str  # GPU index or NeuronCore id as published; "*" for a roll-up
+    utilization: SeriesStats | None
+    utilization_peak: float | None  # max of the per-period Maximum
+    memory_used_peak_mib: float | None = None
+    memory_total_mib: float | None = None
+    memory_activity_p95: float | None = None  # % of time device memory was read/written
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSummary:
+    """What 14 days of CloudWatch data say about one instance, reduced to what the analyzer needs."""
+
+    instance_id: str
+    window_start: datetime
+    window_end: datetime
+    accelerator_data: AcceleratorData
+    devices: tuple[DeviceUsage, ...] = ()
+    accelerator_days: float = 0.0  # span between first and last accelerator datapoint
+    accelerator_coverage: float = 0.0  # share of expected periods that have accelerator data
+    cpu: SeriesStats | None = None
+    network_peak_gbps: float | None = None
+    host_memory_peak_pct: float | None = None
+    # Hour-of-week (0 = Monday 00:00 UTC) busiest accelerator reading, and mean CPU; None = no data.
+    hourly_accelerator_peak: tuple[float | None, ...] = ()
+    hourly_cpu_mean: tuple[float | None, ...] = ()
+    daily_accelerator_mean: tuple[float | None, ...] = ()  # one value per day, oldest first
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    instance_type: str
+    monthly_cost: Decimal | None
+    confidence: Confidence
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The numbers behind a recommendation, kept for `show`/`why` and the audit log."""
+
+    observed_days: float = 0.0
+    coverage: float = 0.0
+    busy_units: int = 0
+    total_units: int = 0
+    accelerator_p95: float | None = None  # busiest unit
+    accelerator_peak: float | None = None
+    memory_peak_mib: float | None = None  # busiest unit
+    memory_per_unit_mib: float | None = None
+    cpu_p95: float | None = None
+    network_peak_gbps: float | None = None
+    host_memory_peak_pct: float | None = None
+    daily_accelerator_mean: tuple[float | None, ...] = ()
+    idle_hours_per_week: int | None = None
+    schedule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    recommendation_id: str
+    generated_at: datetime
+    account_id: str
+    region: str
+    instance_id: str
+    instance_name: str
+    instance_type: str
+    availability_zone: str
+    state: str
+    finding: Finding
+    target_type: str | None
+    monthly_cost: Decimal | None
+    monthly_cost_after: Decimal | None
+    confidence: Confidence
+    actionable: bool
+    reasons: tuple[str, ...]
+    evidence: Evidence = field(default_factory=Evidence)
+    alternatives: tuple[Alternative, ...] = ()
+    asg_name: str | None = None
+    lookback_days: int = 14
+
+    @property
+    def monthly_savings(self) -> Decimal | None:
+        if self.monthly_cost is None or self.monthly_cost_after is None:
+            return None
+        return self.monthly_cost - self.monthly_cost_after
+
+
+def monthly(hourly: Decimal) -> Decimal:
+    return (hourly * HOURS_PER_MONTH).quantize(CENT)

@@ -1,0 +1,178 @@
+"""Reduce raw CloudWatch series to the usage summary the analyzer works on.
+
+CloudWatch's percentile statistics are not used (moto ignores them, and one code path is easier to
+trust): we fetch 5-minute Averages and hourly Maximums and compute percentiles here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rightsizer.domain.models import AcceleratorData, DeviceUsage, SeriesStats, UsageSummary
+
+HOURS_PER_WEEK = 168
+# 1970-01-05 was a Monday: hour-of-week buckets start at Monday 00:00 UTC.
+_FIRST_MONDAY_EPOCH = 4 * 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One CloudWatch result: epoch-second timestamps (ascending) and values, at a fixed period."""
+
+    period_seconds: int
+    timestamps: Sequence[int] = ()
+    values: Sequence[float] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
+EMPTY = Series(300)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSeries:
+    """Series for one GPU (per `index`) or one NeuronCore, merged across the dimension sets seen."""
+
+    index: str
+    utilization_avg: Series = EMPTY
+    utilization_max: Series = EMPTY
+    memory_used_max: Series = EMPTY
+    memory_total_max: Series = EMPTY
+    memory_activity_avg: Series = EMPTY  # nvidia_smi_utilization_memory: memory-controller busy %
+
+
+@dataclass(frozen=True, slots=True)
+class RawUsage:
+    instance_id: str
+    window_start: datetime
+    window_end: datetime
+    accelerator_data: AcceleratorData
+    devices: tuple[DeviceSeries, ...] = ()
+    cpu_avg: Series = EMPTY
+    network_in_sum: Series = EMPTY  # bytes per period
+    network_out_sum: Series = EMPTY
+    host_memory_max: Series = EMPTY  # CWAgent mem_used_percent
+
+
+def percentile(sorted_values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile of an ascending sequence (no interpolation: a real observed value)."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty series")
+    rank = max(1, math.ceil(pct / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def series_stats(values: Sequence[float]) -> SeriesStats | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return SeriesStats(
+        samples=len(ordered),
+        mean=math.fsum(ordered) / len(ordered),
+        p50=percentile(ordered, 50),
+        p95=percentile(ordered, 95),
+        p99=percentile(ordered, 99),
+        peak=ordered[-1],
+    )
+
+
+def _p95(values: Sequence[float]) -> float | None:
+    return percentile(sorted(values), 95) if values else None
+
+
+def hour_of_week(epoch_seconds: int) -> int:
+    return ((epoch_seconds - _FIRST_MONDAY_EPOCH) // 3600) % HOURS_PER_WEEK
+
+
+def _device_usage(device: DeviceSeries) -> DeviceUsage:
+    utilization = series_stats(device.utilization_avg.values)
+    peak_source = device.utilization_max.values or device.utilization_avg.values
+    return DeviceUsage(
+        index=device.index,
+        utilization=utilization,
+        utilization_peak=max(peak_source) if peak_source else None,
+        memory_used_peak_mib=max(device.memory_used_max.values) if device.memory_used_max else None,
+        memory_total_mib=max(device.memory_total_max.values) if device.memory_total_max else None,
+        memory_activity_p95=_p95(device.memory_activity_avg.values),
+    )
+
+
+def _hourly_peak(devices: Sequence[DeviceSeries]) -> tuple[float | None, ...]:
+    buckets: list[float | None] = [None] * HOURS_PER_WEEK
+    for device in devices:
+        series = device.utilization_max or device.utilization_avg
+        for ts, value in zip(series.timestamps, series.values, strict=True):
+            bucket = hour_of_week(ts)
+            current = buckets[bucket]
+            if current is None or value > current:
+                buckets[bucket] = value
+    return tuple(buckets)
+
+
+def _hourly_mean(series: Series) -> tuple[float | None, ...]:
+    sums = [0.0] * HOURS_PER_WEEK
+    counts = [0] * HOURS_PER_WEEK
+    for ts, value in zip(series.timestamps, series.values, strict=True):
+        bucket = hour_of_week(ts)
+        sums[bucket] += value
+        counts[bucket] += 1
+    return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
+
+
+def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: int) -> tuple[float | None, ...]:
+    start = int(window_start.timestamp())
+    sums = [0.0] * days
+    counts = [0] * days
+    for device in devices:
+        series = device.utilization_avg
+        for ts, value in zip(series.timestamps, series.values, strict=True):
+            day = (ts - start) // 86400
+            if 0 <= day < days:
+                sums[day] += value
+                counts[day] += 1
+    return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
+
+
+def _bytes_to_gbps(series: Series) -> float | None:
+    if not series:
+        return None
+    return max(series.values) * 8 / series.period_seconds / 1e9
+
+
+def summarize(raw: RawUsage) -> UsageSummary:
+    window_seconds = (raw.window_end - raw.window_start).total_seconds()
+    days = max(1, round(window_seconds / 86400))
+    accelerator_timestamps: set[int] = set()
+    period = 300
+    for device in raw.devices:
+        accelerator_timestamps.update(device.utilization_avg.timestamps)
+        period = device.utilization_avg.period_seconds
+    if accelerator_timestamps:
+        first, last = min(accelerator_timestamps), max(accelerator_timestamps)
+        accelerator_days = (last - first + period) / 86400
+        coverage = min(1.0, len(accelerator_timestamps) / max(1.0, window_seconds / period))
+    else:
+        accelerator_days, coverage = 0.0, 0.0
+    network_in = _bytes_to_gbps(raw.network_in_sum)
+    network_out = _bytes_to_gbps(raw.network_out_sum)
+    # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
+    network_peak = None if network_in is None and network_out is None else (network_in or 0) + (network_out or 0)
+    return UsageSummary(
+        instance_id=raw.instance_id,
+        window_start=raw.window_start,
+        window_end=raw.window_end,
+        accelerator_data=raw.accelerator_data if raw.devices else AcceleratorData.NONE,
+        devices=tuple(_device_usage(device) for device in raw.devices),
+        accelerator_days=accelerator_days,
+        accelerator_coverage=coverage,
+        cpu=series_stats(raw.cpu_avg.values),
+        network_peak_gbps=network_peak,
+        host_memory_peak_pct=max(raw.host_memory_max.values) if raw.host_memory_max else None,
+        hourly_accelerator_peak=_hourly_peak(raw.devices),
+        hourly_cpu_mean=_hourly_mean(raw.cpu_avg),
+        daily_accelerator_mean=_daily_mean(raw.devices, raw.window_start, days),
+    )

@@ -1,0 +1,84 @@
+"""The ports the use-cases talk through. Adapters (AWS, Slack) implement them; tests use fakes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Protocol
+
+from rightsizer.domain.models import Instance, InstanceTypeSpec
+from rightsizer.domain.usage import RawUsage
+
+
+class SourceUnavailable(Exception):
+    """A data source could not answer (unreachable, unsupported, throttled after retries)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The look-back window, aligned to whole hours so re-runs in the same hour ask the same question."""
+
+    start: datetime
+    end: datetime
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start).total_seconds() / 86400
+
+
+class Inventory(Protocol):
+    def accelerated_instances(self) -> list[Instance]: ...
+
+
+class InstanceTypes(Protocol):
+    def accelerated_specs(self) -> list[InstanceTypeSpec]:
+        """Specs of the GPU / Neuron types the region's API lists."""
+        ...
+
+    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str] | None:
+        """Which of `instance_types` the region still offers; None when that cannot be read."""
+        ...
+
+
+class OnDemandPrices(Protocol):
+    source: str
+
+    def hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
+        """Linux, shared-tenancy on-demand USD per hour. Raises SourceUnavailable."""
+        ...
+
+
+class SpotPrices(Protocol):
+    def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]: ...
+
+
+class UsageSource(Protocol):
+    def fetch(
+        self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
+    ) -> dict[str, RawUsage]:
+        """Raw usage series per instance id; instances without accelerator data still get an entry."""
+        ...
+
+
+class Progress(Protocol):
+    def stage(self, label: str, total: int) -> None: ...
+
+    def advance(self, steps: int = 1) -> None: ...
+
+    def warn(self, message: str) -> None: ...
+
+
+class NullProgress:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def stage(self, label: str, total: int) -> None:
+        return None
+
+    def advance(self, steps: int = 1) -> None:
+        return None
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)

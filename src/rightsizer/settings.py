@@ -1,0 +1,145 @@
+"""The one typed settings object. Configuration is read here, once, and never at import time."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from rightsizer.domain.analyzer import Policy
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names it and says what is expected."""
+
+
+class PriceMode(StrEnum):
+    AUTO = "auto"  # Price List API, falling back to the bundled snapshot
+    API = "api"  # Price List API only; fail if unreachable
+    SNAPSHOT = "snapshot"  # bundled snapshot only (offline)
+
+
+@dataclass(frozen=True)
+class MetricNames:
+    """Where the usage metrics live. Defaults match the CloudWatch agent's nvidia_gpu plugin."""
+
+    gpu_namespace: str = "CWAgent"
+    gpu_utilization: str = "nvidia_smi_utilization_gpu"
+    gpu_memory_used: str = "nvidia_smi_memory_used"
+    gpu_memory_total: str = "nvidia_smi_memory_total"
+    gpu_memory_activity: str = "nvidia_smi_utilization_memory"
+    gpu_index_dimension: str = "index"
+    host_memory_used_pct: str = "mem_used_percent"
+    instance_dimension: str = "InstanceId"
+    instance_type_dimension: str = "InstanceType"
+    # neuron-monitor's CloudWatch companion lets users pick names: all three are configurable.
+    neuron_namespace: str = "NeuronMonitor"
+    neuron_utilization: str = "neuroncore_utilization"
+    neuron_core_dimension: str = "NeuronCore"
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    secret_name: str = ""  # Secrets Manager secret holding bot_token and signing_secret
+    channel: str = ""  # where the daily report goes
+    approvers: tuple[str, ...] = ()  # Slack user ids allowed to approve
+    approver_group: str = ""  # or a Slack user group id
+    command: str = "/gpu"
+    top_n: int = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    regions: tuple[str, ...] = ("us-east-1",)
+    lookback_days: int = 14
+    price_mode: PriceMode = PriceMode.AUTO
+    policy: Policy = field(default_factory=Policy)
+    metrics: MetricNames = field(default_factory=MetricNames)
+    # Serverless deployment
+    table_name: str = ""
+    account_role_arns: tuple[str, ...] = ()  # roles to assume in member accounts; empty: this account
+    role_session_name: str = "gpu-rightsizer"
+    use_organizations: bool = False
+    member_role_name: str = "GpuRightsizerCollector"  # role name assumed in Organizations accounts
+    managed_tag_key: str = "rightsizer:managed"  # the resize workflow may only touch hosts with this tag
+    resize_state_machine_arn: str = ""
+    slack: SlackSettings = field(default_factory=SlackSettings)
+
+    def __post_init__(self) -> None:
+        if not self.regions:
+            raise ConfigError("at least one region is required")
+        if not 1 <= self.lookback_days <= 62:
+            # CloudWatch keeps 5-minute data for 63 days.
+            raise ConfigError(f"lookback days must be between 1 and 62, got {self.lookback_days}")
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings for a Lambda function, from its environment variables (see template.yaml)."""
+        env = os.environ if env is None else env
+        lookback = _int(env, "LOOKBACK_DAYS", 14)
+        policy = Policy(
+            lookback_days=lookback,
+            memory_headroom=_float(env, "MEMORY_HEADROOM", Policy.memory_headroom),
+            min_days=_float(env, "MIN_HISTORY_DAYS", Policy.min_days),
+            opt_out_tag=env.get("OPT_OUT_TAG", Policy.opt_out_tag),
+        )
+        metrics = MetricNames(
+            neuron_namespace=env.get("NEURON_NAMESPACE", MetricNames.neuron_namespace),
+            neuron_utilization=env.get("NEURON_UTILIZATION_METRIC", MetricNames.neuron_utilization),
+            neuron_core_dimension=env.get("NEURON_CORE_DIMENSION", MetricNames.neuron_core_dimension),
+        )
+        slack = SlackSettings(
+            secret_name=env.get("SLACK_SECRET_NAME", ""),
+            channel=env.get("SLACK_CHANNEL", ""),
+            approvers=_list(env, "SLACK_APPROVERS"),
+            approver_group=env.get("SLACK_APPROVER_GROUP", ""),
+            command=env.get("SLACK_COMMAND", "/gpu"),
+            top_n=_int(env, "REPORT_TOP_N", 10),
+        )
+        try:
+            price_mode = PriceMode(env.get("PRICE_SOURCE", "auto"))
+        except ValueError:
+            raise ConfigError("PRICE_SOURCE must be one of auto, api, snapshot") from None
+        default_region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        return cls(
+            regions=_list(env, "REGIONS") or (default_region,),
+            lookback_days=lookback,
+            price_mode=price_mode,
+            policy=policy,
+            metrics=metrics,
+            table_name=env.get("TABLE_NAME", ""),
+            account_role_arns=_list(env, "ACCOUNT_ROLE_ARNS"),
+            use_organizations=env.get("USE_ORGANIZATIONS", "false").lower() == "true",
+            member_role_name=env.get("MEMBER_ROLE_NAME", "GpuRightsizerCollector"),
+            managed_tag_key=env.get("MANAGED_TAG_KEY", "rightsizer:managed"),
+            resize_state_machine_arn=env.get("RESIZE_STATE_MACHINE_ARN", ""),
+            slack=slack,
+        )
+
+
+def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
