@@ -85,8 +85,15 @@ def instance(
     )
 
 
-def stats(p95: float, *, mean: float | None = None, p50: float | None = None, p99: float | None = None,
-          peak: float | None = None, samples: int = 4032) -> SeriesStats:
+def stats(
+    p95: float,
+    *,
+    mean: float | None = None,
+    p50: float | None = None,
+    p99: float | None = None,
+    peak: float | None = None,
+    samples: int = 4032,
+) -> SeriesStats:
     return SeriesStats(
         samples=samples,
         mean=mean if mean is not None else p95 * 0.7,
@@ -97,9 +104,17 @@ def stats(p95: float, *, mean: float | None = None, p50: float | None = None, p9
     )
 
 
-def device(index: str, util_p95: float, memory_used_mib: float | None, memory_total_mib: float | None = None,
-           *, p50: float | None = None, p99: float | None = None, peak: float | None = None,
-           memory_activity_p95: float | None = None) -> DeviceUsage:
+def device(
+    index: str,
+    util_p95: float,
+    memory_used_mib: float | None,
+    memory_total_mib: float | None = None,
+    *,
+    p50: float | None = None,
+    p99: float | None = None,
+    peak: float | None = None,
+    memory_activity_p95: float | None = None,
+) -> DeviceUsage:
     utilization = stats(util_p95, p50=p50, p99=p99, peak=peak)
     return DeviceUsage(
         index=index,
@@ -128,8 +143,10 @@ def usage(
     hourly_peak: Sequence[float | None] | None = None,
     hourly_cpu: Sequence[float | None] | None = None,
 ) -> UsageSummary:
-    peaks = tuple(hourly_peak) if hourly_peak is not None else tuple(
-        max((d.utilization_peak or 0.0) for d in devices) if devices else None for _ in range(168)
+    peaks = (
+        tuple(hourly_peak)
+        if hourly_peak is not None
+        else tuple(max((d.utilization_peak or 0.0) for d in devices) if devices else None for _ in range(168))
     )
     return UsageSummary(
         instance_id=instance_id,
@@ -143,15 +160,16 @@ def usage(
         network_peak_gbps=network_gbps,
         host_memory_peak_pct=host_memory_pct,
         hourly_accelerator_peak=peaks,
-        hourly_cpu_mean=tuple(hourly_cpu) if hourly_cpu is not None else tuple(
-            (cpu_p95 or 0.0) * 0.5 for _ in range(168)
-        ),
+        hourly_cpu_mean=tuple(hourly_cpu)
+        if hourly_cpu is not None
+        else tuple((cpu_p95 or 0.0) * 0.5 for _ in range(168)),
         daily_accelerator_mean=tuple(10.0 for _ in range(14)),
     )
 
 
-def business_hours_profile(busy_value: float = 70.0, idle_value: float = 0.0,
-                           start: int = 8, end: int = 19) -> list[float]:
+def business_hours_profile(
+    busy_value: float = 70.0, idle_value: float = 0.0, start: int = 8, end: int = 19
+) -> list[float]:
     """Hour-of-week peaks: busy Mon-Fri start..end UTC, idle otherwise."""
     profile = []
     for hour in range(168):

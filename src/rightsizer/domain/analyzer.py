@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -46,6 +46,7 @@ class Policy:
 
     lookback_days: int = 14
     min_days: float = 3.0  # less accelerator history than this is insufficient data
+    min_coverage: float = 0.25  # share of 5-minute periods with accelerator data, below: insufficient
     memory_headroom: float = 1.2  # target memory >= observed peak x headroom
     idle_util_pct: float = 5.0  # a unit whose p99 stays below this is idle
     in_use_memory_pct: float = 5.0  # ...unless it holds more than this share of its memory
@@ -65,7 +66,14 @@ class Policy:
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:
     """Stable across re-runs: the same advice for the same host keeps the same id."""
     key = "|".join(
-        (instance.account_id, instance.region, instance.instance_id, instance.instance_type, finding, target_type or "")
+        (
+            instance.account_id,
+            instance.region,
+            instance.instance_id,
+            instance.instance_type,
+            finding,
+            target_type or "",
+        )
     )
     return "rec-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -114,7 +122,9 @@ class UnitView:
 
 
 def _unit_in_use(device: DeviceUsage, memory_per_unit: float, policy: Policy) -> bool:
-    if device.utilization is not None and device.utilization.p99 >= policy.idle_util_pct:
+    if device.utilization is None:
+        return True  # no utilisation series: it cannot be shown idle, so it stays
+    if device.utilization.p99 >= policy.idle_util_pct:
         return True
     if device.memory_used_peak_mib is not None and memory_per_unit > 0:
         total = device.memory_total_mib or memory_per_unit
@@ -128,6 +138,10 @@ def _unit_view(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> U
     if usage.accelerator_data is AcceleratorData.ROLLUP:
         # A roll-up (max over GPUs) cannot tell how many GPUs work: assume all of them, unless idle.
         return UnitView(busy=busy, idle=idle, unseen=spec.compute_units - 1 if busy else 0)
+    if spec.accelerator_kind is AcceleratorKind.NEURON:
+        # neuron-monitor reports only the NeuronCores a running application uses: silence means unused.
+        return UnitView(busy=busy, idle=idle, unseen=0)
+    # nvidia-smi reports every GPU it sees; a silent GPU is a fault, so count it as needed.
     return UnitView(busy=busy, idle=idle, unseen=max(0, spec.compute_units - len(usage.devices)))
 
 
@@ -148,9 +162,7 @@ def _busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float | None
     return p95, peak, memory_peak, activity
 
 
-def _demand(
-    instance: Instance, spec: InstanceTypeSpec, usage: UsageSummary, view: UnitView, policy: Policy
-) -> Demand:
+def _demand(instance: Instance, spec: InstanceTypeSpec, usage: UsageSummary, view: UnitView, policy: Policy) -> Demand:
     notes: list[str] = []
     p95, _, memory_peak, activity = _busiest(usage.devices)
     units = max(1, len(view.busy) + view.unseen)
@@ -210,10 +222,12 @@ def _unit_bandwidth(acc: AcceleratorSpec) -> float:
     return acc.memory_bandwidth_gbps / (acc.neuroncores_per_device or 1)
 
 
-def projected_utilization(source: AcceleratorSpec, target: AcceleratorSpec, demand: Demand, policy: Policy) -> float | None:
-    """Busiest unit's p95 once the same work runs on `target`; None when the two cannot be compared."""
+def projected_utilization(
+    source: AcceleratorSpec, target: AcceleratorSpec, demand: Demand, policy: Policy
+) -> tuple[float, str] | None:
+    """Busiest unit's p95 once the same work runs on `target`, and why; None when not comparable."""
     if source.model == target.model:
-        return demand.unit_util_p95
+        return demand.unit_util_p95, ""
     source_compute, target_compute = _unit_compute(source), _unit_compute(target)
     if not source_compute or not target_compute:
         return None
@@ -222,9 +236,12 @@ def projected_utilization(source: AcceleratorSpec, target: AcceleratorSpec, dema
     activity = demand.unit_memory_activity_p95
     if activity is not None and activity < policy.memory_bound_activity_pct:
         # Memory controller mostly quiet: kernel time follows compute throughput.
-        return demand.unit_util_p95 * compute_ratio
+        basis = f" (x{compute_ratio:.2f} for compute; memory busy p95 {_pct(activity)}, so bandwidth is not limiting)"
+        return demand.unit_util_p95 * compute_ratio, basis
     # Unknown or heavy memory traffic: assume bound by whichever the target is weaker at.
-    return demand.unit_util_p95 * max(compute_ratio, bandwidth_ratio)
+    ratio = max(compute_ratio, bandwidth_ratio)
+    bound = "memory bandwidth" if bandwidth_ratio >= compute_ratio else "compute"
+    return demand.unit_util_p95 * ratio, f" (x{ratio:.2f}, {bound}-bound assumption)"
 
 
 @dataclass(frozen=True)
@@ -234,6 +251,7 @@ class Candidate:
     projected_util: float
     cross_family: bool
     cross_hypervisor: bool
+    basis: str = ""  # how the projection was made, for the reasons
 
 
 def _fits(
@@ -244,8 +262,8 @@ def _fits(
     target_acc: AcceleratorSpec,
     demand: Demand,
     policy: Policy,
-) -> float | None:
-    """Projected utilisation when `target` can take the host's work safely, else None."""
+) -> tuple[float, str] | None:
+    """Projected utilisation (and its basis) when `target` can take the host's work safely, else None."""
     if instance.architecture not in target.architectures:
         return None
     if target.compute_units < demand.units:
@@ -264,11 +282,11 @@ def _fits(
         return None  # e.g. A10G -> T4 loses BF16: models built for the newer GPU may not run
     if spec.family.startswith("p") and not target.family.startswith("p") and demand.units > 1:
         return None  # multi-GPU work on P hosts may rely on NVLink/EFA: stay within P families
-    projected = projected_utilization(source_acc, target_acc, demand, policy)
+    projection = projected_utilization(source_acc, target_acc, demand, policy)
     ceiling = policy.target_max_util_pct if demand.util_ceiling is None else demand.util_ceiling
-    if projected is None or projected > ceiling:
+    if projection is None or projection[0] > ceiling:
         return None
-    return projected
+    return projection
 
 
 def _candidates(
@@ -295,14 +313,15 @@ def _candidates(
         hourly = prices.hourly(target.instance_type)
         if target_acc is None or hourly is None:
             continue
-        projected = _fits(instance, spec, source_acc, target, target_acc, demand, policy)
-        if projected is None:
+        projection = _fits(instance, spec, source_acc, target, target_acc, demand, policy)
+        if projection is None:
             continue
         found.append(
             Candidate(
                 spec=target,
                 hourly=hourly,
-                projected_util=projected,
+                projected_util=projection[0],
+                basis=projection[1],
                 cross_family=target.family != spec.family,
                 cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
             )
@@ -313,7 +332,12 @@ def _candidates(
 
 
 def _neuron_alternatives(
-    instance: Instance, spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook, demand: Demand, below: Decimal
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    catalog: Catalog,
+    prices: PriceBook,
+    demand: Demand,
+    below: Decimal,
 ) -> tuple[Alternative, ...]:
     """Low-confidence pointers to another accelerator generation/kind that would need a recompiled model."""
     if spec.accelerator_kind is AcceleratorKind.NVIDIA and (not demand.memory_measured or demand.units > 1):
@@ -325,8 +349,13 @@ def _neuron_alternatives(
         hourly = prices.hourly(target.instance_type)
         if hourly is None or hourly >= below or instance.architecture not in target.architectures:
             continue
-        device_memory = float(target.accelerator_memory_mib)
-        if device_memory < demand.memory_per_unit_mib:
+        # A GPU's working set must fit one Neuron device; a NeuronCore's must fit one NeuronCore's share.
+        memory = (
+            target.memory_per_unit_mib
+            if spec.accelerator_kind is AcceleratorKind.NEURON
+            else float(target.accelerator_memory_mib)
+        )
+        if memory < demand.memory_per_unit_mib:
             continue
         if target.vcpus < demand.vcpus or target.memory_mib < demand.host_memory_mib:
             continue
@@ -389,8 +418,8 @@ def _describe_windows(busy: Sequence[bool]) -> str:
         if windows:
             by_day.setdefault(tuple(windows), []).append(day)
     parts = []
-    for windows, days in by_day.items():
-        hours = ", ".join(f"{start:02d}:00-{end:02d}:00" for start, end in windows)
+    for day_windows, days in by_day.items():
+        hours = ", ".join(f"{start:02d}:00-{end:02d}:00" for start, end in day_windows)
         parts.append(f"{_day_ranges(days)} {hours}")
     return "; ".join(parts) + " UTC"
 
@@ -454,28 +483,37 @@ def _index_ranges(indexes: Sequence[str]) -> str:
     return ", ".join(parts)
 
 
+def _span(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    low, high = fmt(min(values)), fmt(max(values))
+    return low if low == high else f"{low}-{high}"
+
+
 def _describe_units(spec: InstanceTypeSpec, view: UnitView, usage: UsageSummary) -> str:
-    """One clause per group of units that look alike: 'GPUs 0-7: p95 97%, peak 100%, memory ...'."""
+    """'GPUs 0-7 busy: p95 96-97%, peak 100%, memory peak up to 30.8 GiB of 40.0 GiB; GPUs 1-3 idle'."""
     unit = spec.unit_name
-    groups: dict[str, list[str]] = {}
-    for device in view.busy:
-        stats = device.utilization
-        memory = ""
-        if device.memory_used_peak_mib is not None:
-            total = device.memory_total_mib or spec.memory_per_unit_mib
-            memory = f", memory peak {_gib(device.memory_used_peak_mib)} of {_gib(total)}"
-        text = f"p95 {_pct(stats.p95 if stats else None)}, peak {_pct(device.utilization_peak)}{memory}"
-        groups.setdefault(text, []).append(device.index)
     parts = []
-    for text, indexes in groups.items():
-        if indexes == ["*"]:
-            parts.append(f"busiest {unit}: {text}")
-        else:
-            plural = "s" if len(indexes) > 1 else ""
-            parts.append(f"{unit}{plural} {_index_ranges(indexes)}: {text}")
+    busy = [d for d in view.busy if d.utilization is not None]
+    if busy:
+        indexes = [d.index for d in busy]
+        label = (
+            f"busiest {unit}" if indexes == ["*"] else f"{unit}{'s' if len(busy) > 1 else ''} {_index_ranges(indexes)}"
+        )
+        text = f"{label}: p95 {_span([d.utilization.p95 for d in busy if d.utilization], _pct)}"
+        peaks = [d.utilization_peak for d in busy if d.utilization_peak is not None]
+        if peaks:
+            text += f", peak {_span(peaks, _pct)}"
+        memory = [d.memory_used_peak_mib for d in busy if d.memory_used_peak_mib is not None]
+        if memory:
+            total = max((d.memory_total_mib or spec.memory_per_unit_mib) for d in busy)
+            upto = "up to " if len(memory) > 1 else ""
+            text += f", memory peak {upto}{_gib(max(memory))} of {_gib(total)}"
+        parts.append(text)
     if view.idle and usage.accelerator_data is AcceleratorData.PER_DEVICE:
         plural = "s" if len(view.idle) > 1 else ""
         parts.append(f"{unit}{plural} {_index_ranges([d.index for d in view.idle])} idle")
+    silent = spec.compute_units - len(usage.devices)
+    if spec.accelerator_kind is AcceleratorKind.NEURON and silent > 0:
+        parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")
     return "; ".join(parts)
 
 
@@ -490,7 +528,7 @@ def _resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Dem
     reasons = [
         f"{target.instance_type}: {target.compute_units}x {target.accelerator_model}, {memory_rule}, "
         f"{target.vcpus} vCPUs (needs {demand.vcpus}), projected {target.unit_name} p95 "
-        f"{_pct(candidate.projected_util)}"
+        f"{_pct(candidate.projected_util)}{candidate.basis}"
     ]
     if candidate.cross_family:
         reasons.append(
@@ -529,7 +567,9 @@ def analyze_instance(
             if draft.target
             else f"adjust Auto Scaling group '{instance.asg_name}'"
         )
-        draft.reasons.insert(0, f"would be {draft.finding.value}, but the host belongs to an Auto Scaling group: {advice}")
+        draft.reasons.insert(
+            0, f"would be {draft.finding.value}, but the host belongs to an Auto Scaling group: {advice}"
+        )
         draft.finding = Finding.EXCLUDED
         draft.actionable = False
 
@@ -561,9 +601,7 @@ def analyze_instance(
     )
 
 
-def _evidence(
-    spec: InstanceTypeSpec | None, usage: UsageSummary | None, draft: _Draft, policy: Policy
-) -> Evidence:
+def _evidence(spec: InstanceTypeSpec | None, usage: UsageSummary | None, draft: _Draft, policy: Policy) -> Evidence:
     if usage is None or spec is None:
         return Evidence()
     view = _unit_view(spec, usage, policy)
@@ -600,7 +638,12 @@ def _draft(
         value = instance.tags[policy.opt_out_tag]
         return _Draft(Finding.EXCLUDED, [f"opted out by tag {policy.opt_out_tag}={value!r}".replace("=''", "")])
     if instance.lifecycle == "spot":
-        return _Draft(Finding.EXCLUDED, ["Spot instance: resized by replacing it, not in place"])
+        reason = "Spot instance: resized by replacing it, not in place"
+        if instance.instance_type not in prices.spot:
+            reason += " (no recent Spot price: cost shown at the on-demand rate)"
+        return _Draft(Finding.EXCLUDED, [reason])
+    if instance.lifecycle in ("capacity-block", "scheduled"):
+        return _Draft(Finding.EXCLUDED, [f"{instance.lifecycle} instance: capacity is reserved for this type"])
     if not instance.is_running:
         return _Draft(Finding.EXCLUDED, [f"{instance.state}: reported, not resized (a stopped host costs no compute)"])
     if instance.root_device_type != "ebs":
@@ -608,7 +651,11 @@ def _draft(
 
     spec = catalog.spec(instance.instance_type)
     if spec is None:
-        return _Draft(Finding.INSUFFICIENT_DATA, [f"{instance.instance_type} is not in the instance catalog"])
+        return _Draft(
+            Finding.INSUFFICIENT_DATA,
+            [f"{instance.instance_type} is not in the instance catalog"],
+            confidence=Confidence.LOW,
+        )
     if cost_now is None:
         note = f"no on-demand price for {instance.instance_type} in {instance.region} ({prices.source})"
     else:
@@ -619,6 +666,7 @@ def _draft(
         return _Draft(
             Finding.INSUFFICIENT_DATA,
             [f"{spec.accelerator_model or 'this accelerator'} publishes no utilisation metrics the bot can read"],
+            confidence=Confidence.LOW,
         )
     if usage is None or usage.accelerator_data is AcceleratorData.NONE:
         source = (
@@ -629,6 +677,7 @@ def _draft(
         return _Draft(
             Finding.INSUFFICIENT_DATA,
             [f"no {spec.unit_name} metrics in the last {policy.lookback_days} days: install {source} (see README)"],
+            confidence=Confidence.LOW,
         )
     if usage.accelerator_days < policy.min_days:
         return _Draft(
@@ -637,6 +686,16 @@ def _draft(
                 f"only {usage.accelerator_days:.1f} days of {spec.unit_name} metrics; "
                 f"at least {policy.min_days:g} are needed"
             ],
+            confidence=Confidence.LOW,
+        )
+    if usage.accelerator_coverage < policy.min_coverage:
+        return _Draft(
+            Finding.INSUFFICIENT_DATA,
+            [
+                f"{spec.unit_name} metrics cover only {usage.accelerator_coverage:.0%} of the window "
+                f"(at least {policy.min_coverage:.0%} is needed): is the agent running all the time?"
+            ],
+            confidence=Confidence.LOW,
         )
 
     view = _unit_view(spec, usage, policy)
@@ -730,9 +789,10 @@ def _draft(
             units=max(demand.units, spec.compute_units),
             memory_per_unit_mib=max(demand.memory_per_unit_mib, spec.memory_per_unit_mib),
             memory_measured=demand.memory_measured,
+            # Fixing the accelerator must not shrink the host; network follows the measurement.
             vcpus=max(demand.vcpus, spec.vcpus),
             host_memory_mib=max(demand.host_memory_mib, float(spec.memory_mib)),
-            network_gbps=max(demand.network_gbps, spec.network_gbps),
+            network_gbps=demand.network_gbps,
             unit_util_p95=demand.unit_util_p95,
             unit_memory_activity_p95=demand.unit_memory_activity_p95,
             # Out of memory, not of compute: a target as busy as today is fine; pinned: it must do better.
@@ -795,12 +855,12 @@ def _draft(
     chosen: _Draft | None = None
     if resize and scheduled:
         resize_saving = cost_now - resize.cost_after if cost_now is not None and resize.cost_after else Decimal(0)
-        schedule_saving = cost_now - scheduled.cost_after if cost_now is not None and scheduled.cost_after else Decimal(0)
+        schedule_saving = (
+            cost_now - scheduled.cost_after if cost_now is not None and scheduled.cost_after else Decimal(0)
+        )
         chosen, other = (resize, scheduled) if resize_saving >= schedule_saving else (scheduled, resize)
         other_saving = schedule_saving if chosen is resize else resize_saving
-        alternative = (
-            f"resizing to {other.target.instance_type}" if other.target else "a stop schedule"
-        )
+        alternative = f"resizing to {other.target.instance_type}" if other.target else "a stop schedule"
         chosen.reasons.append(f"also possible: {alternative}, saving {_usd(other_saving)}/month")
     else:
         chosen = resize or scheduled
@@ -809,9 +869,7 @@ def _draft(
             chosen.alternatives = _neuron_alternatives(instance, spec, catalog, prices, demand, chosen.cost_after / 730)
         return chosen
 
-    alternatives = (
-        _neuron_alternatives(instance, spec, catalog, prices, demand, cost_now / 730) if cost_now else ()
-    )
+    alternatives = _neuron_alternatives(instance, spec, catalog, prices, demand, cost_now / 730) if cost_now else ()
     return _Draft(
         Finding.OPTIMIZED,
         [*reasons, "no cheaper type fits the measured demand with headroom"],

@@ -7,7 +7,8 @@ trust): we fetch 5-minute Averages and hourly Maximums and compute percentiles h
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -42,7 +43,9 @@ class DeviceSeries:
     utilization_max: Series = EMPTY
     memory_used_max: Series = EMPTY
     memory_total_max: Series = EMPTY
-    memory_activity_avg: Series = EMPTY  # nvidia_smi_utilization_memory: memory-controller busy %
+    # nvidia_smi_utilization_memory (memory-controller busy %), hourly Maximum: its p95 can only
+    # over-state the 5-minute p95, which is the safe side (a high value makes projections stricter).
+    memory_activity_max: Series = EMPTY
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +61,16 @@ class RawUsage:
     host_memory_max: Series = EMPTY  # CWAgent mem_used_percent
 
 
+def _rank(pct: float, count: int) -> int:
+    # Multiply before dividing: ceil(7 / 100 * 100) is 8 in floating point, ceil(7 * 100 / 100) is 7.
+    return max(1, math.ceil(pct * count / 100))
+
+
 def percentile(sorted_values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile of an ascending sequence (no interpolation: a real observed value)."""
     if not sorted_values:
         raise ValueError("percentile of an empty series")
-    rank = max(1, math.ceil(pct / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
+    return sorted_values[_rank(pct, len(sorted_values)) - 1]
 
 
 def series_stats(values: Sequence[float]) -> SeriesStats | None:
@@ -72,7 +79,7 @@ def series_stats(values: Sequence[float]) -> SeriesStats | None:
     ordered = sorted(values)
     return SeriesStats(
         samples=len(ordered),
-        mean=math.fsum(ordered) / len(ordered),
+        mean=sum(ordered) / len(ordered),
         p50=percentile(ordered, 50),
         p95=percentile(ordered, 95),
         p99=percentile(ordered, 99),
@@ -97,29 +104,65 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
         utilization_peak=max(peak_source) if peak_source else None,
         memory_used_peak_mib=max(device.memory_used_max.values) if device.memory_used_max else None,
         memory_total_mib=max(device.memory_total_max.values) if device.memory_total_max else None,
-        memory_activity_p95=_p95(device.memory_activity_avg.values),
+        memory_activity_p95=_p95(device.memory_activity_max.values),
     )
+
+
+def _hour_slices(series: Series) -> Iterator[tuple[int, int, int]]:
+    """(hour-of-week bucket, start, stop) slices of an ascending series, one per clock hour with data.
+
+    Slicing lets sum()/max() run at C speed instead of a Python loop per datapoint: this is the hot
+    path when 10,000 hosts are summarised. Regular series (the common case) are cut arithmetically;
+    series with gaps are cut by bisecting hour boundaries.
+    """
+    stamps = series.timestamps
+    count = len(stamps)
+    if not count:
+        return
+    period = series.period_seconds
+    if 3600 % period == 0 and stamps[-1] - stamps[0] == (count - 1) * period:
+        per_hour = 3600 // period
+        first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
+        first_bucket = hour_of_week(stamps[0])
+        yield first_bucket, 0, first_stop
+        for n, start in enumerate(range(first_stop, count, per_hour), start=1):
+            yield (first_bucket + n) % HOURS_PER_WEEK, start, min(count, start + per_hour)
+        return
+    start = 0
+    while start < count:
+        hour = stamps[start] - stamps[start] % 3600
+        stop = bisect_left(stamps, hour + 3600, start)
+        yield hour_of_week(hour), start, stop
+        start = stop
 
 
 def _hourly_peak(devices: Sequence[DeviceSeries]) -> tuple[float | None, ...]:
     buckets: list[float | None] = [None] * HOURS_PER_WEEK
+    # Units of one host share the agent's clock: take the element-wise max of aligned series first
+    # (map() runs in C), so an 8-GPU host costs one pass instead of eight.
+    aligned: dict[tuple[int, ...], tuple[Series, list[Sequence[float]]]] = {}
     for device in devices:
         series = device.utilization_max or device.utilization_avg
-        for ts, value in zip(series.timestamps, series.values, strict=True):
-            bucket = hour_of_week(ts)
+        if series:
+            key = tuple(series.timestamps)
+            aligned.setdefault(key, (series, []))[1].append(series.values)
+    for series, value_lists in aligned.values():
+        values: Sequence[float] = value_lists[0] if len(value_lists) == 1 else list(map(max, *value_lists))
+        for bucket, start, stop in _hour_slices(series):
+            peak = values[start] if stop - start == 1 else max(values[start:stop])
             current = buckets[bucket]
-            if current is None or value > current:
-                buckets[bucket] = value
+            if current is None or peak > current:
+                buckets[bucket] = peak
     return tuple(buckets)
 
 
 def _hourly_mean(series: Series) -> tuple[float | None, ...]:
     sums = [0.0] * HOURS_PER_WEEK
     counts = [0] * HOURS_PER_WEEK
-    for ts, value in zip(series.timestamps, series.values, strict=True):
-        bucket = hour_of_week(ts)
-        sums[bucket] += value
-        counts[bucket] += 1
+    values = series.values
+    for bucket, start, stop in list(_hour_slices(series)):
+        sums[bucket] += sum(values[start:stop])
+        counts[bucket] += stop - start
     return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
 
 
@@ -128,12 +171,13 @@ def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: i
     sums = [0.0] * days
     counts = [0] * days
     for device in devices:
-        series = device.utilization_avg
-        for ts, value in zip(series.timestamps, series.values, strict=True):
-            day = (ts - start) // 86400
-            if 0 <= day < days:
-                sums[day] += value
-                counts[day] += 1
+        stamps, values = device.utilization_avg.timestamps, device.utilization_avg.values
+        for day in range(days):
+            lo = bisect_left(stamps, start + day * 86400)
+            hi = bisect_left(stamps, start + (day + 1) * 86400, lo)
+            if hi > lo:
+                sums[day] += sum(values[lo:hi])
+                counts[day] += hi - lo
     return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
 
 
@@ -146,15 +190,21 @@ def _bytes_to_gbps(series: Series) -> float | None:
 def summarize(raw: RawUsage) -> UsageSummary:
     window_seconds = (raw.window_end - raw.window_start).total_seconds()
     days = max(1, round(window_seconds / 86400))
-    accelerator_timestamps: set[int] = set()
+    # Span and coverage from the best-covered unit: units share the agent's clock.
+    first = last = None
+    samples = 0
     period = 300
     for device in raw.devices:
-        accelerator_timestamps.update(device.utilization_avg.timestamps)
+        stamps = device.utilization_avg.timestamps
+        if not stamps:
+            continue
         period = device.utilization_avg.period_seconds
-    if accelerator_timestamps:
-        first, last = min(accelerator_timestamps), max(accelerator_timestamps)
+        first = stamps[0] if first is None else min(first, stamps[0])
+        last = stamps[-1] if last is None else max(last, stamps[-1])
+        samples = max(samples, len(stamps))
+    if first is not None and last is not None:
         accelerator_days = (last - first + period) / 86400
-        coverage = min(1.0, len(accelerator_timestamps) / max(1.0, window_seconds / period))
+        coverage = min(1.0, samples / max(1.0, window_seconds / period))
     else:
         accelerator_days, coverage = 0.0, 0.0
     network_in = _bytes_to_gbps(raw.network_in_sum)

@@ -55,6 +55,8 @@ class SpotPrices(Protocol):
 
 
 class UsageSource(Protocol):
+    warnings: list[str]  # what the last fetch() could not read cleanly, in one sentence each
+
     def fetch(
         self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
     ) -> dict[str, RawUsage]:

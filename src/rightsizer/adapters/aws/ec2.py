@@ -81,7 +81,7 @@ def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Inst
         asg_name=tags.get("aws:autoscaling:groupName"),
         root_device_type=raw.get("RootDeviceType") or "ebs",
         architecture=raw.get("Architecture") or "x86_64",
-        ena_support=bool(raw.get("EnaSupport", True)),
+        ena_support=raw.get("EnaSupport") is not False,  # absent: unknown, checked again before a resize
         uses_efa=any(ni.get("InterfaceType") == "efa" for ni in interfaces),
         platform=(raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX").lower(),
     )
@@ -98,15 +98,13 @@ class Ec2Fleet:
 
     def accelerated_instances(self) -> list[Instance]:
         paginator = self._ec2.get_paginator("describe_instances")
-        filters = [
-            {"Name": "instance-type", "Values": list(ACCELERATED_TYPE_PATTERNS)},
-            {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]},
-        ]
+        # No instance-type filter: wildcard support differs between EC2 and its emulators, and a type
+        # neither the API nor the bundled table knows must still be reported. 1,000 per page is cheap.
+        filters = [{"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}]
         found: list[Instance] = []
         for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
             for reservation in page.get("Reservations", []):
                 for raw in reservation.get("Instances", []):
-                    # The wildcard filter is generous; keep only real accelerator families.
                     if is_accelerated_family(raw["InstanceType"]):
                         found.append(parse_instance(raw, self._account_id, self._region))
         return found
@@ -129,9 +127,7 @@ class Ec2Fleet:
         # The filter takes up to 200 values per request.
         for start in range(0, len(wanted), 200):
             chunk = wanted[start : start + 200]
-            for page in paginator.paginate(
-                LocationType="region", Filters=[{"Name": "instance-type", "Values": chunk}]
-            ):
+            for page in paginator.paginate(LocationType="region", Filters=[{"Name": "instance-type", "Values": chunk}]):
                 offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
         return frozenset(offered)
 

@@ -1,0 +1,120 @@
+"""Summarise + analyse 10,000 synthetic instances x 14 days of 5-minute data, streaming, on one core.
+
+Raw series come from a pool of pre-generated workloads (generating 600 million random numbers would
+measure `random`, not the analyzer); every instance still gets its own RawUsage, summary and analysis.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import resource
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from rightsizer.adapters import bundled
+from rightsizer.domain.analyzer import Policy, analyze_instance
+from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.models import AcceleratorData, Instance
+from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
+
+INSTANCES = int(__import__("os").environ.get("BENCH_INSTANCES", "10000"))
+DAYS = 14
+END = datetime(2026, 12, 1, tzinfo=UTC)
+TYPES = ("g5.xlarge", "g5.2xlarge", "g5.12xlarge", "g4dn.xlarge", "g6.xlarge", "p4d.24xlarge", "inf2.xlarge")
+
+
+def _catalog() -> Catalog:
+    from moto.ec2.models.instance_types import INSTANCE_TYPES
+
+    from rightsizer.adapters.aws.ec2 import parse_instance_type
+
+    table = bundled.accelerator_table()
+    specs = dict(bundled.legacy_specs())
+    for name, raw in INSTANCE_TYPES.items():
+        if name.split(".")[0].startswith(("p", "g", "inf", "trn")):
+            spec = parse_instance_type(raw, table)
+            if spec is not None:
+                specs[name] = spec
+    return Catalog("us-east-1", specs, table, frozenset(specs))
+
+
+def _pool(rng: random.Random, period: int, count: int, size: int) -> list[Series]:
+    start = int((END - timedelta(days=DAYS)).timestamp())
+    # Lists of floats, as boto3 hands CloudWatch results over.
+    stamps = list(range(start, start + size * period, period))
+    pool = []
+    for _ in range(count):
+        level = rng.uniform(0, 90)
+        values = [min(100.0, max(0.0, rng.gauss(level, 8))) for _ in range(size)]
+        pool.append(Series(period, stamps, values))
+    return pool
+
+
+def run() -> None:
+    rng = random.Random(7)
+    five_min = DAYS * 288
+    hourly = DAYS * 24
+    fine = _pool(rng, 300, 40, five_min)
+    coarse = _pool(rng, 3600, 40, hourly)
+    catalog = _catalog()
+    prices = bundled.snapshot_prices("us-east-1")
+    assert prices is not None
+    policy = Policy()
+    launch = END - timedelta(days=90)
+    gc.collect()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    findings: Counter[str] = Counter()
+    series_count = 0
+    wall = time.perf_counter()
+    cpu = time.process_time()
+    for n in range(INSTANCES):
+        instance_type = TYPES[n % len(TYPES)]
+        spec = catalog.specs[instance_type]
+        devices = tuple(
+            DeviceSeries(
+                index=str(i),
+                utilization_avg=fine[(n + i) % len(fine)],
+                utilization_max=coarse[(n + i) % len(coarse)],
+                memory_used_max=coarse[(n * 3 + i) % len(coarse)],
+                memory_activity_max=coarse[(n * 7 + i) % len(coarse)],
+            )
+            for i in range(spec.compute_units)
+        )
+        raw = RawUsage(
+            instance_id=f"i-{n:017x}",
+            window_start=END - timedelta(days=DAYS),
+            window_end=END,
+            accelerator_data=AcceleratorData.PER_DEVICE,
+            devices=devices,
+            cpu_avg=fine[n % len(fine)],
+            network_in_sum=fine[(n + 1) % len(fine)],
+            network_out_sum=fine[(n + 2) % len(fine)],
+            host_memory_max=coarse[n % len(coarse)],
+        )
+        series_count += 4 * len(devices) + 4
+        instance = Instance(
+            instance_id=raw.instance_id,
+            account_id="123456789012",
+            region="us-east-1",
+            availability_zone="us-east-1a",
+            instance_type=instance_type,
+            state="running",
+            launch_time=launch,
+        )
+        findings[analyze_instance(instance, summarize(raw), catalog, prices, policy, END).finding.value] += 1
+    wall = time.perf_counter() - wall
+    cpu = time.process_time() - cpu
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    points = series_count * five_min
+    print(
+        f"Analyzer: {INSTANCES:,} synthetic instances x {DAYS} days "
+        f"({series_count:,} series, ~{points / 1e6:.0f}M datapoints)"
+    )
+    print(f"  summarise + analyse: {wall:.1f} s wall, {cpu:.1f} s CPU on one core (goal < 20 s)")
+    print(
+        f"  peak memory: process max RSS {rss_after / 1024:.0f} MiB, of which "
+        f"{(rss_after - rss_before) / 1024:.0f} MiB grew while analysing (goal < 1 GB)"
+    )
+    print("  findings: " + ", ".join(f"{name} {count}" for name, count in sorted(findings.items())))

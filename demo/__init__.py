@@ -1,0 +1,1 @@
+"""Demo helpers: an embedded local AWS (moto) seeded with a sample GPU fleet."""

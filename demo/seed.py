@@ -1,0 +1,123 @@
+"""Seed a moto-backed AWS with the demo fleet: EC2 instances through the API, metrics into moto's store.
+
+Instances, launch templates and the Auto Scaling group are created through boto3, like a real
+account. The ~350,000 metric datapoints (14 days x 5 minutes x ~120 series) would take moto about a
+minute to parse through PutMetricData, so they are written straight into moto's CloudWatch store;
+the product then reads them back over HTTP with ListMetrics and GetMetricData like any account.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+
+from demo.fleet import Host, fleet, timeline
+
+DEMO_AMI = "ami-12c6146b"  # an image moto ships in every region
+HOURLY = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Seeded:
+    host: Host
+    instance_id: str
+
+
+def _launch(host: Host, account_ami: str) -> str:
+    ec2 = boto3.client("ec2", region_name=host.region)
+    tags = [{"Key": "Name", "Value": host.name}, *({"Key": k, "Value": v} for k, v in host.tags.items())]
+    if host.asg:
+        ec2.create_launch_template(
+            LaunchTemplateName=f"{host.asg}-template",
+            LaunchTemplateData={"ImageId": account_ami, "InstanceType": host.instance_type},
+        )
+        autoscaling = boto3.client("autoscaling", region_name=host.region)
+        autoscaling.create_auto_scaling_group(
+            AutoScalingGroupName=host.asg,
+            LaunchTemplate={"LaunchTemplateName": f"{host.asg}-template"},
+            MinSize=1,
+            MaxSize=1,
+            DesiredCapacity=1,
+            AvailabilityZones=[f"{host.region}a"],
+            Tags=[{"Key": "Name", "Value": host.name, "PropagateAtLaunch": True}],
+        )
+        group = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[host.asg])
+        return str(group["AutoScalingGroups"][0]["Instances"][0]["InstanceId"])
+    extra: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if host.spot else {}
+    response = ec2.run_instances(
+        ImageId=account_ami,
+        InstanceType=host.instance_type,
+        MinCount=1,
+        MaxCount=1,
+        Placement={"AvailabilityZone": f"{host.region}a"},
+        TagSpecifications=[{"ResourceType": "instance", "Tags": tags}],
+        **extra,
+    )
+    instance_id = str(response["Instances"][0]["InstanceId"])
+    if host.stopped:
+        ec2.stop_instances(InstanceIds=[instance_id])
+    return instance_id
+
+
+def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str, dict[str, str], datetime, float]]:
+    """(namespace, metric, dimensions, timestamp, value) for one host, as its agents would publish."""
+    host = seeded.host
+    rng = random.Random(host.key)  # deterministic per host
+    instance = {"InstanceId": seeded.instance_id}
+    ec2_dims = dict(instance)
+    for t in timeline(end, days):
+        yield "AWS/EC2", "CPUUtilization", ec2_dims, t, host.cpu(t, rng)
+        traffic = host.network_bytes_per_5min(t, rng)
+        yield "AWS/EC2", "NetworkIn", ec2_dims, t, traffic
+        yield "AWS/EC2", "NetworkOut", ec2_dims, t, traffic * 0.6
+        hourly = t.minute == 0
+        if host.host_memory_pct is not None and hourly:
+            yield "CWAgent", "mem_used_percent", instance, t, host.host_memory_pct(t, rng)
+        for index, gpu in enumerate(host.gpus):
+            dims = {**instance, "index": str(index)}
+            if "name" in host.gpu_dimensions:
+                dims["name"] = host.gpu_name
+            if "arch" in host.gpu_dimensions:
+                dims["arch"] = "Ampere"
+            if "InstanceType" in host.gpu_dimensions:
+                dims["InstanceType"] = host.instance_type
+            yield "CWAgent", "nvidia_smi_utilization_gpu", dims, t, gpu.utilization(t, rng)
+            if gpu.memory_activity is not None:
+                yield "CWAgent", "nvidia_smi_utilization_memory", dims, t, gpu.memory_activity(t, rng)
+            if hourly:
+                yield "CWAgent", "nvidia_smi_memory_used", dims, t, gpu.memory_used_mib(t, rng)
+                yield "CWAgent", "nvidia_smi_memory_total", dims, t, host.gpu_memory_total_mib
+        for core, shape in host.neuron_cores.items():
+            dims = {**instance, "NeuronCore": str(core)}
+            yield "NeuronMonitor", "neuroncore_utilization", dims, t, shape(t, rng)
+
+
+def _store_metrics(region: str, rows: Iterable[tuple[str, str, dict[str, str], datetime, float]]) -> int:
+    from moto.cloudwatch.models import MetricDatum, cloudwatch_backends
+    from moto.core import DEFAULT_ACCOUNT_ID
+
+    backend = cloudwatch_backends[DEFAULT_ACCOUNT_ID][region]
+    count = 0
+    for namespace, name, dims, timestamp, value in rows:
+        dimensions = [{"Name": k, "Value": v} for k, v in dims.items()]
+        # moto keeps timestamps as naive UTC, as its PutMetricData parser produces them.
+        naive = timestamp.astimezone(UTC).replace(tzinfo=None)
+        backend.metric_data.append(MetricDatum(namespace, name, float(value), dimensions, naive, None))
+        count += 1
+    return count
+
+
+def seed(end: datetime, days: int = 14, hosts: list[Host] | None = None) -> list[Seeded]:
+    """Create the fleet and its metric history ending at `end`. Returns the instances created."""
+    seeded: list[Seeded] = []
+    for host in hosts or fleet():
+        seeded.append(Seeded(host, _launch(host, DEMO_AMI)))
+    for item in seeded:
+        if not item.host.stopped:
+            _store_metrics(item.host.region, _datums(item, end, days))
+    return seeded

@@ -1,0 +1,118 @@
+"""boto3 sessions and clients, and one-line descriptions of AWS failures.
+
+Clients come from boto3's default credential chain and honour `AWS_ENDPOINT_URL` (boto3 reads it
+itself), so the same code runs against AWS or a local moto server.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
+
+# Adaptive retries back off on throttling; 10 attempts ride out a busy account.
+STANDARD_CONFIG = Config(
+    retries={"max_attempts": 10, "mode": "adaptive"},
+    connect_timeout=5,
+    read_timeout=60,
+    user_agent_extra="gpu-rightsizer",
+)
+# For optional sources with a fallback (the Price List API in auto mode): fail fast, then fall back.
+QUICK_CONFIG = Config(retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=3, read_timeout=15)
+
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+        "RequestThrottled",
+    }
+)
+
+
+class AwsSession:
+    """A boto3 session for one account (ours, or one reached by assuming a role)."""
+
+    def __init__(self, session: boto3.Session | None = None, account_id: str | None = None) -> None:
+        self._session = session or boto3.Session()
+        self._account_id = account_id
+
+    def client(self, service: str, region: str, *, quick: bool = False) -> Any:
+        factory: Any = self._session.client  # typed per service literal; callers treat clients as Any
+        return factory(service, region_name=region, config=QUICK_CONFIG if quick else STANDARD_CONFIG)
+
+    def account_id(self, region: str) -> str:
+        if self._account_id is None:
+            self._account_id = str(self.client("sts", region).get_caller_identity()["Account"])
+        return self._account_id
+
+    def assume(self, role_arn: str, session_name: str, region: str) -> AwsSession:
+        credentials = self.client("sts", region).assume_role(RoleArn=role_arn, RoleSessionName=session_name)[
+            "Credentials"
+        ]
+        session = boto3.Session(
+            aws_access_key_id=credentials["AccessKeyId"],
+            aws_secret_access_key=credentials["SecretAccessKey"],
+            aws_session_token=credentials["SessionToken"],
+        )
+        return AwsSession(session, account_id=role_arn.split(":")[4])
+
+
+@cache
+def known_regions() -> frozenset[str]:
+    session = boto3.Session()
+    regions: set[str] = set()
+    for partition in session.get_available_partitions():
+        regions.update(session.get_available_regions("ec2", partition_name=partition))
+    return frozenset(regions)
+
+
+def describe_aws_error(error: BaseException, region: str | None = None) -> str:
+    """One clear sentence for the person at the terminal (or in Slack): no traceback."""
+    where = f" in {region}" if region else ""
+    if isinstance(error, NoCredentialsError | PartialCredentialsError):
+        return (
+            "no AWS credentials found: run `aws configure`, set AWS_PROFILE, or export "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+        )
+    if isinstance(error, NoRegionError):
+        return "no AWS region given: pass --region or set AWS_DEFAULT_REGION"
+    if isinstance(error, EndpointConnectionError):
+        endpoint = error.kwargs.get("endpoint_url", "endpoint")
+        return f"cannot reach AWS{where} ({endpoint}): check the network or AWS_ENDPOINT_URL"
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "Unknown")
+        message = error.response.get("Error", {}).get("Message", "")
+        operation = error.operation_name
+        if code in THROTTLING_CODES:
+            return f"AWS kept throttling {operation}{where} after retries: try again later or analyse fewer regions"
+        if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedAccess"):
+            return (
+                f"access denied to {operation}{where}: the rightsizer needs read-only EC2, CloudWatch and "
+                "Pricing permissions (see README)"
+            )
+        if code in (
+            "AuthFailure",
+            "InvalidClientTokenId",
+            "ExpiredToken",
+            "ExpiredTokenException",
+            "SignatureDoesNotMatch",
+        ):
+            return f"AWS rejected the credentials{where} ({code}): refresh them and try again"
+        if code == "OptInRequired":
+            return f"region{where} is not enabled for this account (OptInRequired)"
+        return f"{operation} failed{where}: {code}: {message}".rstrip(": ")
+    if isinstance(error, BotoCoreError):
+        return f"AWS request failed{where}: {error}"
+    return f"{type(error).__name__}: {error}"
