@@ -84,3 +84,65 @@ class NullProgress:
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# State kept between runs (DynamoDB in AWS; an in-memory fake in tests).
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a person decided about an instance in Slack: a snooze (until a time) or a dismissal."""
+
+    kind: str  # "snooze" | "dismiss"
+    account_id: str
+    region: str
+    instance_id: str
+    actor: str
+    at: datetime
+    until: datetime | None = None  # snoozes only
+    recommendation_id: str | None = None  # dismissals apply to one recommendation
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One approved resize. Created once per recommendation id (a conditional write)."""
+
+    recommendation_id: str
+    account_id: str
+    region: str
+    instance_id: str
+    from_type: str
+    to_type: str
+    approver: str
+    approved_at: datetime
+    status: str = "pending"  # pending | running | succeeded | rolled_back | refused | failed
+    execution_arn: str = ""
+    slack_channel: str = ""
+    slack_ts: str = ""  # the message (thread root) progress is posted to
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    recommendation_id: str
+    at: datetime
+    actor: str  # Slack user id, "rightsizer", or "resize-workflow"
+    event: str  # e.g. "approve", "approve-refused", "dismiss", "snooze", "stopped", "modified", "rolled_back"
+    detail: str = ""
+
+
+class ResizeWorkflow(Protocol):
+    """Starts the guarded resize (Step Functions). One execution per recommendation id, ever."""
+
+    def start(self, approval: Approval) -> str:
+        """Start (or find the already started) execution for this approval; return its ARN."""
+        ...
+
+
+# Progress events the resize workflow puts on the default EventBridge bus; the notifier posts them
+# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "step",
+# "status" ("running" | "succeeded" | "rolled_back" | "refused" | "failed"), "message",
+# "from_type", "to_type"}.
+RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
+RESIZE_EVENT_DETAIL_TYPE = "Resize progress"

@@ -1,0 +1,380 @@
+"""DynamoDB single-table store: runs, usage summaries, recommendations, decisions, approvals, audit.
+
+Key design (PK / SK), one access pattern each:
+  RUN                         / <run>                          runs, newest first (latest run)
+  RUN#<run>                   / REGION#<acct>#<region>          a region's instances, catalog, prices
+  RUN#<run>                   / USAGE#<acct>#<region>#<id>      one instance's usage summary
+  PRICES                      / <region>                        weekly Price List API cache
+  LATEST                      / <acct>#<region>#<id>            latest recommendation per instance
+  REC#<rec id>                / REC                             a recommendation by id (Slack buttons)
+  INSTANCE#<acct>#<region>#<id> / REC#<run>                     one instance's history
+  DECISIONS                   / <acct>#<region>#<id>#<kind>#<rec>  snoozes and dismissals
+  APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
+  AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
+  SLACKREQ#<digest>           / SLACKREQ                        replay guard for Slack requests
+Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
+idempotency records use as well.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from rightsizer.adapters import bundled
+from rightsizer.adapters.codec import from_jsonable, to_jsonable
+from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
+from rightsizer.domain.prices import PriceBook
+from rightsizer.services.collect import RegionData
+from rightsizer.services.ports import Approval, AuditEntry, Decision, Window
+
+TTL_ATTRIBUTE = "expiration"
+RUN_RETENTION = timedelta(days=35)
+HISTORY_RETENTION = timedelta(days=400)
+RECOMMENDATION_RETENTION = timedelta(days=90)
+AUDIT_RETENTION = timedelta(days=800)
+PENDING_STATUSES = ("pending", "running")
+
+
+def _pack(value: Any) -> bytes:
+    # Usage summaries and catalogs are repetitive JSON: zlib keeps items far below DynamoDB's 400 KB.
+    return zlib.compress(json.dumps(to_jsonable(value), separators=(",", ":")).encode(), 6)
+
+
+def _unpack(blob: Any) -> Any:
+    raw = blob.value if hasattr(blob, "value") else blob
+    return json.loads(zlib.decompress(bytes(raw)))
+
+
+def _expires(now: datetime, keep: timedelta) -> int:
+    return int((now + keep).timestamp())
+
+
+def _instance_key(account_id: str, region: str, instance_id: str) -> str:
+    return f"{account_id}#{region}#{instance_id}"
+
+
+class DynamoStore:
+    """All persistent state of the bot. `table` is a boto3 DynamoDB Table resource."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    @classmethod
+    def from_name(cls, session: Any, table_name: str, region: str) -> DynamoStore:
+        return cls(session.resource("dynamodb", region_name=region).Table(table_name))
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        while True:
+            page = self._table.query(**kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._table.get_item(Key={"PK": pk, "SK": sk}, ConsistentRead=True).get("Item")
+        return item
+
+    # -- runs and collected data ---------------------------------------------------------------
+
+    def put_run(self, run: str, targets: Sequence[Mapping[str, str]], now: datetime) -> None:
+        self._table.put_item(
+            Item={
+                "PK": "RUN",
+                "SK": run,
+                "targets": json.dumps(list(targets)),
+                "created_at": now.isoformat(),
+                TTL_ATTRIBUTE: _expires(now, RUN_RETENTION),
+            }
+        )
+
+    def latest_run(self) -> str | None:
+        items = self._table.query(KeyConditionExpression=Key("PK").eq("RUN"), ScanIndexForward=False, Limit=1)
+        found = items.get("Items", [])
+        return str(found[0]["SK"]) if found else None
+
+    def put_region(self, run: str, data: RegionData) -> None:
+        """Store one (account, region) collection. Same run, same keys: a re-run overwrites, never duplicates."""
+        expiration = _expires(data.collected_at, RUN_RETENTION)
+        scope = f"{data.account_id}#{data.region}"
+        snapshot = {
+            "account_id": data.account_id,
+            "region": data.region,
+            "collected_at": data.collected_at,
+            "window": data.window,
+            "instances": list(data.instances),
+            "specs": list(data.catalog.specs.values()),
+            "offered": None if data.catalog.offered is None else sorted(data.catalog.offered),
+            "prices": data.prices,
+            "warnings": list(data.warnings),
+        }
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            batch.put_item(
+                Item={"PK": f"RUN#{run}", "SK": f"REGION#{scope}", "data": _pack(snapshot), TTL_ATTRIBUTE: expiration}
+            )
+            for instance_id, summary in data.usage.items():
+                batch.put_item(
+                    Item={
+                        "PK": f"RUN#{run}",
+                        "SK": f"USAGE#{scope}#{instance_id}",
+                        "data": _pack(summary),
+                        TTL_ATTRIBUTE: expiration,
+                    }
+                )
+
+    def regions(self, run: str) -> list[RegionData]:
+        snapshots = list(
+            self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"))
+        )
+        usage: dict[str, dict[str, UsageSummary]] = {}
+        for item in self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("USAGE#")):
+            _, account_id, region, instance_id = str(item["SK"]).split("#", 3)
+            usage.setdefault(f"{account_id}#{region}", {})[instance_id] = from_jsonable(
+                UsageSummary, _unpack(item["data"])
+            )
+        result = []
+        for item in snapshots:
+            raw = _unpack(item["data"])
+            specs = [from_jsonable(InstanceTypeSpec, s) for s in raw["specs"]]
+            catalog = Catalog(
+                region=raw["region"],
+                specs={spec.instance_type: spec for spec in specs},
+                accelerators=bundled.accelerator_table(),
+                offered=None if raw["offered"] is None else frozenset(raw["offered"]),
+            )
+            result.append(
+                RegionData(
+                    account_id=raw["account_id"],
+                    region=raw["region"],
+                    collected_at=datetime.fromisoformat(raw["collected_at"]),
+                    window=from_jsonable(Window, raw["window"]),
+                    instances=tuple(from_jsonable(Instance, i) for i in raw["instances"]),
+                    catalog=catalog,
+                    prices=from_jsonable(PriceBook, raw["prices"]),
+                    usage=usage.get(f"{raw['account_id']}#{raw['region']}", {}),
+                    warnings=tuple(raw["warnings"]),
+                )
+            )
+        return result
+
+    # -- prices --------------------------------------------------------------------------------
+
+    def put_prices(self, region: str, prices: Mapping[str, Decimal], source: str, now: datetime) -> None:
+        self._table.put_item(
+            Item={
+                "PK": "PRICES",
+                "SK": region,
+                "prices": {k: str(v) for k, v in prices.items()},
+                "source": source,
+                "fetched_at": now.isoformat(),
+            }
+        )
+
+    def prices(self, region: str) -> tuple[dict[str, Decimal], str, datetime] | None:
+        item = self._get("PRICES", region)
+        if item is None:
+            return None
+        prices = {k: Decimal(str(v)) for k, v in item["prices"].items()}
+        return prices, str(item["source"]), datetime.fromisoformat(item["fetched_at"])
+
+    # -- recommendations -----------------------------------------------------------------------
+
+    def put_recommendations(
+        self, run: str, account_id: str, region: str, recommendations: Sequence[Recommendation], now: datetime
+    ) -> None:
+        """Replace the region's latest recommendations; keep history and the by-id copies."""
+        scope = f"{account_id}#{region}#"
+        fresh = {_instance_key(r.account_id, r.region, r.instance_id) for r in recommendations}
+        stale = [
+            item["SK"]
+            for item in self._query(
+                KeyConditionExpression=Key("PK").eq("LATEST") & Key("SK").begins_with(scope),
+                ProjectionExpression="PK, SK",
+            )
+            if item["SK"] not in fresh
+        ]
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            for sk in stale:  # terminated hosts leave the latest view
+                batch.delete_item(Key={"PK": "LATEST", "SK": sk})
+            for rec in recommendations:
+                data = _pack(rec)
+                key = _instance_key(rec.account_id, rec.region, rec.instance_id)
+                batch.put_item(Item={"PK": "LATEST", "SK": key, "run": run, "data": data})
+                batch.put_item(
+                    Item={
+                        "PK": f"REC#{rec.recommendation_id}",
+                        "SK": "REC",
+                        "run": run,
+                        "data": data,
+                        TTL_ATTRIBUTE: _expires(now, RECOMMENDATION_RETENTION),
+                    }
+                )
+                batch.put_item(
+                    Item={
+                        "PK": f"INSTANCE#{key}",
+                        "SK": f"REC#{run}",
+                        "data": data,
+                        TTL_ATTRIBUTE: _expires(now, HISTORY_RETENTION),
+                    }
+                )
+
+    def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
+        condition = Key("PK").eq("LATEST")
+        if account_id:
+            prefix = f"{account_id}#{region}#" if region else f"{account_id}#"
+            condition = condition & Key("SK").begins_with(prefix)
+        return [
+            from_jsonable(Recommendation, _unpack(item["data"]))
+            for item in self._query(KeyConditionExpression=condition)
+        ]
+
+    def latest_for_instance(self, instance_id: str) -> Recommendation | None:
+        for rec in self.latest_recommendations():
+            if rec.instance_id == instance_id:
+                return rec
+        return None
+
+    def recommendation(self, recommendation_id: str) -> Recommendation | None:
+        item = self._get(f"REC#{recommendation_id}", "REC")
+        return None if item is None else from_jsonable(Recommendation, _unpack(item["data"]))
+
+    def is_current(self, rec: Recommendation) -> bool:
+        """True when `rec` is still the latest advice for its instance (the buttons act only on that)."""
+        item = self._get("LATEST", _instance_key(rec.account_id, rec.region, rec.instance_id))
+        if item is None:
+            return False
+        latest = from_jsonable(Recommendation, _unpack(item["data"]))
+        return latest.recommendation_id == rec.recommendation_id
+
+    def history(self, account_id: str, region: str, instance_id: str, limit: int = 30) -> list[Recommendation]:
+        items = self._table.query(
+            KeyConditionExpression=Key("PK").eq(f"INSTANCE#{_instance_key(account_id, region, instance_id)}")
+            & Key("SK").begins_with("REC#"),
+            ScanIndexForward=False,
+            Limit=limit,
+        ).get("Items", [])
+        return [from_jsonable(Recommendation, _unpack(item["data"])) for item in items]
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def put_decision(self, decision: Decision) -> None:
+        key = _instance_key(decision.account_id, decision.region, decision.instance_id)
+        sort_key = f"{key}#{decision.kind}#{decision.recommendation_id or '*'}"
+        keep_until = decision.until or (decision.at + RECOMMENDATION_RETENTION)
+        self._table.put_item(
+            Item={
+                "PK": "DECISIONS",
+                "SK": sort_key,
+                "data": json.dumps(to_jsonable(decision)),
+                TTL_ATTRIBUTE: int(keep_until.timestamp()),
+            }
+        )
+
+    def active_decisions(self, now: datetime) -> list[Decision]:
+        decisions = [
+            from_jsonable(Decision, json.loads(item["data"]))
+            for item in self._query(KeyConditionExpression=Key("PK").eq("DECISIONS"))
+        ]
+        # TTL deletion lags by up to days: filter expired snoozes here too.
+        return [d for d in decisions if d.until is None or d.until > now]
+
+    # -- approvals and audit -------------------------------------------------------------------
+
+    def create_approval(self, approval: Approval) -> bool:
+        """Record an approval once. False when this recommendation was already approved."""
+        item = {
+            "PK": f"APPROVAL#{approval.recommendation_id}",
+            "SK": "APPROVAL",
+            "data": json.dumps(to_jsonable(approval)),
+            "status": approval.status,
+            "GSI1PK": "APPROVAL#PENDING",
+            "GSI1SK": approval.approved_at.isoformat(),
+        }
+        try:
+            self._table.put_item(Item=item, ConditionExpression=Attr("PK").not_exists())
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def approval(self, recommendation_id: str) -> Approval | None:
+        item = self._get(f"APPROVAL#{recommendation_id}", "APPROVAL")
+        return None if item is None else from_jsonable(Approval, json.loads(item["data"]))
+
+    def update_approval(self, recommendation_id: str, **changes: str) -> Approval:
+        current = self.approval(recommendation_id)
+        if current is None:
+            raise KeyError(recommendation_id)
+        updated = replace(current, **changes)
+        item: dict[str, Any] = {
+            "PK": f"APPROVAL#{recommendation_id}",
+            "SK": "APPROVAL",
+            "data": json.dumps(to_jsonable(updated)),
+            "status": updated.status,
+        }
+        if updated.status in PENDING_STATUSES:  # sparse index: only open approvals are listed
+            item["GSI1PK"] = "APPROVAL#PENDING"
+            item["GSI1SK"] = updated.approved_at.isoformat()
+        self._table.put_item(Item=item)
+        return updated
+
+    def pending_approvals(self) -> list[Approval]:
+        return [
+            from_jsonable(Approval, json.loads(item["data"]))
+            for item in self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq("APPROVAL#PENDING"))
+        ]
+
+    def audit(self, entry: AuditEntry) -> None:
+        self._table.put_item(
+            Item={
+                "PK": f"AUDIT#{entry.recommendation_id}",
+                "SK": f"{entry.at.isoformat()}#{entry.event}",
+                "actor": entry.actor,
+                "event": entry.event,
+                "detail": entry.detail,
+                TTL_ATTRIBUTE: _expires(entry.at, AUDIT_RETENTION),
+            }
+        )
+
+    def audit_log(self, recommendation_id: str) -> list[AuditEntry]:
+        entries = []
+        for item in self._query(KeyConditionExpression=Key("PK").eq(f"AUDIT#{recommendation_id}")):
+            at = str(item["SK"]).rsplit("#", 1)[0]
+            entries.append(
+                AuditEntry(
+                    recommendation_id=recommendation_id,
+                    at=datetime.fromisoformat(at),
+                    actor=str(item.get("actor", "")),
+                    event=str(item.get("event", "")),
+                    detail=str(item.get("detail", "")),
+                )
+            )
+        return entries
+
+    # -- Slack replay guard ----------------------------------------------------------------------
+
+    def claim_request(self, digest: str, now: datetime, keep: timedelta = timedelta(minutes=10)) -> bool:
+        """True the first time a signed Slack request is seen; False for a replay or a retry."""
+        try:
+            self._table.put_item(
+                Item={"PK": f"SLACKREQ#{digest}", "SK": "SLACKREQ", TTL_ATTRIBUTE: _expires(now, keep)},
+                ConditionExpression=Attr("PK").not_exists(),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
