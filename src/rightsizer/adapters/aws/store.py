@@ -231,7 +231,7 @@ class DynamoStore:
                 )
 
     def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
-        condition = Key("PK").eq("LATEST")
+        condition: Any = Key("PK").eq("LATEST")
         if account_id:
             prefix = f"{account_id}#{region}#" if region else f"{account_id}#"
             condition = condition & Key("SK").begins_with(prefix)
@@ -314,7 +314,7 @@ class DynamoStore:
         item = self._get(f"APPROVAL#{recommendation_id}", "APPROVAL")
         return None if item is None else from_jsonable(Approval, json.loads(item["data"]))
 
-    def update_approval(self, recommendation_id: str, **changes: str) -> Approval:
+    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
         current = self.approval(recommendation_id)
         if current is None:
             raise KeyError(recommendation_id)
