@@ -148,6 +148,16 @@ def _hourly_peak(devices: Sequence[DeviceSeries]) -> tuple[float | None, ...]:
             aligned.setdefault(key, (series, []))[1].append(series.values)
     for series, value_lists in aligned.values():
         values: Sequence[float] = value_lists[0] if len(value_lists) == 1 else list(map(max, *value_lists))
+        stamps = series.timestamps
+        if series.period_seconds == 3600 and stamps[-1] - stamps[0] == (len(stamps) - 1) * 3600:
+            # Regular hourly series: one value per hour-of-week bucket step, no slicing needed.
+            first = hour_of_week(stamps[0])
+            for offset, peak in enumerate(values):
+                bucket = (first + offset) % HOURS_PER_WEEK
+                current = buckets[bucket]
+                if current is None or peak > current:
+                    buckets[bucket] = peak
+            continue
         for bucket, start, stop in _hour_slices(series):
             peak = values[start] if stop - start == 1 else max(values[start:stop])
             current = buckets[bucket]
@@ -160,8 +170,11 @@ def _hourly_mean(series: Series) -> tuple[float | None, ...]:
     sums = [0.0] * HOURS_PER_WEEK
     counts = [0] * HOURS_PER_WEEK
     values = series.values
-    for bucket, start, stop in list(_hour_slices(series)):
-        sums[bucket] += sum(values[start:stop])
+    slices = list(_hour_slices(series))
+    # One C-level sum per hour, then a short loop over ~336 hours to fold them into the week.
+    totals = [sum(values[start:stop]) for _, start, stop in slices]
+    for (bucket, start, stop), total in zip(slices, totals, strict=True):
+        sums[bucket] += total
         counts[bucket] += stop - start
     return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
 
