@@ -28,15 +28,15 @@ class Seeded:
     instance_id: str
 
 
-def _launch(host: Host, account_ami: str) -> str:
-    ec2 = boto3.client("ec2", region_name=host.region)
+def _launch(host: Host, account_ami: str, session: boto3.Session) -> str:
+    ec2 = session.client("ec2", region_name=host.region)
     tags = [{"Key": "Name", "Value": host.name}, *({"Key": k, "Value": v} for k, v in host.tags.items())]
     if host.asg:
         ec2.create_launch_template(
             LaunchTemplateName=f"{host.asg}-template",
             LaunchTemplateData={"ImageId": account_ami, "InstanceType": host.instance_type},
         )
-        autoscaling = boto3.client("autoscaling", region_name=host.region)
+        autoscaling = session.client("autoscaling", region_name=host.region)
         autoscaling.create_auto_scaling_group(
             AutoScalingGroupName=host.asg,
             LaunchTemplate={"LaunchTemplateName": f"{host.asg}-template"},
@@ -97,11 +97,12 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
             yield "NeuronMonitor", "neuroncore_utilization", dims, t, shape(t, rng)
 
 
-def _store_metrics(region: str, rows: Iterable[tuple[str, str, dict[str, str], datetime, float]]) -> int:
+def _store_metrics(
+    account_id: str, region: str, rows: Iterable[tuple[str, str, dict[str, str], datetime, float]]
+) -> int:
     from moto.cloudwatch.models import MetricDatum, cloudwatch_backends
-    from moto.core import DEFAULT_ACCOUNT_ID
 
-    backend = cloudwatch_backends[DEFAULT_ACCOUNT_ID][region]
+    backend = cloudwatch_backends[account_id][region]
     count = 0
     for namespace, name, dims, timestamp, value in rows:
         dimensions = [{"Name": k, "Value": v} for k, v in dims.items()]
@@ -112,12 +113,24 @@ def _store_metrics(region: str, rows: Iterable[tuple[str, str, dict[str, str], d
     return count
 
 
-def seed(end: datetime, days: int = 14, hosts: list[Host] | None = None) -> list[Seeded]:
-    """Create the fleet and its metric history ending at `end`. Returns the instances created."""
+def seed(
+    end: datetime,
+    days: int = 14,
+    hosts: list[Host] | None = None,
+    session: boto3.Session | None = None,
+    account_id: str | None = None,
+) -> list[Seeded]:
+    """Create the fleet and its metric history ending at `end` in one account (default: moto's own).
+
+    Pass the boto3 session of an assumed role and its account id to seed a second account.
+    """
+    from moto.core import DEFAULT_ACCOUNT_ID
+
+    session = session or boto3.Session()
     seeded: list[Seeded] = []
     for host in hosts or fleet():
-        seeded.append(Seeded(host, _launch(host, DEMO_AMI)))
+        seeded.append(Seeded(host, _launch(host, DEMO_AMI, session)))
     for item in seeded:
         if not item.host.stopped:
-            _store_metrics(item.host.region, _datums(item, end, days))
+            _store_metrics(account_id or DEFAULT_ACCOUNT_ID, item.host.region, _datums(item, end, days))
     return seeded

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any
 
 from rightsizer.adapters import bundled
+from rightsizer.adapters.aws.accounts import active_accounts
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
 from rightsizer.adapters.aws.ec2 import Ec2Fleet
+from rightsizer.adapters.aws.price_cache import CachedPrices
 from rightsizer.adapters.aws.pricing import PriceListApi
 from rightsizer.adapters.aws.session import AwsSession
+from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.analyze import analyze_regions
 from rightsizer.services.collect import Reference, RegionData, RegionSources, collect_region
-from rightsizer.services.ports import Progress
-from rightsizer.services.report import FleetReport, build_report
-from rightsizer.settings import PriceMode, Settings
+from rightsizer.services.pipeline import (
+    RunAnalysis,
+    Target,
+    analyze_run,
+    collect_target,
+    latest_report,
+    pipeline_input,
+    plan_targets,
+    run_name,
+)
+from rightsizer.services.ports import OnDemandPrices, Progress
+from rightsizer.services.report import FleetReport, build_report, report_json
+from rightsizer.settings import ConfigError, PriceMode, Settings
 
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -44,7 +59,7 @@ class RegionReaders:
 
     fleet: Ec2Fleet
     usage: CloudWatchUsage
-    prices: PriceListApi | None
+    prices: OnDemandPrices | None
 
     @property
     def sources(self) -> RegionSources:
@@ -57,17 +72,26 @@ class RegionReaders:
         )
 
 
+def price_list_api(session: AwsSession, settings: Settings) -> PriceListApi | None:
+    if settings.price_mode is PriceMode.SNAPSHOT:
+        return None
+    quick = settings.price_mode is PriceMode.AUTO
+    return PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION, quick=quick))
+
+
 def region_readers(
-    session: AwsSession, account_id: str, region: str, settings: Settings, progress: Progress | None = None
+    session: AwsSession,
+    account_id: str,
+    region: str,
+    settings: Settings,
+    progress: Progress | None = None,
+    on_demand: OnDemandPrices | None = None,
 ) -> RegionReaders:
-    prices = None
-    if settings.price_mode is not PriceMode.SNAPSHOT:
-        quick = settings.price_mode is PriceMode.AUTO
-        prices = PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION, quick=quick))
+    """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
     return RegionReaders(
         fleet=Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table()),
         usage=CloudWatchUsage(session.client("cloudwatch", region), settings.metrics, progress),
-        prices=prices,
+        prices=on_demand if on_demand is not None else price_list_api(session, settings),
     )
 
 
@@ -77,10 +101,11 @@ def collect(
     settings: Settings,
     now: datetime,
     progress: Progress | None = None,
+    on_demand: OnDemandPrices | None = None,
 ) -> RegionData:
     try:
         account_id = session.account_id(region)
-        readers = region_readers(session, account_id, region, settings, progress)
+        readers = region_readers(session, account_id, region, settings, progress, on_demand)
         return collect_region(
             account_id,
             region,
@@ -107,3 +132,95 @@ def analyze(
     recommendations = analyze_regions(collected, settings.policy, now)
     warnings = [warning for data in collected for warning in data.warnings]
     return build_report(recommendations, now, settings.lookback_days, warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# The scheduled Lambdas (handlers stay thin: they call one of these).
+
+
+def store(session: AwsSession, settings: Settings) -> DynamoStore:
+    if not settings.table_name:
+        raise ConfigError("TABLE_NAME is not set")
+    return DynamoStore.from_name(session.boto3_session, settings.table_name, settings.home_region)
+
+
+def start_pipeline(session: AwsSession, settings: Settings, now: datetime) -> dict[str, Any]:
+    """Plan today's (account, region) targets and start the fan-out execution once per day."""
+    if not settings.pipeline_state_machine_arn:
+        raise ConfigError("PIPELINE_STATE_MACHINE_ARN is not set")
+    home = settings.home_region
+    own_account = session.account_id(home)
+    targets = plan_targets(settings, own_account, lambda: active_accounts(session.client("organizations", home)))
+    run = run_name(now)
+    store(session, settings).put_run(run, [asdict(target) for target in targets], now)
+    sfn = session.client("stepfunctions", home)
+    try:
+        started = sfn.start_execution(
+            stateMachineArn=settings.pipeline_state_machine_arn,
+            name=f"run-{run}",
+            input=json.dumps(pipeline_input(run, targets)),
+        )
+    except sfn.exceptions.ExecutionAlreadyExists:
+        return {"run": run, "status": "already-started", "targets": len(targets)}
+    return {"run": run, "status": "started", "targets": len(targets), "execution_arn": started["executionArn"]}
+
+
+def collect_target_payload(
+    session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """One Map item: {"run", "target": {"account_id", "region", "role_arn"}} -> stored collection."""
+    target = Target.from_dict(payload.get("target") or {})
+    run = str(payload.get("run") or run_name(now))
+    state = store(session, settings)
+    reach = (
+        session.assume(target.role_arn, settings.role_session_name, settings.home_region)
+        if target.role_arn
+        else session
+    )
+    prices = None if settings.price_mode is PriceMode.SNAPSHOT else CachedPrices(state, now)
+    readers = region_readers(reach, target.account_id, target.region, settings, on_demand=prices)
+    data = collect_region(
+        target.account_id, target.region, readers.sources, reference(), settings.price_mode, now, settings.lookback_days
+    )
+    calls = {"get_metric_data": readers.usage.get_metric_data_calls, "list_metrics": readers.usage.list_metrics_calls}
+    return collect_target(run, data, state, calls)
+
+
+def analyze_payload(session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime) -> RunAnalysis:
+    return analyze_run(payload.get("run") or None, store(session, settings), settings.policy, now)
+
+
+def report_payload(
+    session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The fleet report; posted to Slack unless the payload says {"post": false}."""
+    report, hidden = latest_report(store(session, settings), settings.lookback_days, now)
+    result = report_json(report)
+    result["hidden_recommendations"] = len(hidden)
+    if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
+        from slack_sdk import WebClient
+
+        from rightsizer.adapters.slack.poster import post_daily_report
+        from rightsizer.adapters.slack.secrets import slack_credentials
+
+        credentials = slack_credentials(settings.slack.secret_name)
+        client = WebClient(token=credentials.bot_token)
+        result["posted"] = post_daily_report(client, settings.slack.channel, report, hidden, settings.slack.top_n)
+    if not payload.get("include_recommendations", False):
+        result.pop("recommendations")
+    return result
+
+
+def refresh_prices(session: AwsSession, settings: Settings, now: datetime) -> dict[str, Any]:
+    """Weekly: cache on-demand prices of every accelerated type, per configured region."""
+    api = PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION))
+    state = store(session, settings)
+    cached: dict[str, int] = {}
+    account_id = session.account_id(settings.home_region)
+    for region in settings.regions:
+        fleet = Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table())
+        types = sorted({spec.instance_type for spec in fleet.accelerated_specs()} | set(bundled.legacy_specs()))
+        prices = api.hourly(region, types)
+        state.put_prices(region, prices, api.source, now)
+        cached[region] = len(prices)
+    return {"regions": cached, "get_products_calls": api.calls}

@@ -64,6 +64,8 @@ class Settings:
     member_role_name: str = "GpuRightsizerCollector"  # role name assumed in Organizations accounts
     managed_tag_key: str = "rightsizer:managed"  # the resize workflow may only touch hosts with this tag
     resize_state_machine_arn: str = ""
+    pipeline_state_machine_arn: str = ""
+    home_region: str = "us-east-1"  # where the table, secret and state machines live
     slack: SlackSettings = field(default_factory=SlackSettings)
 
     def __post_init__(self) -> None:
@@ -117,6 +119,8 @@ class Settings:
             member_role_name=env.get("MEMBER_ROLE_NAME", "GpuRightsizerCollector"),
             managed_tag_key=env.get("MANAGED_TAG_KEY", "rightsizer:managed"),
             resize_state_machine_arn=env.get("RESIZE_STATE_MACHINE_ARN", ""),
+            pipeline_state_machine_arn=env.get("PIPELINE_STATE_MACHINE_ARN", ""),
+            home_region=default_region,
             slack=slack,
         )
 

@@ -48,6 +48,10 @@ class AwsSession:
         self._session = session or boto3.Session()
         self._account_id = account_id
 
+    @property
+    def boto3_session(self) -> boto3.Session:
+        return self._session
+
     def client(self, service: str, region: str, *, quick: bool = False) -> Any:
         factory: Any = self._session.client  # typed per service literal; callers treat clients as Any
         return factory(service, region_name=region, config=QUICK_CONFIG if quick else STANDARD_CONFIG)

@@ -2,6 +2,7 @@
 
 Key design (PK / SK), one access pattern each:
   RUN                         / <run>                          runs, newest first (latest run)
+  RUN#<run>                   / TARGETS                         the (account, region) targets planned
   RUN#<run>                   / REGION#<acct>#<region>          a region's instances, catalog, prices
   RUN#<run>                   / USAGE#<acct>#<region>#<id>      one instance's usage summary
   PRICES                      / <region>                        weekly Price List API cache
@@ -90,20 +91,34 @@ class DynamoStore:
     # -- runs and collected data ---------------------------------------------------------------
 
     def put_run(self, run: str, targets: Sequence[Mapping[str, str]], now: datetime) -> None:
-        self._table.put_item(
-            Item={
-                "PK": "RUN",
-                "SK": run,
-                "targets": json.dumps(list(targets)),
-                "created_at": now.isoformat(),
-                TTL_ATTRIBUTE: _expires(now, RUN_RETENTION),
-            }
-        )
+        expiration = _expires(now, RUN_RETENTION)
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})
+            batch.put_item(
+                Item={
+                    "PK": f"RUN#{run}",
+                    "SK": "TARGETS",
+                    "targets": json.dumps(list(targets)),
+                    TTL_ATTRIBUTE: expiration,
+                }
+            )
+
+    def runs(self, limit: int = 7) -> list[str]:
+        """Run names, newest first."""
+        items = self._table.query(KeyConditionExpression=Key("PK").eq("RUN"), ScanIndexForward=False, Limit=limit)
+        return [str(item["SK"]) for item in items.get("Items", [])]
 
     def latest_run(self) -> str | None:
-        items = self._table.query(KeyConditionExpression=Key("PK").eq("RUN"), ScanIndexForward=False, Limit=1)
-        found = items.get("Items", [])
-        return str(found[0]["SK"]) if found else None
+        """The newest run that collected at least one region (a day whose collection failed is skipped)."""
+        for run in self.runs():
+            found = self._table.query(
+                KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"),
+                Limit=1,
+                ProjectionExpression="PK",
+            )
+            if found.get("Items"):
+                return run
+        return None
 
     def put_region(self, run: str, data: RegionData) -> None:
         """Store one (account, region) collection. Same run, same keys: a re-run overwrites, never duplicates."""
@@ -121,6 +136,7 @@ class DynamoStore:
             "warnings": list(data.warnings),
         }
         with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})  # also for ad-hoc runs
             batch.put_item(
                 Item={"PK": f"RUN#{run}", "SK": f"REGION#{scope}", "data": _pack(snapshot), TTL_ATTRIBUTE: expiration}
             )

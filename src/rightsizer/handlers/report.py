@@ -1,0 +1,27 @@
+"""ReportFunction: the fleet report from the latest recommendations, posted to Slack on its schedule."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from rightsizer import bootstrap
+from rightsizer.adapters.aws.session import AwsSession
+from rightsizer.handlers.payload import event_payload
+from rightsizer.settings import Settings
+
+logger, metrics, tracer = Logger(), Metrics(), Tracer()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    report = bootstrap.report_payload(AwsSession(), Settings.from_env(), event_payload(event), datetime.now(UTC))
+    metrics.add_metric(
+        name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
+    )
+    logger.info("report", extra={"totals": report["totals"], "posted": bool(report.get("posted"))})
+    return report

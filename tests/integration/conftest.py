@@ -1,0 +1,5 @@
+"""Integration fixtures."""
+
+from tests.integration.pipeline_world import world
+
+__all__ = ["world"]
