@@ -18,7 +18,7 @@ import boto3
 
 from demo.fleet import Host, fleet, timeline
 
-DEMO_AMI = "ami-12c6146b"  # an image moto ships in every region
+DEMO_AMI = "ami-760aaa0f"  # amzn-ami-hvm (Linux), one of the images moto ships in every region
 HOURLY = timedelta(hours=1)
 
 
@@ -124,7 +124,7 @@ def seed(
 
     Pass the boto3 session of an assumed role and its account id to seed a second account.
     """
-    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.models import DEFAULT_ACCOUNT_ID
 
     session = session or boto3.Session()
     seeded: list[Seeded] = []

@@ -11,7 +11,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from rightsizer import __version__
 from rightsizer.domain.analyzer import Policy
@@ -67,10 +67,17 @@ class TerminalProgress:
         self._label = ""
 
 
+class UsageError(Exception):
+    """A malformed command line: reported as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rightsizer", description="Right-size AWS GPU, Inferentia and Trainium instances."
-    )
+    parser = _Parser(prog="rightsizer", description="Right-size AWS GPU, Inferentia and Trainium instances.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     analyze = commands.add_parser(
@@ -95,7 +102,11 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        print(f"rightsizer: error: {error} (see rightsizer analyze --help)", file=err)
+        return EXIT_USAGE
     regions = tuple(dict.fromkeys(args.region))
     try:
         settings = Settings(
@@ -173,7 +184,7 @@ def render_table(report: FleetReport, width: int = 120) -> str:
         "SAVES/MO",
         "CONF",
         "ACT",
-        "14 DAYS",
+        f"{report.lookback_days} DAYS",
     ]
     rows = [_row(rec) for rec in report.recommendations]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]

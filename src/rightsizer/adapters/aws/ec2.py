@@ -10,8 +10,10 @@ from typing import Any
 from rightsizer.domain.catalog import ACCELERATED_TYPE_PATTERNS, AcceleratorTable, is_accelerated_family
 from rightsizer.domain.models import AcceleratorKind, Instance, InstanceTypeSpec
 
-# Spot prices older than this are not trusted for a host's cost (the API keeps 90 days of history).
-SPOT_PRICE_MAX_AGE = timedelta(days=7)
+# The window asked for; EC2 adds the price in effect at its start, so a week is plenty.
+SPOT_PRICE_WINDOW = timedelta(days=7)
+# EC2 keeps 90 days of Spot price history: anything older is not a real current price.
+SPOT_HISTORY_KEPT = timedelta(days=90)
 _SPOT_LINUX = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 
 
@@ -53,7 +55,8 @@ def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) 
         return InstanceTypeSpec(
             accelerator_kind=kind,
             accelerator_model=accelerators.model_for(gpu["Name"], memory),
-            accelerator_count=sum(int(g["Count"]) for g in gpu_info["Gpus"]),
+            # Fractional types (g6f) report Count 0 and LogicalGpuCount 1: the host sees one GPU slice.
+            accelerator_count=sum(max(int(g["Count"]), int(g.get("LogicalGpuCount") or 0)) for g in gpu_info["Gpus"]),
             accelerator_memory_mib=memory,
             fractional_gpu=float(gpu.get("GpuPartitionSize") or 1) < 1,
             **common,
@@ -142,26 +145,35 @@ class Ec2Fleet:
         return bool(response.get("InstanceTypeOfferings"))
 
     def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]:
-        """Most recent Linux Spot price per type (the highest across zones: the safe side)."""
+        """Current Linux Spot price per type: each zone's price in effect now, then the highest zone (the safe side).
+
+        For a StartTime..EndTime query EC2 also returns the last change before StartTime (the price in
+        effect at the start), so a price may carry an older timestamp and still be current. Records older
+        than the 90 days of history EC2 keeps are not trusted (emulators answer with fixed ancient prices).
+        """
         if not instance_types:
             return {}
         paginator = self._ec2.get_paginator("describe_spot_price_history")
-        newest: dict[str, tuple[datetime, Decimal]] = {}
+        in_effect: dict[tuple[str, str], tuple[datetime, Decimal]] = {}
         for page in paginator.paginate(
             InstanceTypes=sorted(set(instance_types)),
             ProductDescriptions=list(_SPOT_LINUX),
-            StartTime=now - SPOT_PRICE_MAX_AGE,
+            StartTime=now - SPOT_PRICE_WINDOW,
             EndTime=now,
         ):
             for item in page.get("SpotPriceHistory", []):
                 stamp = item["Timestamp"]
-                if now - stamp > SPOT_PRICE_MAX_AGE:
-                    continue  # stale history is not today's price
+                if now - stamp > SPOT_HISTORY_KEPT:
+                    continue
                 try:
                     price = Decimal(item["SpotPrice"])
                 except InvalidOperation:
                     continue
-                current = newest.get(item["InstanceType"])
-                if current is None or stamp > current[0] or (stamp == current[0] and price > current[1]):
-                    newest[item["InstanceType"]] = (stamp, price)
-        return {instance_type: price for instance_type, (_, price) in newest.items()}
+                key = (item["InstanceType"], item.get("AvailabilityZone", ""))
+                current = in_effect.get(key)
+                if current is None or stamp > current[0]:
+                    in_effect[key] = (stamp, price)
+        highest: dict[str, Decimal] = {}
+        for (instance_type, _), (_, price) in in_effect.items():
+            highest[instance_type] = max(price, highest.get(instance_type, price))
+        return highest

@@ -20,15 +20,15 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 
-# Adaptive retries back off on throttling; 10 attempts ride out a busy account.
+# Adaptive retries back off on throttling; 10 attempts in all (the first and 9 retries) ride out a busy account.
 STANDARD_CONFIG = Config(
-    retries={"max_attempts": 10, "mode": "adaptive"},
+    retries={"total_max_attempts": 10, "mode": "adaptive"},
     connect_timeout=5,
     read_timeout=60,
     user_agent_extra="gpu-rightsizer",
 )
 # For optional sources with a fallback (the Price List API in auto mode): fail fast, then fall back.
-QUICK_CONFIG = Config(retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=3, read_timeout=15)
+QUICK_CONFIG = Config(retries={"total_max_attempts": 2, "mode": "standard"}, connect_timeout=3, read_timeout=15)
 
 THROTTLING_CODES = frozenset(
     {
