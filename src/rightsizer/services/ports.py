@@ -116,11 +116,15 @@ class Approval:
     to_type: str
     approver: str
     approved_at: datetime
+    expected_state: str = "running"  # the host's state when the recommendation was made
     status: str = "pending"  # pending | running | succeeded | rolled_back | refused | failed
     execution_arn: str = ""
     slack_channel: str = ""
     slack_ts: str = ""  # the message (thread root) progress is posted to
     detail: str = ""
+
+
+TERMINAL_APPROVAL_STATUSES = frozenset({"succeeded", "rolled_back", "refused", "failed"})
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ Key design (PK / SK), one access pattern each:
   APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
   AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
   SLACKREQ#<digest>           / SLACKREQ                        replay guard for Slack requests
+  IDEMPOTENCY#<function>      / <function>#<hash>               Powertools idempotency records
 Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
 idempotency records use as well.
 """
@@ -36,7 +37,7 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.collect import RegionData
-from rightsizer.services.ports import Approval, AuditEntry, Decision, Window
+from rightsizer.services.ports import TERMINAL_APPROVAL_STATUSES, Approval, AuditEntry, Decision, Window
 
 TTL_ATTRIBUTE = "expiration"
 RUN_RETENTION = timedelta(days=35)
@@ -334,6 +335,9 @@ class DynamoStore:
         current = self.approval(recommendation_id)
         if current is None:
             raise KeyError(recommendation_id)
+        if current.status in TERMINAL_APPROVAL_STATUSES and changes.get("status", current.status) != current.status:
+            # An outcome is final: a late "running" (e.g. the Slack app after a fast refusal) must not undo it.
+            changes.pop("status")
         updated = replace(current, **changes)
         item: dict[str, Any] = {
             "PK": f"APPROVAL#{recommendation_id}",

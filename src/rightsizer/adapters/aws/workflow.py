@@ -1,0 +1,258 @@
+"""Starts the guarded resize state machine (statemachine/resize.asl.json): one execution per approval.
+
+Two layers keep a retry from resizing twice:
+  1. The execution name is derived from the recommendation id. Step Functions refuses a second execution
+     with that name (ExecutionAlreadyExists) and we answer with the existing execution's ARN.
+  2. Optionally, Powertools idempotency records the answer in our table, so a retried Lambda invocation
+     gets the stored ARN without calling Step Functions at all, and concurrent starters are serialised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from rightsizer.adapters.codec import to_jsonable
+from rightsizer.services.ports import Approval
+from rightsizer.settings import Settings
+
+# Mirrors store.AUDIT_RETENTION: the workflow writes audit items straight from Step Functions.
+AUDIT_RETENTION = timedelta(days=800)
+# Step Functions keeps a closed execution (and so its name) for 90 days; the idempotency record covers
+# the same window. After that the approval record's conditional write is what stops a second resize.
+IDEMPOTENCY_TTL = timedelta(days=90)
+IDEMPOTENCY_PK = "IDEMPOTENCY#resize-start"
+RESIZABLE_STATES = ("running", "stopped")
+
+_NAME_MAX = 80
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def execution_name(recommendation_id: str) -> str:
+    """A valid, deterministic Step Functions execution name (1-80 of [A-Za-z0-9_-]) for a recommendation.
+
+    Ids produced by the analyzer ("rec-" + 20 hex digits) pass through unchanged. Anything else is
+    sanitised, and a digest of the original keeps two ids that sanitise alike from sharing a name.
+    """
+    if not recommendation_id:
+        raise ValueError("recommendation id is empty")
+    clean = _INVALID_NAME_CHARS.sub("-", recommendation_id)
+    if clean == recommendation_id and len(clean) <= _NAME_MAX:
+        return clean
+    digest = hashlib.sha256(recommendation_id.encode()).hexdigest()[:16]
+    return f"{clean[: _NAME_MAX - len(digest) - 1]}-{digest}"
+
+
+def execution_arn(state_machine_arn: str, name: str) -> str:
+    """arn:<p>:states:<r>:<acct>:stateMachine:<sm>  ->  arn:<p>:states:<r>:<acct>:execution:<sm>:<name>."""
+    parts = state_machine_arn.split(":")
+    if len(parts) != 7 or parts[5] != "stateMachine":
+        raise ValueError(f"not a state machine ARN: {state_machine_arn}")
+    return ":".join([*parts[:5], "execution", parts[6], name])
+
+
+class StepFunctionsResizeWorkflow:
+    """`ResizeWorkflow` on Step Functions. `client` is a boto3 `stepfunctions` client.
+
+    `expected_state` ("running" / "stopped") is the state the recommendation saw; the workflow refuses
+    when the host is no longer in it. `Approval` does not carry it, so it comes from `start(...,
+    expected_state=)`, else from `expected_state_of(recommendation_id)` (e.g. a store lookup of the
+    recommendation's `state`), else "running".
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        state_machine_arn: str,
+        *,
+        wait_seconds: int = 30,
+        managed_tag_key: str = "rightsizer:managed",
+        opt_out_tag: str = "rightsizer:ignore",
+        table_name: str = "",
+        max_polls: int = 30,
+        expected_state_of: Callable[[str], str | None] | None = None,
+        persistence_store: Any | None = None,
+    ) -> None:
+        if wait_seconds < 0 or max_polls < 1:
+            raise ValueError("wait_seconds must be >= 0 and max_polls >= 1")
+        self._client = client
+        self.state_machine_arn = state_machine_arn
+        self._wait_seconds = wait_seconds
+        self._managed_tag_key = managed_tag_key
+        self._opt_out_tag = opt_out_tag
+        self._table_name = table_name
+        self._max_polls = max_polls
+        self._expected_state_of = expected_state_of
+        self._idempotent_start: Callable[..., str] | None = None
+        self._idempotency_config: Any | None = None
+        if persistence_store is not None:
+            self._idempotency_config = _idempotency_config()
+            self._idempotent_start = _make_idempotent(
+                self._start_from_approval, persistence_store, self._idempotency_config
+            )
+
+    @classmethod
+    def with_idempotency(
+        cls,
+        client: Any,
+        state_machine_arn: str,
+        table_name: str,
+        *,
+        dynamodb_client: Any | None = None,
+        **kwargs: Any,
+    ) -> StepFunctionsResizeWorkflow:
+        """The production wiring: Powertools idempotency records live in our single table."""
+        return cls(
+            client,
+            state_machine_arn,
+            table_name=table_name,
+            persistence_store=idempotency_store(table_name, dynamodb_client),
+            **kwargs,
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        client: Any,
+        *,
+        dynamodb_client: Any | None = None,
+        expected_state_of: Callable[[str], str | None] | None = None,
+    ) -> StepFunctionsResizeWorkflow:
+        """Wired like the deployed stack: the tag keys the IAM policy and the analyzer use, the state machine
+        from RESIZE_STATE_MACHINE_ARN, and idempotency records in the table when there is one."""
+        if not settings.resize_state_machine_arn:
+            raise ValueError("RESIZE_STATE_MACHINE_ARN is not set")
+        options: dict[str, Any] = {
+            "managed_tag_key": settings.managed_tag_key,
+            "opt_out_tag": settings.policy.opt_out_tag,
+            "expected_state_of": expected_state_of,
+        }
+        if settings.table_name:
+            return cls.with_idempotency(
+                client,
+                settings.resize_state_machine_arn,
+                settings.table_name,
+                dynamodb_client=dynamodb_client,
+                **options,
+            )
+        return cls(client, settings.resize_state_machine_arn, **options)
+
+    def register_lambda_context(self, context: Any) -> None:
+        """In Lambda: lets Powertools expire an in-progress record when the invocation times out."""
+        if self._idempotency_config is not None:
+            self._idempotency_config.register_lambda_context(context)
+
+    # -- ResizeWorkflow ----------------------------------------------------------------------------
+
+    def start(self, approval: Approval, expected_state: str | None = None) -> str:
+        """Start (or find) the execution for this approval and return its ARN."""
+        state = expected_state or self._lookup_state(approval.recommendation_id) or "running"
+        if state not in RESIZABLE_STATES:
+            raise ValueError(f"expected_state must be one of {RESIZABLE_STATES}, got {state!r}")
+        self._check_scope(approval)
+        approval_data = to_jsonable(approval)
+        if self._idempotent_start is None:
+            return self._start_from_approval(approval=approval_data, expected_state=state)
+        from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+
+        try:
+            return self._idempotent_start(approval=approval_data, expected_state=state)
+        except IdempotencyAlreadyInProgressError:
+            # Another invocation is starting this approval right now, or died while doing so (outside
+            # Lambda the in-progress record has no expiry). The execution name makes a direct call
+            # safe: it either starts the one execution or reports the existing one.
+            return self._start_from_approval(approval=approval_data, expected_state=state)
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def execution_input(self, approval: dict[str, Any], expected_state: str) -> dict[str, Any]:
+        """The state machine's input. Deterministic for one approval, so a repeated StartExecution of a
+        still-running execution is answered by Step Functions itself with the same ARN."""
+        approved_at = str(approval["approved_at"])
+        expires = int((datetime.fromisoformat(approved_at) + AUDIT_RETENTION).timestamp())
+        return {
+            "recommendation_id": approval["recommendation_id"],
+            "instance_id": approval["instance_id"],
+            "region": approval["region"],
+            "expected_type": approval["from_type"],
+            "target_type": approval["to_type"],
+            "expected_state": expected_state,
+            "approver": approval["approver"],
+            "approved_at": approved_at,
+            "managed_tag_key": self._managed_tag_key,
+            "opt_out_tag": self._opt_out_tag,
+            "wait_seconds": self._wait_seconds,
+            "table_name": self._table_name,
+            "max_polls": self._max_polls,
+            # DynamoDB wants N as a string; the state machine cannot do date arithmetic itself.
+            "audit_expiration": str(expires),
+        }
+
+    def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
+        name = execution_name(str(approval["recommendation_id"]))
+        payload = json.dumps(self.execution_input(approval, expected_state), sort_keys=True)
+        try:
+            response = self._client.start_execution(stateMachineArn=self.state_machine_arn, name=name, input=payload)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
+                return execution_arn(self.state_machine_arn, name)
+            raise
+        return str(response["executionArn"])
+
+    def _lookup_state(self, recommendation_id: str) -> str | None:
+        return self._expected_state_of(recommendation_id) if self._expected_state_of else None
+
+    def _check_scope(self, approval: Approval) -> None:
+        # The workflow's SDK calls run with its own role in its own region: it cannot reach a host in a
+        # member account or another region, and would refuse it only after a confusing "not found".
+        parts = self.state_machine_arn.split(":")
+        region, account = (parts[3], parts[4]) if len(parts) >= 5 else ("", "")
+        if approval.region != region or approval.account_id != account:
+            raise ValueError(
+                f"{approval.instance_id} is in {approval.account_id}/{approval.region}; the resize workflow "
+                f"only manages instances in its own account and region ({account}/{region})"
+            )
+
+
+def idempotency_store(table_name: str, dynamodb_client: Any | None = None) -> Any:
+    """Powertools' DynamoDB persistence on our single table: PK/SK keys, `expiration` is the table's TTL."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(
+        table_name=table_name,
+        key_attr="PK",
+        sort_key_attr="SK",
+        static_pk_value=IDEMPOTENCY_PK,
+        expiry_attr="expiration",
+        boto3_client=dynamodb_client,
+    )
+
+
+def _idempotency_config() -> Any:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    return IdempotencyConfig(
+        event_key_jmespath="recommendation_id",  # one record per recommendation, whatever else differs
+        expires_after_seconds=int(IDEMPOTENCY_TTL.total_seconds()),
+        raise_on_no_idempotency_key=True,
+    )
+
+
+def _make_idempotent(function: Callable[..., str], persistence_store: Any, config: Any) -> Callable[..., str]:
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
+    wrapped: Callable[..., str] = idempotent_function(
+        function,
+        data_keyword_argument="approval",
+        persistence_store=persistence_store,
+        config=config,
+        key_prefix="resize-start",
+    )
+    return wrapped

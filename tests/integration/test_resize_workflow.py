@@ -1,0 +1,878 @@
+"""The resize state machine, executed for real by moto against moto EC2, DynamoDB and EventBridge.
+
+What moto does not model, and how these tests stand in for it (see ../shared/notes/library-facts.md):
+  * moto's EC2 never refuses a modify or start and stops instantly: failures are injected by patching
+    `EC2Backend` methods, and every EC2 mutation is recorded so refusals can prove nothing was touched.
+  * moto never reports `EnaSupport` in DescribeInstances: `launch()` sets the flag on moto's instance
+    model, as EC2 does for every AMI that is ENA-enabled.
+  * Wait states sleep for real: the executions run with `wait_seconds=0` and a small `max_polls`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.models import EC2Backend, ec2_backends
+
+from rightsizer.adapters.aws.store import DynamoStore
+from rightsizer.adapters.aws.workflow import (
+    IDEMPOTENCY_PK,
+    StepFunctionsResizeWorkflow,
+    execution_arn,
+    execution_name,
+)
+from rightsizer.adapters.codec import to_jsonable
+from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+ASL_PATH = ROOT / "statemachine" / "resize.asl.json"
+TEMPLATE_PATH = ROOT / "template.yaml"
+REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's default account
+TABLE = "gpu-rightsizer-test"
+MANAGED = "rightsizer:managed"
+OPT_OUT = "rightsizer:ignore"
+APPROVED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+EXECUTION_TIMEOUT_S = 20.0  # a bound on the status poll below; executions take about a second
+
+
+def render_definition(substitutions: Mapping[str, str]) -> str:
+    """What SAM does with DefinitionSubstitutions: replace each ${Name}; leave none behind."""
+    text = ASL_PATH.read_text()
+    for name, value in substitutions.items():
+        text = text.replace("${" + name + "}", value)
+    leftover = sorted(set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", text)))
+    assert not leftover, f"unsubstituted placeholders in the ASL: {leftover}"
+    return text
+
+
+@dataclass
+class Ec2Calls:
+    """Every EC2 mutation moto received, in order: ("stop"|"start"|"modify", instance id, detail)."""
+
+    calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kind for kind, _, _ in self.calls]
+
+
+@dataclass
+class Aws:
+    ec2: Any
+    sfn: Any
+    sqs: Any
+    queue_url: str
+    store: DynamoStore
+    table: Any
+    state_machine_arn: str
+    ec2_calls: Ec2Calls
+    ami: str
+
+    def workflow(self, **kwargs: Any) -> StepFunctionsResizeWorkflow:
+        options: dict[str, Any] = {"wait_seconds": 0, "max_polls": 3, "table_name": TABLE}
+        options.update(kwargs)
+        return StepFunctionsResizeWorkflow(self.sfn, self.state_machine_arn, **options)
+
+    def launch(
+        self,
+        instance_type: str = "g5.12xlarge",
+        *,
+        tags: Mapping[str, str] | None = None,
+        managed: bool = True,
+        state: str = "running",
+        zone: str = "us-east-1a",
+        spot: bool = False,
+        ena: bool = True,
+    ) -> str:
+        all_tags = {"Name": "gpu-host", **({MANAGED: "true"} if managed else {}), **(tags or {})}
+        kwargs: dict[str, Any] = {
+            "ImageId": self.ami,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "InstanceType": instance_type,
+            "Placement": {"AvailabilityZone": zone},
+            "TagSpecifications": [
+                {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in all_tags.items()]}
+            ],
+        }
+        if spot:
+            kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
+        instance_id: str = self.ec2.run_instances(**kwargs)["Instances"][0]["InstanceId"]
+        moto_instance(instance_id).ena_support = ena
+        if state == "stopped":
+            self.ec2.stop_instances(InstanceIds=[instance_id])
+        self.ec2_calls.calls.clear()  # only the workflow's own calls count
+        return instance_id
+
+    def describe(self, instance_id: str) -> tuple[str, str]:
+        instance = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+        return instance["InstanceType"], instance["State"]["Name"]
+
+    def events(self) -> list[dict[str, Any]]:
+        """Progress events delivered by the EventBridge rule to the queue, oldest first."""
+        received: list[dict[str, Any]] = []
+        while True:
+            messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            if not messages:
+                break
+            for message in messages:
+                received.append(json.loads(message["Body"]))
+                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        return received
+
+
+def moto_instance(instance_id: str) -> Any:
+    return ec2_backends[ACCOUNT][REGION].get_instance(instance_id)
+
+
+@dataclass
+class _Mocked:
+    ec2: Any
+    sfn: Any
+    sqs: Any
+    queue_url: str
+    table: Any
+    state_machine_arn: str
+    ami: str
+
+
+@pytest.fixture(scope="module")
+def _mocked() -> Iterator[_Mocked]:
+    """One moto world per module: loading moto's AMIs and parsing the 100-state ASL take about a second
+    each, so they happen once. Tests stay independent: each launches its own hosts, and everything the
+    workflow writes is keyed by the recommendation id, which is derived from the instance id."""
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+        ec2 = session.client("ec2")
+        table = _create_table(session.resource("dynamodb"))
+        sqs = session.client("sqs")
+        queue_url = sqs.create_queue(QueueName="resize-progress")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        events = session.client("events")
+        events.put_rule(Name="resize-progress", EventPattern=json.dumps({"source": [RESIZE_EVENT_SOURCE]}))
+        events.put_targets(Rule="resize-progress", Targets=[{"Id": "queue", "Arn": queue_arn}])
+        sfn = session.client("stepfunctions")
+        arn = sfn.create_state_machine(
+            name="gpu-rightsizer-resize",
+            definition=render_definition({"TableName": TABLE}),
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/resize-workflow",
+        )["stateMachineArn"]
+        images = ec2.describe_images(
+            Filters=[
+                {"Name": "virtualization-type", "Values": ["hvm"]},
+                {"Name": "architecture", "Values": ["x86_64"]},
+            ]
+        )["Images"]
+        yield _Mocked(ec2, sfn, sqs, queue_url, table, arn, images[0]["ImageId"])
+
+
+@pytest.fixture
+def aws(_mocked: _Mocked, monkeypatch: pytest.MonkeyPatch) -> Aws:
+    calls = Ec2Calls()
+    _record_ec2_mutations(monkeypatch, calls)
+    m = _mocked
+    harness = Aws(m.ec2, m.sfn, m.sqs, m.queue_url, DynamoStore(m.table), m.table, m.state_machine_arn, calls, m.ami)
+    harness.events()  # drop whatever an earlier test left in the queue
+    return harness
+
+
+def _create_table(dynamodb: Any) -> Any:
+    """The table as template.yaml declares it (keys, GSI1, TTL attribute)."""
+    table = dynamodb.create_table(
+        TableName=TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": name, "AttributeType": "S"} for name in ("PK", "SK", "GSI1PK", "GSI1SK")
+        ],
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "GSI1",
+                "KeySchema": [
+                    {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                    {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    dynamodb.meta.client.update_time_to_live(
+        TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
+    )
+    return table
+
+
+def _record_ec2_mutations(monkeypatch: pytest.MonkeyPatch, calls: Ec2Calls) -> None:
+    stop, start, modify = EC2Backend.stop_instances, EC2Backend.start_instances, EC2Backend.modify_instance_attribute
+
+    def stop_instances(self: EC2Backend, instance_ids: list[str]) -> Any:
+        calls.calls.extend(("stop", i, "") for i in instance_ids)
+        return stop(self, instance_ids)
+
+    def start_instances(self: EC2Backend, instance_ids: list[str]) -> Any:
+        calls.calls.extend(("start", i, self.get_instance(i).instance_type) for i in instance_ids)
+        return start(self, instance_ids)
+
+    def modify_instance_attribute(self: EC2Backend, instance_id: str, key: str, value: Any) -> Any:
+        calls.calls.append(("modify", instance_id, f"{key}={value}"))
+        return modify(self, instance_id, key, value)
+
+    monkeypatch.setattr(EC2Backend, "stop_instances", stop_instances)
+    monkeypatch.setattr(EC2Backend, "start_instances", start_instances)
+    monkeypatch.setattr(EC2Backend, "modify_instance_attribute", modify_instance_attribute)
+
+
+def approval(
+    instance_id: str, from_type: str = "g5.12xlarge", to_type: str = "g5.2xlarge", rec_id: str | None = None
+) -> Approval:
+    return Approval(
+        recommendation_id=rec_id or f"rec-{instance_id[2:]}",
+        account_id=ACCOUNT,
+        region=REGION,
+        instance_id=instance_id,
+        from_type=from_type,
+        to_type=to_type,
+        approver="U0APPROVER",
+        approved_at=APPROVED_AT,
+        slack_channel="C0RESIZE",
+        slack_ts="1733054400.000100",
+    )
+
+
+def wait_for(aws: Aws, arn: str) -> dict[str, Any]:
+    """Bounded poll of the execution status (moto runs it on a thread); not a synchronising sleep."""
+    deadline = time.monotonic() + EXECUTION_TIMEOUT_S
+    while True:
+        described: dict[str, Any] = aws.sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING":
+            return described
+        assert time.monotonic() < deadline, f"execution still running after {EXECUTION_TIMEOUT_S}s"
+        time.sleep(0.02)
+
+
+def resize(aws: Aws, request: Approval, expected_state: str = "running", **workflow: Any) -> dict[str, Any]:
+    arn = aws.workflow(**workflow).start(request, expected_state=expected_state)
+    return wait_for(aws, arn)
+
+
+def executions_for(aws: Aws, request: Approval) -> list[str]:
+    """This request's executions (the module's tests share one state machine)."""
+    paginator = aws.sfn.get_paginator("list_executions")
+    pages = paginator.paginate(stateMachineArn=aws.state_machine_arn)
+    name = execution_name(request.recommendation_id)
+    return [e["executionArn"] for page in pages for e in page["executions"] if e["name"] == name]
+
+
+def audit_events(aws: Aws, rec_id: str) -> list[str]:
+    return [entry.event for entry in aws.store.audit_log(rec_id)]
+
+
+# ------------------------------------------------------------------------------- the happy paths
+
+
+def test_running_host_is_resized_and_running_again(aws: Aws) -> None:
+    instance_id = aws.launch("g5.12xlarge")
+    request = approval(instance_id)
+
+    result = resize(aws, request)
+
+    assert result["status"] == "SUCCEEDED", result
+    output = json.loads(result["output"])
+    assert output == {
+        "recommendation_id": request.recommendation_id,
+        "instance_id": instance_id,
+        "status": "succeeded",
+        "from_type": "g5.12xlarge",
+        "to_type": "g5.2xlarge",
+        "state": "running",
+        "health": "status checks ok",
+    }
+    assert aws.describe(instance_id) == ("g5.2xlarge", "running")
+    # stop, then modify only once stopped, then start on the new type
+    assert aws.ec2_calls.calls == [
+        ("stop", instance_id, ""),
+        ("modify", instance_id, "instance_type=g5.2xlarge"),
+        ("start", instance_id, "g5.2xlarge"),
+    ]
+
+    log = aws.store.audit_log(request.recommendation_id)
+    assert [e.event for e in log] == [
+        "resize_started",
+        "validated",
+        "stop_requested",
+        "stopped",
+        "modified",
+        "start_requested",
+        "running",
+        "succeeded",
+    ]
+    assert log[0].actor == "U0APPROVER"
+    assert "approved by U0APPROVER at 2026-12-01T12:00:00+00:00" in log[0].detail
+    assert {e.actor for e in log[1:]} == {"resize-workflow"}
+    assert "g5.12xlarge -> g5.2xlarge" in log[4].detail
+    items = aws.table.query(
+        KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": f"AUDIT#{request.recommendation_id}"}
+    )["Items"]
+    assert {int(item["expiration"]) for item in items} == {int(APPROVED_AT.timestamp()) + 800 * 86400}
+
+    events = aws.events()
+    assert {(e["source"], e["detail-type"]) for e in events} == {(RESIZE_EVENT_SOURCE, RESIZE_EVENT_DETAIL_TYPE)}
+    details = [e["detail"] for e in events]
+    assert [(d["step"], d["status"]) for d in details] == [
+        ("validated", "running"),
+        ("modified", "running"),
+        ("succeeded", "succeeded"),
+    ]
+    for detail in details:
+        assert set(detail) == {"recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type"}
+        assert (detail["recommendation_id"], detail["instance_id"]) == (request.recommendation_id, instance_id)
+        assert (detail["from_type"], detail["to_type"]) == ("g5.12xlarge", "g5.2xlarge")
+    assert "is now g5.2xlarge and running" in details[-1]["message"]
+    # Step Functions names the execution in the event's resources, so the notifier can link it
+    assert any(":execution:" in resource for resource in events[-1]["resources"])
+
+
+def test_stopped_host_is_modified_and_stays_stopped(aws: Aws) -> None:
+    instance_id = aws.launch("g5.12xlarge", state="stopped")
+    request = approval(instance_id)
+
+    result = resize(aws, request, expected_state="stopped")
+
+    assert result["status"] == "SUCCEEDED", result
+    assert json.loads(result["output"])["state"] == "stopped"
+    assert aws.describe(instance_id) == ("g5.2xlarge", "stopped")
+    assert aws.ec2_calls.kinds == ["modify"]
+    assert audit_events(aws, request.recommendation_id) == ["resize_started", "validated", "modified", "succeeded"]
+    assert [e["detail"]["status"] for e in aws.events()] == ["running", "succeeded"]
+
+
+def test_host_without_status_data_is_accepted_only_because_it_is_running(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EC2Backend, "describe_instance_status", lambda self, *args, **kwargs: [])
+    instance_id = aws.launch()
+
+    result = resize(aws, approval(instance_id))
+
+    assert result["status"] == "SUCCEEDED", result
+    assert json.loads(result["output"])["health"].startswith("no status checks reported")
+    assert aws.describe(instance_id) == ("g5.2xlarge", "running")
+
+
+def test_nvme_ready_tag_allows_moving_a_xen_host_to_an_nvme_type(aws: Aws) -> None:
+    instance_id = aws.launch("c4.large", tags={"rightsizer:nvme-ready": "true"})
+
+    result = resize(aws, approval(instance_id, "c4.large", "g5.2xlarge"))
+
+    assert result["status"] == "SUCCEEDED", result
+    assert aws.describe(instance_id) == ("g5.2xlarge", "running")
+
+
+# ------------------------------------------------------------------------------- rollback
+
+
+def _fail_start_as(monkeypatch: pytest.MonkeyPatch, aws: Aws, instance_type: str) -> None:
+    recorded_start = EC2Backend.start_instances  # the recording wrapper from the fixture
+
+    def start_instances(self: EC2Backend, instance_ids: list[str]) -> Any:
+        if any(self.get_instance(i).instance_type == instance_type for i in instance_ids):
+            aws.ec2_calls.calls.extend(("start", i, f"refused as {instance_type}") for i in instance_ids)
+            raise EC2ClientError(
+                "InsufficientInstanceCapacity",
+                f"We currently do not have sufficient {instance_type} capacity in the Availability Zone you requested.",
+            )
+        return recorded_start(self, instance_ids)
+
+    monkeypatch.setattr(EC2Backend, "start_instances", start_instances)
+
+
+def test_capacity_failure_on_start_rolls_back_to_the_original_type_and_state(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance_id = aws.launch("g5.12xlarge")
+    _fail_start_as(monkeypatch, aws, "g5.2xlarge")
+    request = approval(instance_id)
+
+    result = resize(aws, request)
+
+    assert result["status"] == "FAILED"
+    assert result["error"] == "ResizeRolledBack"
+    assert "starting as g5.2xlarge failed" in result["cause"]
+    assert "sufficient g5.2xlarge capacity" in result["cause"]
+    assert aws.describe(instance_id) == ("g5.12xlarge", "running")
+    assert aws.ec2_calls.calls == [
+        ("stop", instance_id, ""),
+        ("modify", instance_id, "instance_type=g5.2xlarge"),
+        ("start", instance_id, "refused as g5.2xlarge"),
+        ("modify", instance_id, "instance_type=g5.12xlarge"),
+        ("start", instance_id, "g5.12xlarge"),
+    ]
+    assert audit_events(aws, request.recommendation_id) == [
+        "resize_started",
+        "validated",
+        "stop_requested",
+        "stopped",
+        "modified",
+        "rollback_started",
+        "rollback_modified",
+        "rollback_start_requested",
+        "rolled_back",
+    ]
+    details = [e["detail"] for e in aws.events()]
+    assert [(d["step"], d["status"]) for d in details] == [
+        ("validated", "running"),
+        ("modified", "running"),
+        ("rollback", "running"),
+        ("rolled_back", "rolled_back"),
+    ]
+    assert "g5.12xlarge and running again" in details[-1]["message"]
+
+
+def test_refused_modify_rolls_back_without_changing_the_type(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded_modify = EC2Backend.modify_instance_attribute
+
+    def modify_instance_attribute(self: EC2Backend, instance_id: str, key: str, value: Any) -> Any:
+        if key == "instance_type" and value == "g5.2xlarge":
+            raise EC2ClientError("Unsupported", "The requested configuration is currently not supported.")
+        return recorded_modify(self, instance_id, key, value)
+
+    monkeypatch.setattr(EC2Backend, "modify_instance_attribute", modify_instance_attribute)
+    instance_id = aws.launch("g5.12xlarge")
+    request = approval(instance_id)
+
+    result = resize(aws, request)
+
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeRolledBack")
+    assert aws.describe(instance_id) == ("g5.12xlarge", "running")
+    # the described type never changed, so the rollback only starts the host again
+    assert aws.ec2_calls.calls == [("stop", instance_id, ""), ("start", instance_id, "g5.12xlarge")]
+    assert audit_events(aws, request.recommendation_id)[-3:] == [
+        "rollback_started",
+        "rollback_start_requested",
+        "rolled_back",
+    ]
+
+
+def test_failing_status_checks_roll_back_through_stop_modify_start(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.ec2.models.instances import Instance
+
+    healthy = Instance.instance_status
+
+    def instance_status(self: Instance) -> dict[str, Any]:
+        if self.instance_type == "g5.2xlarge" and self.state == "running":
+            return {"Status": "impaired", "Details": [{"Name": "reachability", "Status": "failed"}]}
+        return dict(healthy.fget(self))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Instance, "instance_status", property(instance_status))
+    instance_id = aws.launch("g5.12xlarge")
+    request = approval(instance_id)
+
+    result = resize(aws, request, max_polls=2)
+
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeRolledBack")
+    assert "status checks not ok after 2 polls (instance impaired, system ok)" in result["cause"]
+    assert aws.describe(instance_id) == ("g5.12xlarge", "running")
+    assert aws.ec2_calls.kinds == ["stop", "modify", "start", "stop", "modify", "start"]
+    assert audit_events(aws, request.recommendation_id)[-5:] == [
+        "rollback_started",
+        "rollback_stop_requested",
+        "rollback_modified",
+        "rollback_start_requested",
+        "rolled_back",
+    ]
+
+
+# ------------------------------------------------------------------------------- refusals
+
+
+def _assert_refused(aws: Aws, result: dict[str, Any], rec_id: str, fragment: str) -> None:
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeRefused"), result
+    assert fragment in result["cause"]
+    assert aws.ec2_calls.calls == [], "a refused resize must not touch the host"
+    log = aws.store.audit_log(rec_id)
+    assert [e.event for e in log] == ["resize_started", "refused"]
+    assert fragment in log[-1].detail
+    details = [e["detail"] for e in aws.events()]
+    assert [(d["step"], d["status"]) for d in details] == [("refused", "refused")]
+    assert fragment in details[0]["message"]
+
+
+def test_stale_recommendation_is_refused_without_touching_the_host(aws: Aws) -> None:
+    instance_id = aws.launch("g5.16xlarge")  # someone resized it after the recommendation was made
+    request = approval(instance_id, from_type="g5.12xlarge")
+
+    result = resize(aws, request)
+
+    _assert_refused(
+        aws, result, request.recommendation_id, "is now g5.16xlarge, the recommendation was for g5.12xlarge"
+    )
+    assert aws.describe(instance_id) == ("g5.16xlarge", "running")
+
+
+def test_host_stopped_since_the_recommendation_is_refused(aws: Aws) -> None:
+    instance_id = aws.launch("g5.12xlarge", state="stopped")
+    request = approval(instance_id)
+
+    result = resize(aws, request, expected_state="running")
+
+    _assert_refused(aws, result, request.recommendation_id, "is stopped, the recommendation expected running")
+    assert aws.describe(instance_id) == ("g5.12xlarge", "stopped")
+
+
+@pytest.mark.parametrize(
+    ("launch", "from_type", "to_type", "fragment"),
+    [
+        pytest.param({"tags": {OPT_OUT: "yes"}}, "g5.12xlarge", "g5.2xlarge", "opt-out tag", id="opted-out"),
+        pytest.param({"managed": False}, "g5.12xlarge", "g5.2xlarge", "is not tagged", id="not-managed"),
+        pytest.param(
+            {"managed": False, "tags": {MANAGED: "false"}},
+            "g5.12xlarge",
+            "g5.2xlarge",
+            "is not tagged",
+            id="managed-false",
+        ),
+        pytest.param({"spot": True}, "g5.12xlarge", "g5.2xlarge", "is a spot instance", id="spot"),
+        pytest.param(
+            {"tags": {"aws:autoscaling:groupName": "inference"}},
+            "g5.12xlarge",
+            "g5.2xlarge",
+            "Auto Scaling group",
+            id="asg-member",
+        ),
+        # moto's offerings data has no inf2 in us-east-1d
+        pytest.param(
+            {"zone": "us-east-1d"}, "g5.12xlarge", "inf2.xlarge", "is not offered in us-east-1d", id="not-offered"
+        ),
+        pytest.param({}, "g5.12xlarge", "g5g.xlarge", "does not support the x86_64 architecture", id="architecture"),
+        pytest.param({"ena": False}, "g5.12xlarge", "g5.2xlarge", "ENA) is not enabled", id="ena"),
+        pytest.param({}, "c4.large", "g5.2xlarge", "exposes EBS volumes as NVMe", id="nvme"),
+        pytest.param({}, "g5.12xlarge", "g5.12xlarge", "invalid request", id="same-type"),
+    ],
+)
+def test_unsafe_resizes_are_refused_before_anything_is_touched(
+    aws: Aws, launch: dict[str, Any], from_type: str, to_type: str, fragment: str
+) -> None:
+    instance_id = aws.launch(from_type, **launch)
+    request = approval(instance_id, from_type, to_type)
+
+    result = resize(aws, request)
+
+    _assert_refused(aws, result, request.recommendation_id, fragment)
+    assert aws.describe(instance_id) == (from_type, "running")
+
+
+def test_incomplete_input_fails_before_anything_runs(aws: Aws) -> None:
+    instance_id = aws.launch()
+    request = approval(instance_id)
+    payload = aws.workflow().execution_input(to_jsonable(request), "running")
+    del payload["max_polls"]  # a missing path after the stop would be an uncatchable States.Runtime error
+    arn = aws.sfn.start_execution(
+        stateMachineArn=aws.state_machine_arn, name=f"partial-{instance_id}", input=json.dumps(payload)
+    )["executionArn"]
+
+    result = wait_for(aws, arn)
+
+    assert (result["status"], result["error"]) == ("FAILED", "InvalidRequest")
+    assert aws.ec2_calls.calls == []
+    assert aws.store.audit_log(request.recommendation_id) == []
+
+
+def test_instance_store_root_is_refused(aws: Aws) -> None:
+    instance_id = aws.launch()
+    moto_instance(instance_id).root_device_type = "instance-store"  # moto always launches EBS-backed
+    request = approval(instance_id)
+
+    _assert_refused(aws, resize(aws, request), request.recommendation_id, "is not EBS-backed")
+
+
+# ------------------------------------------------------------------------------- idempotency
+
+
+def test_double_approval_yields_one_execution(aws: Aws) -> None:
+    instance_id = aws.launch()
+    request = approval(instance_id)
+    workflow = aws.workflow()
+
+    first = workflow.start(request)
+    second = workflow.start(request)  # while the first may still run
+    wait_for(aws, first)
+    third = workflow.start(request)  # after it closed: ExecutionAlreadyExists, answered with its ARN
+
+    assert first == second == third == execution_arn(aws.state_machine_arn, execution_name(request.recommendation_id))
+    assert executions_for(aws, request) == [first]
+    assert aws.ec2_calls.kinds == ["stop", "modify", "start"]
+
+
+# Outside Lambda there is no remaining time to bound the in-progress record; start() copes (see workflow.py).
+@pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
+def test_powertools_idempotency_answers_a_retry_from_the_table(aws: Aws) -> None:
+    instance_id = aws.launch()
+    request = approval(instance_id)
+    starts: list[dict[str, Any]] = []
+
+    class CountingClient:
+        def __init__(self, client: Any) -> None:
+            self._client = client
+
+        def start_execution(self, **kwargs: Any) -> Any:
+            starts.append(kwargs)
+            return self._client.start_execution(**kwargs)
+
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    workflow = StepFunctionsResizeWorkflow.with_idempotency(
+        CountingClient(aws.sfn), aws.state_machine_arn, TABLE, dynamodb_client=dynamodb, wait_seconds=0, max_polls=3
+    )
+
+    first = workflow.start(request)
+    second = workflow.start(request)
+    wait_for(aws, first)
+
+    assert first == second
+    assert len(starts) == 1, "the retry was answered from the idempotency record"
+    query = {"KeyConditionExpression": "PK = :pk", "ExpressionAttributeValues": {":pk": IDEMPOTENCY_PK}}
+    record = aws.table.query(**query)["Items"]
+    assert len(record) == 1
+    assert record[0]["SK"].startswith("resize-start#")
+    assert record[0]["status"] == "COMPLETED"
+    assert int(record[0]["expiration"]) > time.time() + 80 * 86400
+    assert executions_for(aws, request) == [first]
+
+
+@pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time left")
+def test_a_starter_that_died_mid_start_does_not_block_the_retry(aws: Aws) -> None:
+    instance_id = aws.launch()
+    request = approval(instance_id)
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    workflow = StepFunctionsResizeWorkflow.with_idempotency(
+        aws.sfn, aws.state_machine_arn, TABLE, dynamodb_client=dynamodb, wait_seconds=0, max_polls=3
+    )
+    first = workflow.start(request)
+    wait_for(aws, first)
+    # What a crash between Powertools' "in progress" write and its "completed" write leaves behind.
+    aws.table.update_item(
+        Key={"PK": IDEMPOTENCY_PK, "SK": _idempotency_sk(aws)},
+        UpdateExpression="SET #s = :s REMOVE #d",
+        ExpressionAttributeNames={"#s": "status", "#d": "data"},
+        ExpressionAttributeValues={":s": "INPROGRESS"},
+    )
+
+    assert workflow.start(request) == first
+    assert executions_for(aws, request) == [first]
+
+
+def _idempotency_sk(aws: Aws) -> str:
+    items = aws.table.query(KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": IDEMPOTENCY_PK})
+    newest = max(items["Items"], key=lambda item: int(item["expiration"]))
+    return str(newest["SK"])
+
+
+# ------------------------------------------------------------------------------- the starter, offline
+
+
+def test_execution_names_are_valid_and_stable() -> None:
+    assert execution_name("rec-0123456789abcdef0123") == "rec-0123456789abcdef0123"
+    odd = execution_name("rec:with/odd chars#" + "x" * 100)
+    assert len(odd) <= 80
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", odd)
+    assert odd == execution_name("rec:with/odd chars#" + "x" * 100)
+    assert execution_name("a/b") != execution_name("a:b"), "sanitised alike, still distinct"
+    with pytest.raises(ValueError):
+        execution_name("")
+
+
+def test_execution_arn_is_built_from_the_state_machine_arn() -> None:
+    arn = "arn:aws:states:us-east-1:123456789012:stateMachine:stack-resize"
+    assert execution_arn(arn, "rec-1") == "arn:aws:states:us-east-1:123456789012:execution:stack-resize:rec-1"
+    with pytest.raises(ValueError):
+        execution_arn("arn:aws:states:us-east-1:123456789012:activity:x", "rec-1")
+
+
+def test_execution_input_carries_the_whole_request() -> None:
+    class NoClient:
+        def start_execution(self, **kwargs: Any) -> Any:
+            raise AssertionError("not called")
+
+    arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:stack-resize"
+    workflow = StepFunctionsResizeWorkflow(
+        NoClient(), arn, wait_seconds=15, managed_tag_key="team:managed", opt_out_tag="team:ignore", table_name="t"
+    )
+    payload = workflow.execution_input(to_jsonable(approval("i-0abc")), "stopped")
+
+    assert payload == {
+        "recommendation_id": "rec-0abc",
+        "instance_id": "i-0abc",
+        "region": REGION,
+        "expected_type": "g5.12xlarge",
+        "target_type": "g5.2xlarge",
+        "expected_state": "stopped",
+        "approver": "U0APPROVER",
+        "approved_at": "2026-12-01T12:00:00+00:00",
+        "managed_tag_key": "team:managed",
+        "opt_out_tag": "team:ignore",
+        "wait_seconds": 15,
+        "table_name": "t",
+        "max_polls": 30,
+        "audit_expiration": str(int(APPROVED_AT.timestamp()) + 800 * 86400),
+    }
+
+
+def test_starter_refuses_other_regions_accounts_and_states() -> None:
+    class NoClient:
+        def start_execution(self, **kwargs: Any) -> Any:
+            raise AssertionError("not called")
+
+    workflow = StepFunctionsResizeWorkflow(NoClient(), f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s")
+    elsewhere = Approval(**{**approval("i-0abc").__dict__, "region": "eu-west-1"})
+    with pytest.raises(ValueError, match="own account and region"):
+        workflow.start(elsewhere)
+    with pytest.raises(ValueError, match="expected_state"):
+        workflow.start(approval("i-0abc"), expected_state="terminated")
+
+
+def test_expected_state_comes_from_the_lookup_when_not_given() -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Client:
+        def start_execution(self, **kwargs: Any) -> Any:
+            seen.append(json.loads(kwargs["input"]))
+            return {"executionArn": "arn:x"}
+
+    arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s"
+    StepFunctionsResizeWorkflow(Client(), arn, expected_state_of=lambda rec_id: "stopped").start(approval("i-1"))
+    StepFunctionsResizeWorkflow(Client(), arn).start(approval("i-2"))
+    assert [s["expected_state"] for s in seen] == ["stopped", "running"]
+
+
+def test_from_settings_uses_the_stack_tag_keys() -> None:
+    from rightsizer.domain.analyzer import Policy
+    from rightsizer.settings import Settings
+
+    seen: list[dict[str, Any]] = []
+
+    class Client:
+        def start_execution(self, **kwargs: Any) -> Any:
+            seen.append(json.loads(kwargs["input"]))
+            return {"executionArn": "arn:x"}
+
+    settings = Settings(
+        resize_state_machine_arn=f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s",
+        managed_tag_key="team:managed",
+        policy=Policy(opt_out_tag="team:ignore"),
+    )
+    StepFunctionsResizeWorkflow.from_settings(settings, Client()).start(approval("i-1"))
+    assert (seen[0]["managed_tag_key"], seen[0]["opt_out_tag"]) == ("team:managed", "team:ignore")
+    with pytest.raises(ValueError, match="RESIZE_STATE_MACHINE_ARN"):
+        StepFunctionsResizeWorkflow.from_settings(Settings(), Client())
+
+
+# ------------------------------------------------------------------------------- the template
+
+
+def _template() -> dict[str, Any]:
+    from samtranslator.yaml_helper import yaml_parse  # type: ignore[import-untyped]
+
+    parsed: dict[str, Any] = yaml_parse(TEMPLATE_PATH.read_text())
+    return parsed
+
+
+EC2_WRITE = re.compile(r"^ec2:(Stop|Start|Modify|Terminate|Reboot|Run|Create|Delete|Attach|Detach|Associate)", re.I)
+
+
+def _statements(resource: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    props = resource.get("Properties", {})
+    for policy in props.get("Policies", []) or []:
+        document = policy.get("PolicyDocument", policy) if isinstance(policy, dict) else None
+        if isinstance(document, dict) and "Fn::Sub" in document:
+            document = json.loads(document["Fn::Sub"])
+        if isinstance(document, dict):
+            yield from document.get("Statement", [])
+
+
+def test_only_the_resize_role_may_change_instances_and_only_managed_ones() -> None:
+    resources = _template()["Resources"]
+    writers: dict[str, list[dict[str, Any]]] = {}
+    for name, resource in resources.items():
+        for statement in _statements(resource):
+            actions = statement.get("Action", [])
+            actions = [actions] if isinstance(actions, str) else actions
+            if any(isinstance(a, str) and EC2_WRITE.match(a) for a in actions):
+                writers.setdefault(name, []).append(statement)
+    assert set(writers) == {"ResizeStateMachineRole"}
+    (statement,) = writers["ResizeStateMachineRole"]
+    assert sorted(statement["Action"]) == ["ec2:ModifyInstanceAttribute", "ec2:StartInstances", "ec2:StopInstances"]
+    assert statement["Condition"] == {"StringEquals": {"aws:ResourceTag/${ManagedTagKey}": "true"}}
+    assert statement["Resource"] == "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*"
+
+
+def test_template_wires_the_state_machine_and_the_notifier() -> None:
+    resources = _template()["Resources"]
+    machine = resources["ResizeStateMachine"]["Properties"]
+    assert machine["Name"] == {"Fn::Sub": "${AWS::StackName}-resize"}
+    assert machine["DefinitionUri"] == "statemachine/resize.asl.json"
+    placeholders = set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", ASL_PATH.read_text()))
+    assert placeholders == set(machine["DefinitionSubstitutions"])
+    notifier = resources["NotifierFunction"]["Properties"]
+    assert notifier["Handler"] == "rightsizer.handlers.notify.handler"
+    (rule,) = notifier["Events"].values()
+    assert rule["Type"] == "EventBridgeRule"
+    assert rule["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
+    assert "NotifierLogs" in resources
+    assert "ResizeStateMachineArn" in _template()["Outputs"]
+
+
+def test_the_definition_passes_cfn_lint_step_functions_checks() -> None:
+    """`make template` lints template.yaml, where the ASL is only a DefinitionUri: lint it inline here."""
+    from cfnlint.api import lint  # type: ignore[import-untyped]
+
+    template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {
+            "Machine": {
+                "Type": "AWS::StepFunctions::StateMachine",
+                "Properties": {
+                    "RoleArn": f"arn:aws:iam::{ACCOUNT}:role/resize-workflow",
+                    "Definition": json.loads(ASL_PATH.read_text()),
+                    "DefinitionSubstitutions": {"TableName": TABLE},
+                },
+            }
+        },
+    }
+    matches = lint(json.dumps(template), regions=[REGION])
+    assert [str(m) for m in matches] == []
+
+
+def test_every_state_is_reachable_and_every_transition_exists() -> None:
+    states: dict[str, dict[str, Any]] = json.loads(ASL_PATH.read_text())["States"]
+
+    def targets(state: Mapping[str, Any]) -> list[str]:
+        found = [state[k] for k in ("Next", "Default") if k in state]
+        found += [rule["Next"] for rule in state.get("Choices", [])]
+        found += [rule["Next"] for rule in state.get("Catch", [])]
+        return found
+
+    reached, todo = set(), [json.loads(ASL_PATH.read_text())["StartAt"]]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            assert name in states, f"transition to a missing state {name}"
+            todo.extend(targets(states[name]))
+    assert reached == set(states)
+    # every EC2 mutation is caught: a failure must lead to the rollback or a failure report, never out
+    for name, state in states.items():
+        if state.get("Resource", "").split(":")[-1] in {"stopInstances", "startInstances", "modifyInstanceAttribute"}:
+            assert state["Catch"][0]["ErrorEquals"] == ["States.ALL"], name

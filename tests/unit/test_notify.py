@@ -1,0 +1,313 @@
+"""The notifier: resize progress events -> approval status, audit entries and the Slack thread."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rightsizer.handlers import notify as notify_handler
+from rightsizer.services.notify import (
+    MalformedProgress,
+    NotificationFailed,
+    Outcome,
+    ResizeProgress,
+    handle_progress,
+)
+from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval, AuditEntry
+
+NOW = datetime(2026, 12, 1, 12, 5, tzinfo=UTC)
+REC = "rec-0123456789abcdef0123"
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:gpu-rightsizer-resize:" + REC
+SAMPLE_EVENT = Path(__file__).resolve().parents[2] / "events" / "notify.json"
+
+
+def approval(**changes: Any) -> Approval:
+    base = Approval(
+        recommendation_id=REC,
+        account_id="123456789012",
+        region="us-east-1",
+        instance_id="i-0123456789abcdef0",
+        from_type="g5.12xlarge",
+        to_type="g5.2xlarge",
+        approver="U0APPROVER",
+        approved_at=datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
+        status="running",
+        execution_arn=EXECUTION,
+        slack_channel="C0RESIZE",
+        slack_ts="1733054400.000100",
+    )
+    return replace(base, **changes)
+
+
+def progress(step: str = "validated", status: str = "running", **changes: Any) -> ResizeProgress:
+    base = ResizeProgress(
+        recommendation_id=REC,
+        instance_id="i-0123456789abcdef0",
+        step=step,
+        status=status,
+        message=f"{step} message",
+        from_type="g5.12xlarge",
+        to_type="g5.2xlarge",
+    )
+    return replace(base, **changes)
+
+
+class FakeStore:
+    def __init__(self, *approvals: Approval) -> None:
+        self.approvals = {a.recommendation_id: a for a in approvals}
+        self.entries: list[AuditEntry] = []
+        self.updates: list[dict[str, Any]] = []
+
+    def approval(self, recommendation_id: str) -> Approval | None:
+        return self.approvals.get(recommendation_id)
+
+    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
+        self.updates.append(changes)
+        updated = replace(self.approvals[recommendation_id], **changes)
+        self.approvals[recommendation_id] = updated
+        return updated
+
+    def audit(self, entry: AuditEntry) -> None:
+        self.entries.append(entry)
+
+
+class FakeNotifier:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.replies: list[tuple[str, str, str]] = []
+        self.roots: list[tuple[str, str, str]] = []
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        if self.fail:
+            raise NotificationFailed("chat_postMessage failed: channel_not_found")
+        self.replies.append((channel, thread_ts, text))
+
+    def update_root(self, channel: str, ts: str, text: str) -> None:
+        self.roots.append((channel, ts, text))
+
+
+# ------------------------------------------------------------------------------- the use-case
+
+
+def test_progress_moves_a_pending_approval_to_running_and_replies_in_its_thread() -> None:
+    store, slack = FakeStore(approval(status="pending")), FakeNotifier()
+
+    result = handle_progress(progress("validated", "running"), store, slack, NOW)
+
+    assert (result.outcome, result.status) == (Outcome.POSTED, "running")
+    assert store.approvals[REC].status == "running"
+    assert [(c, ts) for c, ts, _ in slack.replies] == [("C0RESIZE", "1733054400.000100")]
+    assert "validated message" in slack.replies[0][2]
+    assert "g5.12xlarge → g5.2xlarge" in slack.replies[0][2]
+    assert slack.roots == [], "the root message changes only when the resize is over"
+    assert store.entries == [AuditEntry(REC, NOW, "rightsizer", "notified_validated", "running: validated message")]
+
+
+@pytest.mark.parametrize("status", ["succeeded", "rolled_back", "refused", "failed"])
+def test_terminal_status_is_recorded_and_the_root_message_updated(status: str) -> None:
+    store, slack = FakeStore(approval()), FakeNotifier()
+
+    result = handle_progress(progress(status, status), store, slack, NOW)
+
+    assert (result.outcome, result.status) == (Outcome.POSTED, status)
+    assert store.approvals[REC].status == status
+    assert len(slack.replies) == 1
+    ((channel, ts, text),) = slack.roots
+    assert (channel, ts) == ("C0RESIZE", "1733054400.000100")
+    assert "<@U0APPROVER>" in text
+    assert "i-0123456789abcdef0" in text
+
+
+def test_a_repeated_terminal_event_changes_and_posts_nothing() -> None:
+    store, slack = FakeStore(approval(status="succeeded")), FakeNotifier()
+
+    result = handle_progress(progress("succeeded", "succeeded"), store, slack, NOW)
+
+    assert result.outcome is Outcome.DUPLICATE
+    assert (store.updates, store.entries, slack.replies, slack.roots) == ([], [], [], [])
+
+
+def test_a_late_running_event_never_reopens_a_finished_resize() -> None:
+    store, slack = FakeStore(approval(status="rolled_back")), FakeNotifier()
+
+    result = handle_progress(progress("modified", "running"), store, slack, NOW)
+
+    assert (result.outcome, result.status) == (Outcome.RECORDED, "rolled_back")
+    assert store.approvals[REC].status == "rolled_back"
+    assert [e.event for e in store.entries] == ["notified_modified"], "still on the audit trail"
+    assert slack.replies == [], "but not posted under the outcome"
+
+
+def test_unknown_recommendation_is_answered_not_raised() -> None:
+    store, slack = FakeStore(), FakeNotifier()
+
+    result = handle_progress(progress(recommendation_id="rec-unknown"), store, slack, NOW)
+
+    assert result.outcome is Outcome.UNKNOWN
+    assert "rec-unknown" in result.detail
+    assert (store.updates, store.entries, slack.replies) == ([], [], [])
+
+
+def test_approval_without_a_thread_still_gets_its_status_and_audit() -> None:
+    store, slack = FakeStore(approval(slack_channel="", slack_ts="")), FakeNotifier()
+
+    result = handle_progress(progress("succeeded", "succeeded"), store, slack, NOW)
+
+    assert (result.outcome, result.status) == (Outcome.RECORDED, "succeeded")
+    assert store.approvals[REC].status == "succeeded"
+    assert len(store.entries) == 1
+    assert slack.replies == []
+
+
+def test_slack_failure_keeps_the_recorded_status_and_says_why() -> None:
+    store, slack = FakeStore(approval()), FakeNotifier(fail=True)
+
+    result = handle_progress(progress("refused", "refused"), store, slack, NOW)
+
+    assert (result.outcome, result.status) == (Outcome.RECORDED, "refused")
+    assert "channel_not_found" in result.detail
+    assert store.approvals[REC].status == "refused"
+
+
+def test_execution_arn_is_filled_in_once_from_the_event() -> None:
+    store = FakeStore(approval(execution_arn="", status="pending"))
+    handle_progress(progress(execution_arn=EXECUTION), store, FakeNotifier(), NOW)
+    assert store.approvals[REC].execution_arn == EXECUTION
+
+    handle_progress(progress("modified", execution_arn="arn:other"), store, FakeNotifier(), NOW)
+    assert store.approvals[REC].execution_arn == EXECUTION
+
+
+@pytest.mark.parametrize(
+    ("detail", "reason"),
+    [
+        ({"recommendation_id": REC}, "lacks"),
+        ({**json.loads(SAMPLE_EVENT.read_text())["detail"], "status": "exploded"}, "unknown resize status"),
+        ({**json.loads(SAMPLE_EVENT.read_text())["detail"], "recommendation_id": ""}, "empty recommendation_id"),
+    ],
+)
+def test_malformed_details_are_rejected_with_a_reason(detail: dict[str, Any], reason: str) -> None:
+    with pytest.raises(MalformedProgress, match=reason):
+        ResizeProgress.from_detail(detail)
+
+
+# ------------------------------------------------------------------------------- the handler
+
+
+class FakeWebClient:
+    """The two slack_sdk WebClient methods the notifier uses."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def chat_postMessage(self, **kwargs: Any) -> dict[str, Any]:
+        if self.error:
+            raise self.error
+        self.calls.append(("chat_postMessage", kwargs))
+        return {"ok": True, "ts": "1733054999.000200"}
+
+    def chat_update(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("chat_update", kwargs))
+        return {"ok": True}
+
+
+def sample_event() -> dict[str, Any]:
+    event: dict[str, Any] = json.loads(SAMPLE_EVENT.read_text())
+    return event
+
+
+def test_sample_event_matches_what_the_workflow_puts() -> None:
+    event = sample_event()
+    assert (event["source"], event["detail-type"]) == (RESIZE_EVENT_SOURCE, RESIZE_EVENT_DETAIL_TYPE)
+    parsed = notify_handler.progress_from_event(event)
+    assert parsed.recommendation_id == REC
+    assert parsed.execution_arn == EXECUTION
+
+
+def test_process_posts_the_sample_event_through_a_slack_client() -> None:
+    web = FakeWebClient()
+    store = FakeStore(approval())
+    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web))
+
+    answer = notify_handler.process(sample_event(), deps, NOW)
+
+    assert answer == {"outcome": "posted", "status": "succeeded", "detail": ""}
+    (post, post_args), (update, update_args) = web.calls
+    assert (post, post_args["channel"], post_args["thread_ts"]) == ("chat_postMessage", "C0RESIZE", "1733054400.000100")
+    assert post_args["unfurl_links"] is False
+    assert (update, update_args["channel"], update_args["ts"]) == ("chat_update", "C0RESIZE", "1733054400.000100")
+    assert update_args["blocks"][0]["text"]["text"] == update_args["text"]
+
+
+def test_process_answers_a_malformed_event_without_raising() -> None:
+    deps = notify_handler.Dependencies(FakeStore(), notify_handler.SlackThreadNotifier(FakeWebClient))
+    answer = notify_handler.process({"id": "x", "detail": "not an object"}, deps, NOW)
+    assert answer["outcome"] == "malformed"
+
+
+def test_slack_errors_and_missing_configuration_become_notification_failures() -> None:
+    from slack_sdk.errors import SlackApiError
+
+    from rightsizer.adapters.slack.secrets import SlackNotConfigured
+
+    failing = FakeWebClient(SlackApiError("boom", {"ok": False, "error": "not_in_channel"}))  # type: ignore[no-untyped-call]
+    with pytest.raises(NotificationFailed, match="not_in_channel"):
+        notify_handler.SlackThreadNotifier(lambda: failing).reply("C1", "1.2", "hi")
+
+    def unconfigured() -> Any:
+        raise SlackNotConfigured("secret stack/slack has no value yet")
+
+    with pytest.raises(NotificationFailed, match="has no value yet"):
+        notify_handler.SlackThreadNotifier(unconfigured).reply("C1", "1.2", "hi")
+
+
+def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Lambda entry point end to end: settings from the environment, the store on (moto) DynamoDB."""
+    import boto3
+
+    from rightsizer.adapters.aws.store import DynamoStore
+
+    dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
+    table = dynamodb.create_table(
+        TableName="rightsizer",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("PK", "SK")],
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+    )
+    store = DynamoStore(table)
+    store.create_approval(approval(status="running"))
+    web = FakeWebClient()
+    monkeypatch.setenv("TABLE_NAME", "rightsizer")
+    monkeypatch.setenv("SLACK_SECRET_NAME", "stack/slack")
+    notify_handler.dependencies.cache_clear()
+    secrets_read: list[str] = []
+
+    def fake_slack_client(secret_name: str) -> FakeWebClient:
+        secrets_read.append(secret_name)
+        return web
+
+    monkeypatch.setattr(notify_handler, "slack_client", fake_slack_client)
+
+    class Context:
+        function_name = "gpu-rightsizer-notify"
+        memory_limit_in_mb = 256
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:gpu-rightsizer-notify"
+        aws_request_id = "req-1"
+
+    try:
+        answer = notify_handler.handler(sample_event(), Context())
+    finally:
+        notify_handler.dependencies.cache_clear()  # it holds moto-backed clients
+
+    assert answer["outcome"] == "posted"
+    stored = store.approval(REC)
+    assert stored is not None and stored.status == "succeeded"
+    assert [e.event for e in store.audit_log(REC)] == ["notified_succeeded"]
+    assert secrets_read == ["stack/slack"]
+    assert [name for name, _ in web.calls] == ["chat_postMessage", "chat_update"]
