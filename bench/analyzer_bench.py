@@ -14,9 +14,10 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from rightsizer.adapters import bundled
-from rightsizer.domain.analyzer import Policy, analyze_instance
+from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import AcceleratorData, Instance
+from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
 
 INSTANCES = int(__import__("os").environ.get("BENCH_INSTANCES", "10000"))

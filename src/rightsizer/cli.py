@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import NoReturn, TextIO
 
 from rightsizer import __version__
-from rightsizer.domain.analyzer import Policy
 from rightsizer.domain.models import Recommendation
+from rightsizer.domain.policy import Policy
 from rightsizer.services.formatting import shorten, sparkline, usd
 from rightsizer.services.ports import SourceUnavailable
 from rightsizer.services.report import FleetReport, report_json

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from rightsizer.domain.analyzer import Policy
+from rightsizer.domain.policy import Policy
 
 
 class ConfigError(ValueError):

@@ -758,7 +758,7 @@ def test_expected_state_comes_from_the_lookup_when_not_given() -> None:
 
 
 def test_from_settings_uses_the_stack_tag_keys() -> None:
-    from rightsizer.domain.analyzer import Policy
+    from rightsizer.domain.policy import Policy
     from rightsizer.settings import Settings
 
     seen: list[dict[str, Any]] = []

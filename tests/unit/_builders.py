@@ -9,9 +9,10 @@ from decimal import Decimal
 
 from rightsizer.adapters.aws.ec2 import parse_instance_type
 from rightsizer.adapters.bundled import accelerator_table
-from rightsizer.domain.analyzer import Policy, analyze_instance
+from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import DeviceUsage, Instance, InstanceTypeSpec, Recommendation, UsageSummary
+from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Series
 from tests.factories import NOW, catalog, prices

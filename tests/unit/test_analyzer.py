@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rightsizer.domain.analyzer import Policy, recommendation_id
+from rightsizer.domain.analyzer import recommendation_id
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
     CENT,
@@ -32,6 +32,7 @@ from rightsizer.domain.models import (
     UsageSummary,
     monthly,
 )
+from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from tests.factories import NOW, business_hours_profile, catalog, device, idle_device, instance, prices, usage
 from tests.unit._builders import (

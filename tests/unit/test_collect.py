@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from rightsizer.adapters.bundled import accelerator_table, legacy_specs, snapshot_prices
-from rightsizer.domain.analyzer import Policy
 from rightsizer.domain.models import (
     AcceleratorData,
     Confidence,
@@ -20,6 +19,7 @@ from rightsizer.domain.models import (
     InstanceTypeSpec,
     Recommendation,
 )
+from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
 from rightsizer.services.analyze import analyze_regions

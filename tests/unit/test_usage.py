@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from rightsizer.domain.analyzer import Policy, analyze_instance
+from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.models import AcceleratorData, Finding
+from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage import (
     EMPTY,
     HOURS_PER_WEEK,

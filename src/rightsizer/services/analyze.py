@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from rightsizer.domain.analyzer import Policy, analyze_fleet
+from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.models import Recommendation
+from rightsizer.domain.policy import Policy
 from rightsizer.services.collect import RegionData
 
 

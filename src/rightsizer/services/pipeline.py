@@ -13,8 +13,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from rightsizer.domain.analyzer import Policy
 from rightsizer.domain.models import Recommendation
+from rightsizer.domain.policy import Policy
 from rightsizer.services.analyze import analyze_regions
 from rightsizer.services.collect import RegionData
 from rightsizer.services.ports import Decision

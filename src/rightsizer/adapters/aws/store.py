@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
@@ -36,8 +36,10 @@ from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.prices import PriceBook
-from rightsizer.services.collect import RegionData
 from rightsizer.services.ports import TERMINAL_APPROVAL_STATUSES, Approval, AuditEntry, Decision, Window
+
+if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
+    from rightsizer.services.collect import RegionData
 
 TTL_ATTRIBUTE = "expiration"
 RUN_RETENTION = timedelta(days=35)
@@ -152,6 +154,8 @@ class DynamoStore:
                 )
 
     def regions(self, run: str) -> list[RegionData]:
+        from rightsizer.services.collect import RegionData
+
         snapshots = list(
             self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"))
         )

@@ -1,0 +1,517 @@
+"""The Slack app: a Bolt `App` for Lambda behind a Function URL.
+
+Slack wants an answer within 3 seconds, cold start included. So the ack path only verifies the request
+(signature and age: Bolt; replay and retry: `RequestGuard`, one conditional DynamoDB write), parses the
+command, and acknowledges. Everything that reads data, calls Slack or starts a workflow runs in a lazy
+listener, which the Lambda adapter runs in a second, asynchronous invocation of this same function.
+The Step Functions adapter and its client, which only approvals need, are imported there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from aws_lambda_powertools.logging import Logger
+from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.middleware import Middleware
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rightsizer.adapters.slack import blocks
+from rightsizer.domain.models import Recommendation
+from rightsizer.services import approvals
+from rightsizer.services.approvals import ActionResult, DurationError, Outcome
+from rightsizer.services.ports import Approval, Decision, ResizeWorkflow
+from rightsizer.services.report import build_report
+from rightsizer.settings import Settings
+
+logger = Logger(child=True)
+
+INSTANCE_ID = re.compile(r"^i-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+RETRY_HEADER = "x-slack-retry-num"
+# Bolt's LambdaLazyListenerRunner re-invokes the function with these headers and a top-level "method": "NONE"
+# in the payload. A Function URL request can carry any header but never a top-level "method" key: that is
+# how a genuine self-invocation is told apart from an HTTP request that merely claims to be one.
+LAZY_ONLY_HEADER = "x-slack-bolt-lazy-only"
+SELF_INVOKE_MARKER = ("method", "NONE")
+MAX_RESPONSES = 5  # Slack accepts five posts per response_url
+
+
+class SlackStore(approvals.ApprovalStore, Protocol):
+    """What the Slack app reads and writes (DynamoStore in AWS)."""
+
+    def latest_recommendations(
+        self, account_id: str | None = None, region: str | None = None
+    ) -> list[Recommendation]: ...
+
+    def active_decisions(self, now: datetime) -> list[Decision]: ...
+
+    def claim_request(self, digest: str, now: datetime, keep: timedelta = ...) -> bool: ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# ---------------------------------------------------------------------------------------------
+# slash command parsing (pure, and cheap enough for the ack path)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # help | report | top | show | why | snooze
+    instance_id: str = ""
+    count: int = 0
+    duration: timedelta | None = None
+    error: str = ""  # set: the input was malformed; answered at once with this and the help
+
+    @property
+    def needs_data(self) -> bool:
+        return not self.error and self.name != "help"
+
+
+def parse_command(text: str, default_top: int = 10) -> Command:
+    """Never raises: malformed input becomes a Command with an `error` that says what would work."""
+    tokens = (text or "").split()
+    if not tokens:
+        return Command("help")
+    verb, args = tokens[0].lower(), tokens[1:]
+    shown = blocks.escape(tokens[0][:30])
+    if verb in ("help", "?", "-h", "--help"):
+        return Command("help")
+    if verb == "report":
+        return Command("report", error="`report` takes no arguments.") if args else Command("report")
+    if verb == "top":
+        if not args:
+            return Command("top", count=default_top)
+        if len(args) == 1 and args[0].isdigit() and int(args[0]) > 0:
+            return Command("top", count=int(args[0]))
+        return Command("top", error="`top` takes one optional positive number, e.g. `top 5`.")
+    if verb in ("show", "why", "snooze"):
+        instance_id = args[0].lower() if args else ""
+        if not INSTANCE_ID.match(instance_id):
+            example = "snooze i-0123456789abcdef0 3d" if verb == "snooze" else f"{verb} i-0123456789abcdef0"
+            got = f" (got `{blocks.escape(args[0][:40])}`)" if args else ""
+            return Command(verb, error=f"`{verb}` needs an EC2 instance id{got}, e.g. `{example}`.")
+        if verb != "snooze":
+            if len(args) > 1:
+                return Command(verb, error=f"`{verb}` takes a single instance id.")
+            return Command(verb, instance_id=instance_id)
+        if len(args) < 2:
+            return Command("snooze", error="`snooze` needs a duration after the instance id, e.g. 12h, 3d or 2w.")
+        try:
+            duration = approvals.parse_duration(" ".join(args[1:]))
+        except DurationError as error:
+            return Command("snooze", error=f"{blocks.escape(str(error))}.")
+        return Command("snooze", instance_id=instance_id, duration=duration)
+    return Command(verb[:30], error=f"I don't know `{shown}`.")
+
+
+# ---------------------------------------------------------------------------------------------
+# request guard: replays and Slack retries never reach a listener
+
+
+class RequestGuard(Middleware):
+    """Runs after Bolt's signature and timestamp check, before any listener.
+
+    * Slack retry (`X-Slack-Retry-Num`): the first delivery is being or was handled (a Function URL keeps
+      running after Slack gives up), so acknowledge with 200 and `X-Slack-No-Retry` and run nothing.
+    * Replay: the v0 signature and timestamp of every request are claimed once in DynamoDB (conditional
+      put, kept past Bolt's 5-minute window); a second delivery of the same signed request gets 401.
+    * Lazy re-invocation (`x-slack-bolt-lazy-only`): allowed only with the self-invocation marker, which an
+      HTTP caller cannot set; it was claimed when it first arrived, so it is not claimed again.
+    """
+
+    def __init__(self, store: SlackStore, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._clock = clock
+
+    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+        if req.lazy_only:
+            event = req.context.get("lambda_request") or {}
+            key, value = SELF_INVOKE_MARKER
+            if event.get(key) != value:
+                logger.warning("lazy-only header on an HTTP request: rejected")
+                return BoltResponse(status=401, body="")
+            return next()
+        if _header(req, RETRY_HEADER):
+            logger.info("Slack retry acknowledged without re-running", extra={"retry": _header(req, RETRY_HEADER)})
+            return BoltResponse(status=200, body="", headers={"x-slack-no-retry": "1"})
+        if not self._store.claim_request(request_digest(req), self._clock()):
+            logger.warning("replayed Slack request rejected")
+            return BoltResponse(status=401, body="")
+        return next()
+
+
+def _header(req: BoltRequest, name: str) -> str:
+    values = req.headers.get(name) or [""]
+    return str(values[0] or "")
+
+
+def request_digest(req: BoltRequest) -> str:
+    """Identifies one signed delivery: Slack signs each with its timestamp, so equal digests mean a replay."""
+    material = f"{_header(req, 'x-slack-request-timestamp')}:{_header(req, 'x-slack-signature')}"
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# button clicks
+
+
+@dataclass(frozen=True)
+class Click:
+    user: str
+    recommendation_id: str
+    channel: str
+    message_ts: str
+    ephemeral: bool
+    message_blocks: tuple[dict[str, Any], ...]
+    message_text: str
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> Click:
+        container = body.get("container") or {}
+        message = body.get("message") or {}
+        action = (body.get("actions") or [{}])[0]
+        return cls(
+            user=str((body.get("user") or {}).get("id", "")),
+            recommendation_id=str(action.get("value", ""))[:200],
+            channel=str(container.get("channel_id") or (body.get("channel") or {}).get("id", "")),
+            message_ts=str(container.get("message_ts") or message.get("ts", "")),
+            ephemeral=bool(container.get("is_ephemeral")) or not message,
+            message_blocks=tuple(message.get("blocks") or ()),
+            message_text=str(message.get("text") or "GPU recommendation"),
+        )
+
+
+SUPERSEDED = (
+    "This recommendation has been superseded by a newer analysis (or has expired). "
+    "`{command} show <instance-id>` shows the current advice."
+)
+
+
+class _Conversation:
+    """Answers to one click: private notes to the clicker, and in-place updates of the message."""
+
+    def __init__(self, click: Click, client: WebClient, respond: Any) -> None:
+        self.click = click
+        self._client = client
+        self._respond = respond
+
+    def tell(self, text: str) -> None:
+        if not self.click.ephemeral and self.click.channel:
+            try:
+                self._client.chat_postEphemeral(channel=self.click.channel, user=self.click.user, text=text)
+                return
+            except SlackApiError as error:  # e.g. a channel the bot left: the response_url still works
+                logger.warning("chat.postEphemeral failed", extra={"error": str(error.response.get("error"))})
+        self._respond(text=text, response_type="ephemeral", replace_original=False)
+
+    def mark(self, rec: Recommendation, note: str) -> None:
+        if self.click.ephemeral:
+            # Ephemeral messages cannot be read back or chat.update'd: replace through response_url.
+            self._respond(text=note, blocks=blocks.resolved_blocks(rec, note), replace_original=True)
+            return
+        self._client.chat_update(
+            channel=self.click.channel,
+            ts=self.click.message_ts,
+            text=self.click.message_text,
+            blocks=blocks.resolve_in_message(self.click.message_blocks, rec.recommendation_id, note),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# the app
+
+
+def build_app(
+    settings: Settings,
+    *,
+    client: WebClient,
+    store: SlackStore,
+    workflow_factory: Callable[[], ResizeWorkflow],
+    signing_secret: str,
+    clock: Callable[[], datetime] = utc_now,
+) -> App:
+    """The Bolt app. `client` carries the bot token; nothing here calls Slack or AWS until a request arrives."""
+    slack = settings.slack
+    command_name = slack.command if slack.command.startswith("/") else f"/{slack.command}"
+    bot_token = client.token
+
+    def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
+        # A single-workspace app: the token is known. Bolt's default would call auth.test on the first
+        # request, a Slack round trip on the cold-start ack path.
+        return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id, bot_token=bot_token)
+
+    app = App(
+        name="gpu-rightsizer",
+        # Bolt gives each request a copy of this client with the token from `authorize`.
+        client=WebClient(base_url=client.base_url, timeout=client.timeout, retry_handlers=client.retry_handlers),
+        signing_secret=signing_secret,
+        authorize=authorize,
+        before_authorize=RequestGuard(store, clock),
+        process_before_response=True,  # on Lambda nothing may run after the response is returned
+        url_verification_enabled=False,  # no Events API subscription
+    )
+
+    def is_approver_via(web: WebClient) -> Callable[[str], bool]:
+        def is_approver(user: str) -> bool:
+            if user in slack.approvers:
+                return True
+            if not slack.approver_group:
+                return False
+            try:
+                members = web.usergroups_users_list(usergroup=slack.approver_group).get("users") or []
+            except SlackApiError as error:  # fail closed: no proof of membership, no approval
+                logger.warning("usergroups.users.list failed", extra={"error": str(error.response.get("error"))})
+                return False
+            return user in members
+
+        return is_approver
+
+    def refusal() -> str:
+        who = [f"<@{user}>" for user in slack.approvers]
+        if slack.approver_group:
+            who.append(f"members of <!subteam^{slack.approver_group}>")
+        names = ", ".join(who) or "nobody (no approvers are configured: see docs/connect-slack.md)"
+        return f":lock: Only approvers can start a resize: {names}. Your attempt was recorded in the audit log."
+
+    # -- slash command -------------------------------------------------------------------------
+
+    def ack_command(ack: Any, command: dict[str, Any]) -> None:
+        parsed = parse_command(str(command.get("text", "")), slack.top_n)
+        if parsed.error:
+            ack(response_type="ephemeral", text=f"{parsed.error}\n\n{blocks.help_text(command_name)}")
+        elif parsed.name == "help":
+            ack(response_type="ephemeral", text=blocks.help_text(command_name))
+        else:
+            ack()  # the answer follows through response_url, from the lazy listener
+
+    def needs_data(command: dict[str, Any]) -> bool:
+        return parse_command(str(command.get("text", "")), slack.top_n).needs_data
+
+    def run_gpu_command(command: dict[str, Any], respond: Any) -> None:
+        parsed = parse_command(str(command.get("text", "")), slack.top_n)
+        try:
+            for message in _answer(parsed, str(command.get("user_id", "")))[:MAX_RESPONSES]:
+                respond(**message, response_type="ephemeral")
+        except Exception:
+            logger.exception("slash command failed", extra={"verb": parsed.name})
+            respond(
+                text=":warning: Something went wrong; it has been logged. Try again in a minute.",
+                response_type="ephemeral",
+            )
+
+    def _answer(parsed: Command, user: str) -> list[dict[str, Any]]:
+        now = clock()
+        if parsed.name in ("report", "top"):
+            report = build_report(store.latest_recommendations(), now, settings.lookback_days)
+            decisions = store.active_decisions(now)
+            if parsed.name == "report":
+                return [blocks.report_summary_message(report, decisions, now).payload()]
+            return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now)]
+        if parsed.name == "snooze" and parsed.duration is not None:
+            result = approvals.snooze_instance(store, parsed.instance_id, user, now=now, duration=parsed.duration)
+            if result.outcome is Outcome.SNOOZED and result.until is not None:
+                note = (
+                    f"`{parsed.instance_id}` is snoozed until {result.until:%Y-%m-%d %H:%M} UTC: reports leave it out."
+                )
+                return [{"text": note}]
+            return [{"text": _unknown_instance(parsed.instance_id)}]
+        rec = store.latest_for_instance(parsed.instance_id)
+        if rec is None:
+            return [{"text": _unknown_instance(parsed.instance_id)}]
+        if parsed.name == "why":
+            return [blocks.why_message(rec).payload()]
+        message = blocks.detail_message(
+            rec, decisions=store.active_decisions(now), approval=store.approval(rec.recommendation_id), now=now
+        )
+        return [message.payload()]
+
+    def _unknown_instance(instance_id: str) -> str:
+        return (
+            f"No recommendation for `{instance_id}` in the latest analysis. It may not be a GPU instance, or it "
+            f"runs in an account or region that is not analysed. `{command_name} top` lists what there is."
+        )
+
+    app.command(command_name, matchers=[needs_data])(ack=ack_command, lazy=[run_gpu_command])
+    app.command(command_name)(ack_command)  # help and malformed input: answered in the ack, nothing lazy
+
+    # -- buttons -------------------------------------------------------------------------------
+
+    def ack_button(ack: Any) -> None:
+        ack()
+
+    def guarded(handler: Callable[[_Conversation, WebClient], None]) -> Callable[..., None]:
+        def run(body: dict[str, Any], client: WebClient, respond: Any) -> None:
+            talk = _Conversation(Click.of(body), client, respond)
+            try:
+                handler(talk, client)
+            except Exception:
+                logger.exception("button handler failed", extra={"recommendation_id": talk.click.recommendation_id})
+                talk.tell(":warning: Something went wrong; it has been logged. Please try again.")
+
+        run.__name__ = f"lazy_{handler.__name__}"  # Bolt finds the lazy function by name on re-invocation
+        return run
+
+    def approve_resize(talk: _Conversation, web: WebClient) -> None:
+        click = talk.click
+
+        def open_thread(approval: Approval) -> tuple[str, str] | None:
+            # Approved from an ephemeral answer (`top`, `show`), which has no thread: open one in the report
+            # channel, before the workflow starts, so the notifier finds it for the very first event.
+            rec = store.recommendation(approval.recommendation_id)
+            if not slack.channel or rec is None:
+                return None
+            try:
+                root = web.chat_postMessage(
+                    channel=slack.channel,
+                    text=blocks.approved_note(approval),
+                    blocks=[blocks.recommendation_section(rec).to_dict(), blocks.note_block(approval)],
+                    unfurl_links=False,
+                )
+            except SlackApiError as error:  # e.g. not_in_channel: approve anyway, without a thread
+                logger.warning("could not open a thread", extra={"error": str(error.response.get("error"))})
+                return None
+            return slack.channel, str(root["ts"])
+
+        result = approvals.approve(
+            store,
+            workflow_factory,
+            click.recommendation_id,
+            click.user,
+            is_approver=is_approver_via(web),
+            now=clock(),
+            slack_channel="" if click.ephemeral else click.channel,
+            slack_ts="" if click.ephemeral else click.message_ts,
+            open_thread=open_thread,
+        )
+        if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
+            _started(talk, web, result.recommendation, result.approval)
+        else:
+            talk.tell(_approve_answer(result))
+
+    def _started(talk: _Conversation, web: WebClient, rec: Recommendation, approval: Approval) -> None:
+        note = blocks.started_note(approval)
+        talk.mark(rec, note)
+        thread = (approval.slack_channel, approval.slack_ts)
+        if talk.click.ephemeral and all(thread):
+            web.chat_update(
+                channel=thread[0],
+                ts=thread[1],
+                text=note,
+                blocks=[blocks.recommendation_section(rec).to_dict(), blocks.note_block(approval)],
+            )
+
+    def _approve_answer(result: ActionResult) -> str:
+        if result.outcome is Outcome.NOT_APPROVER:
+            return refusal()
+        if result.outcome in (Outcome.STALE, Outcome.NOT_FOUND):
+            return SUPERSEDED.format(command=command_name)
+        if result.outcome is Outcome.ALREADY_APPROVED:
+            existing = result.approval
+            if existing is None:
+                return "This resize has already been approved."
+            execution = f", execution `{existing.execution_arn.rsplit(':', 1)[-1]}`" if existing.execution_arn else ""
+            return (
+                f"Already approved by <@{existing.approver}> (status {existing.status}{execution}). "
+                "Nothing was started twice."
+            )
+        if result.outcome is Outcome.NOT_ACTIONABLE:
+            return "There is no in-place resize to approve for this recommendation (see `show` for the advice)."
+        return f":x: The resize could not be started: {blocks.escape(result.detail)}. Approve again to retry."
+
+    def dismiss(talk: _Conversation, web: WebClient) -> None:
+        result = approvals.dismiss(store, talk.click.recommendation_id, talk.click.user, now=clock())
+        if result.outcome is Outcome.DISMISSED and result.recommendation is not None:
+            talk.mark(result.recommendation, blocks.dismissed_note(talk.click.user))
+        else:
+            talk.tell(SUPERSEDED.format(command=command_name))
+
+    def snooze(talk: _Conversation, web: WebClient) -> None:
+        result = approvals.snooze(store, talk.click.recommendation_id, talk.click.user, now=clock())
+        if result.outcome is Outcome.SNOOZED and result.recommendation is not None and result.until is not None:
+            talk.mark(result.recommendation, blocks.snoozed_note(talk.click.user, result.until))
+        else:
+            talk.tell(SUPERSEDED.format(command=command_name))
+
+    app.action(blocks.ACTION_APPROVE)(ack=ack_button, lazy=[guarded(approve_resize)])
+    app.action(blocks.ACTION_DISMISS)(ack=ack_button, lazy=[guarded(dismiss)])
+    app.action(blocks.ACTION_SNOOZE)(ack=ack_button, lazy=[guarded(snooze)])
+    return app
+
+
+# ---------------------------------------------------------------------------------------------
+# Lambda wiring
+
+
+class LambdaEntry:
+    """The Function URL handler around an app; `lambda_client` runs lazy listeners (tests pass an in-process one)."""
+
+    def __init__(self, app: App, *, lambda_client: Any | None = None) -> None:
+        from slack_bolt.adapter.aws_lambda import SlackRequestHandler
+        from slack_bolt.adapter.aws_lambda.lazy_listener_runner import LambdaLazyListenerRunner
+
+        self._handler = SlackRequestHandler(app)  # installs a LambdaLazyListenerRunner without a client
+        if lambda_client is not None:
+            # A client made at init time keeps its creation (~50 ms) off the first acknowledgement.
+            app.listener_runner.lazy_listener_runner = LambdaLazyListenerRunner(
+                self._handler.logger, lambda_client=lambda_client
+            )
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        response: dict[str, Any] = self._handler.handle(event, context)  # type: ignore[no-untyped-call]
+        return response
+
+
+def step_functions_workflow(
+    settings: Settings, store: approvals.ApprovalStore, session: Any | None = None
+) -> Callable[[], ResizeWorkflow]:
+    """The production ResizeWorkflow, built on first use: the adapter and its client stay off the ack path."""
+
+    def expected_state(recommendation_id: str) -> str | None:
+        # The workflow refuses a host that left the state the recommendation saw (e.g. stopped meanwhile).
+        rec = store.recommendation(recommendation_id)
+        return rec.state if rec is not None else None
+
+    def factory() -> ResizeWorkflow:
+        from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
+
+        if not settings.resize_state_machine_arn:
+            raise RuntimeError("RESIZE_STATE_MACHINE_ARN is not set")
+        if session is None:
+            import boto3
+
+            client = boto3.client("stepfunctions", region_name=settings.home_region)
+        else:
+            client = session.client("stepfunctions", region_name=settings.home_region)
+        # No Powertools idempotency layer here: the approval's conditional write already elects a single
+        # starter, and the deterministic execution name makes even a rare second StartExecution harmless.
+        return StepFunctionsResizeWorkflow(
+            client,
+            settings.resize_state_machine_arn,
+            managed_tag_key=settings.managed_tag_key,
+            opt_out_tag=settings.policy.opt_out_tag,
+            table_name=settings.table_name,
+            expected_state_of=expected_state,
+        )
+
+    return factory
+
+
+__all__: Sequence[str] = (
+    "Command",
+    "LambdaEntry",
+    "RequestGuard",
+    "SlackStore",
+    "build_app",
+    "parse_command",
+    "request_digest",
+    "step_functions_workflow",
+)

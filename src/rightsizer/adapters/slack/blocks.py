@@ -1,0 +1,571 @@
+"""Block Kit messages of the Slack app: daily report, command answers, button outcomes.
+
+Built with `slack_sdk.models.blocks` so that Slack's per-element limits (3000-character sections, 75-character
+button text, 2000-character values, 10 fields) fail in our tests at `to_dict()` instead of in Slack. The one limit
+the models do not check, 50 blocks per message, is enforced here by `paginate`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.services.approvals import can_resize, hidden_by, split_hidden
+from rightsizer.services.formatting import shorten, sparkline, usd
+from rightsizer.services.ports import Approval, Decision
+from rightsizer.services.report import FleetReport
+
+MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
+SECTION_TEXT_MAX = 3000
+CONTEXT_TEXT_MAX = 2000
+MAX_TOP = 25  # `/gpu top N`: two ephemeral messages at most
+
+ACTION_APPROVE = "rightsizer_approve"
+ACTION_DISMISS = "rightsizer_dismiss"
+ACTION_SNOOZE = "rightsizer_snooze"
+SNOOZE_BUTTON_DAYS = 7
+
+AGENT_POINTER = (
+    'install the CloudWatch agent with its NVIDIA GPU plugin (README, section "Install the CloudWatch agent")'
+)
+DOWNTIME = "The host is stopped and started: typically a few minutes of downtime."
+
+# Findings that ask for a decision: listed with buttons. Insufficient data gets its own list; optimized
+# and excluded hosts only show up in the counts.
+ATTENTION = (
+    Finding.IDLE,
+    Finding.OVERPROVISIONED,
+    Finding.UNDERPROVISIONED,
+    Finding.NOT_GPU_BOUND,
+    Finding.SCHEDULABLE,
+)
+FINDING_LABELS = {
+    Finding.IDLE: "idle",
+    Finding.OVERPROVISIONED: "over-provisioned",
+    Finding.UNDERPROVISIONED: "under-provisioned",
+    Finding.NOT_GPU_BOUND: "not GPU-bound",
+    Finding.SCHEDULABLE: "schedulable",
+    Finding.OPTIMIZED: "right-sized",
+    Finding.INSUFFICIENT_DATA: "no GPU metrics",
+    Finding.EXCLUDED: "excluded",
+}
+
+
+@dataclass(frozen=True)
+class Message:
+    """One Slack message: `text` is the notification / accessibility fallback of `blocks`."""
+
+    text: str
+    blocks: tuple[Block, ...]
+
+    def payload(self) -> dict[str, Any]:
+        """Keyword arguments for chat.postMessage / respond(); raises SlackObjectFormationError past a limit."""
+        if len(self.blocks) > MAX_BLOCKS:
+            raise ValueError(f"{len(self.blocks)} blocks: Slack accepts at most {MAX_BLOCKS} per message")
+        return {"text": self.text, "blocks": [block.to_dict() for block in self.blocks]}
+
+
+# ---------------------------------------------------------------------------------------------
+# text helpers
+
+
+def escape(text: str) -> str:
+    """Slack mrkdwn control characters; tag values come from EC2 users and must not mention @channel."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _md(text: str) -> MarkdownTextObject:
+    return MarkdownTextObject(text=text)
+
+
+def _section(text: str, block_id: str | None = None) -> SectionBlock:
+    return SectionBlock(text=_md(shorten(text, SECTION_TEXT_MAX)), block_id=block_id)
+
+
+def _context(*texts: str, block_id: str | None = None) -> ContextBlock:
+    return ContextBlock(elements=[_md(shorten(text, CONTEXT_TEXT_MAX)) for text in texts[:10]], block_id=block_id)
+
+
+def label(rec: Recommendation) -> str:
+    name = shorten(rec.instance_name, 60)
+    return f"*{escape(name)}* `{rec.instance_id}`" if name else f"`{rec.instance_id}`"
+
+
+def target_text(rec: Recommendation) -> str:
+    if rec.target_type:
+        return f"`{rec.instance_type}` → `{rec.target_type}`"
+    if rec.finding is Finding.IDLE:
+        return f"`{rec.instance_type}` → stop"
+    if rec.finding is Finding.SCHEDULABLE:
+        return f"`{rec.instance_type}` → stop/start on a schedule"
+    return f"`{rec.instance_type}`"
+
+
+def money_text(rec: Recommendation) -> str:
+    savings = rec.monthly_savings
+    if savings is None:
+        return "savings unknown (no price)"
+    if savings < 0:
+        return f"*costs {usd(-savings)}/month more*"
+    return f"*saves {usd(savings)}/month*"
+
+
+def spark_text(rec: Recommendation) -> str:
+    daily = rec.evidence.daily_accelerator_mean[-14:]
+    if not daily or all(value is None for value in daily):
+        return "no GPU utilisation data"
+    return f"`{sparkline(daily)}` GPU use, daily mean of the last {len(daily)} days"
+
+
+def why_line(rec: Recommendation) -> str:
+    return escape(shorten(rec.reasons[0], 280)) if rec.reasons else FINDING_LABELS[rec.finding]
+
+
+def _execution_name(execution_arn: str) -> str:
+    return execution_arn.rsplit(":", 1)[-1] if execution_arn else "(starting)"
+
+
+# ---------------------------------------------------------------------------------------------
+# one recommendation
+
+
+def section_id(rec: Recommendation) -> str:
+    return f"rec:{rec.recommendation_id}"
+
+
+def actions_id(recommendation_id: str) -> str:
+    return f"act:{recommendation_id}"
+
+
+def recommendation_section(rec: Recommendation) -> SectionBlock:
+    text = (
+        f"{label(rec)} · {rec.region} · {rec.account_id}\n"
+        f"{target_text(rec)} · {money_text(rec)} · {rec.confidence.value} confidence · {FINDING_LABELS[rec.finding]}\n"
+        f"_{why_line(rec)}_\n"
+        f"{spark_text(rec)}"
+    )
+    return _section(text, block_id=section_id(rec))
+
+
+def approve_confirm(rec: Recommendation) -> ConfirmObject:
+    name = f" ({shorten(rec.instance_name, 40)})" if rec.instance_name else ""
+    savings = rec.monthly_savings
+    money = (
+        "cost change unknown"
+        if savings is None
+        else (f"saves {usd(savings)}/month" if savings >= 0 else f"costs {usd(-savings)}/month more")
+    )
+    text = f"{rec.instance_id}{name}: {rec.instance_type} → {rec.target_type}. {DOWNTIME} {money.capitalize()}."
+    return ConfirmObject(
+        title=PlainTextObject(text="Resize this host?"),
+        text=PlainTextObject(text=shorten(text, 300)),
+        confirm=PlainTextObject(text="Resize"),
+        deny=PlainTextObject(text="Cancel"),
+    )
+
+
+def recommendation_actions(rec: Recommendation) -> ActionsBlock:
+    # The value carries only the id: the server reloads the recommendation and never trusts the message.
+    buttons: list[ButtonElement] = []
+    if can_resize(rec):
+        buttons.append(
+            ButtonElement(
+                text="Approve resize",
+                action_id=ACTION_APPROVE,
+                value=rec.recommendation_id,
+                style="primary",
+                confirm=approve_confirm(rec),
+            )
+        )
+    buttons.append(ButtonElement(text="Dismiss", action_id=ACTION_DISMISS, value=rec.recommendation_id))
+    buttons.append(
+        ButtonElement(text=f"Snooze {SNOOZE_BUTTON_DAYS} days", action_id=ACTION_SNOOZE, value=rec.recommendation_id)
+    )
+    return ActionsBlock(elements=buttons, block_id=actions_id(rec.recommendation_id))
+
+
+def recommendation_blocks(rec: Recommendation, *, buttons: bool = True) -> list[Block]:
+    blocks: list[Block] = [recommendation_section(rec)]
+    if buttons:
+        blocks.append(recommendation_actions(rec))
+    return blocks
+
+
+# ---------------------------------------------------------------------------------------------
+# pagination
+
+
+def paginate(groups: Sequence[Sequence[Block]], limit: int = MAX_BLOCKS) -> list[list[Block]]:
+    """Pack groups of blocks into pages of at most `limit` blocks, never splitting a group, dropping nothing."""
+    pages: list[list[Block]] = []
+    page: list[Block] = []
+    for group in groups:
+        if len(group) > limit:
+            raise ValueError(f"a group of {len(group)} blocks cannot fit a {limit}-block message")
+        if page and len(page) + len(group) > limit:
+            pages.append(page)
+            page = []
+        page.extend(group)
+    if page:
+        pages.append(page)
+    return pages
+
+
+def _host_line(rec: Recommendation) -> str:
+    name = f" {escape(shorten(rec.instance_name, 50))}" if rec.instance_name else ""
+    return f"• `{rec.instance_id}`{name} (`{rec.instance_type}`, {rec.region}, {rec.account_id})"
+
+
+def insufficient_data_groups(recs: Sequence[Recommendation]) -> list[list[Block]]:
+    """The hosts without GPU metrics, as sections that each stay under Slack's 3000 characters."""
+    if not recs:
+        return []
+    intro = f"*{len(recs)} host(s) send no GPU metrics*, so they cannot be sized: {AGENT_POINTER}."
+    groups: list[list[Block]] = [[_section(intro)]]
+    lines: list[str] = []
+    size = 0
+    for rec in recs:
+        line = _host_line(rec)
+        if lines and size + len(line) + 1 > SECTION_TEXT_MAX:
+            groups.append([_section("\n".join(lines))])
+            lines, size = [], 0
+        lines.append(line)
+        size += len(line) + 1
+    groups.append([_section("\n".join(lines))])
+    return groups
+
+
+# ---------------------------------------------------------------------------------------------
+# reports
+
+
+# Active decisions (snoozes, dismissals), or the ids of the recommendations they hide (services.pipeline).
+Hiding = Collection[Decision] | Collection[str]
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What a report shows once people's decisions are applied."""
+
+    report: FleetReport
+    listed: tuple[Recommendation, ...]  # attention findings, visible, by savings
+    hidden: tuple[Recommendation, ...]  # snoozed or dismissed
+    no_data: tuple[Recommendation, ...]  # insufficient data, visible
+
+    @classmethod
+    def of(cls, report: FleetReport, decisions: Hiding, now: datetime | None = None) -> ReportView:
+        at = now or report.generated_at
+        relevant = [
+            r for r in report.recommendations if r.finding in ATTENTION or r.finding is Finding.INSUFFICIENT_DATA
+        ]
+        ids = {d for d in decisions if isinstance(d, str)}
+        visible, hidden = split_hidden(relevant, [d for d in decisions if isinstance(d, Decision)], at)
+        if ids:  # the caller already worked out which recommendations its decisions hide
+            hidden += [r for r in visible if r.recommendation_id in ids]
+            visible = [r for r in visible if r.recommendation_id not in ids]
+        return cls(
+            report=report,
+            listed=tuple(r for r in visible if r.finding in ATTENTION),
+            hidden=tuple(hidden),
+            no_data=tuple(r for r in visible if r.finding is Finding.INSUFFICIENT_DATA),
+        )
+
+    @property
+    def savings(self) -> Decimal:
+        return sum((r.monthly_savings for r in self.listed if r.monthly_savings and r.monthly_savings > 0), Decimal(0))
+
+    @property
+    def one_click_savings(self) -> Decimal:
+        return sum(
+            (r.monthly_savings for r in self.listed if can_resize(r) and r.monthly_savings and r.monthly_savings > 0),
+            Decimal(0),
+        )
+
+
+def summary_text(view: ReportView) -> str:
+    totals = view.report.totals
+    if not view.report.recommendations:
+        return "No GPU, Inferentia or Trainium instances were found."
+    lines = []
+    if view.listed:
+        lines.append(
+            f"*{usd(view.savings)}/month* can be saved across *{len(view.listed)}* recommendation(s) "
+            f"(*{usd(view.one_click_savings)}/month* with one click)."
+        )
+    else:
+        lines.append("Nothing to act on: every host is right-sized, decided on, or waiting for data.")
+    lines.append(
+        f"Fleet: {totals.instances} instance(s) costing {usd(totals.monthly_cost)}/month"
+        + (f" ({totals.unpriced} without a price)" if totals.unpriced else "")
+        + f", analysed over {view.report.lookback_days} days."
+    )
+    if view.hidden:
+        lines.append(f"{len(view.hidden)} recommendation(s) hidden because they were snoozed or dismissed.")
+    return "\n".join(lines)
+
+
+def counts_text(report: FleetReport) -> str:
+    counts = Counter(rec.finding for rec in report.recommendations)
+    parts = [f"{FINDING_LABELS[finding]}: *{counts[finding]}*" for finding in Finding if counts[finding]]
+    return "Findings · " + " · ".join(parts) if parts else "Findings · none"
+
+
+def summary_blocks(view: ReportView) -> list[Block]:
+    day = view.report.generated_at.strftime("%Y-%m-%d")
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=f"GPU fleet report · {day}")),
+        _section(summary_text(view)),
+        _context(counts_text(view.report)),
+    ]
+    if view.no_data:
+        blocks.append(
+            _section(
+                f":warning: *{len(view.no_data)} host(s) have no GPU metrics*: {AGENT_POINTER}. "
+                f"First: {', '.join(f'`{r.instance_id}`' for r in view.no_data[:5])}"
+                + (" …" if len(view.no_data) > 5 else "")
+            )
+        )
+    if view.report.warnings:
+        shown = [escape(shorten(w, 300)) for w in view.report.warnings[:3]]
+        more = len(view.report.warnings) - len(shown)
+        blocks.append(_context(*[f":grey_exclamation: {w}" for w in shown], *([f"and {more} more"] if more else [])))
+    return blocks
+
+
+def _fallback(view: ReportView) -> str:
+    if not view.listed:
+        return "GPU fleet report: nothing to act on."
+    return f"GPU fleet report: {usd(view.savings)}/month can be saved across {len(view.listed)} recommendation(s)."
+
+
+def daily_report_messages(
+    report: FleetReport, decisions: Hiding, *, top_n: int, now: datetime | None = None
+) -> list[Message]:
+    """First message: summary and the top `top_n`; every other recommendation and host in thread replies.
+
+    Nothing is dropped: each listed recommendation and each host without metrics appears in exactly one message.
+    """
+    view = ReportView.of(report, decisions, now)
+    groups = [recommendation_blocks(rec) for rec in view.listed]
+    head = summary_blocks(view)
+    top = groups[: max(0, top_n)]
+    rest = groups[len(top) :] + insufficient_data_groups(view.no_data)
+    first = paginate([head, [DividerBlock()], *top])
+    if len(first) == 1 and len(first[0]) + sum(len(g) for g in rest) <= MAX_BLOCKS:
+        return [Message(_fallback(view), tuple(first[0] + [b for g in rest for b in g]))]
+    # A large top_n may itself overflow the first message: it spills into the thread, in order.
+    spilled = [list(page) for page in first[1:]]
+    first_page = first[0]
+    in_first = sum(1 for block in first_page if (block.block_id or "").startswith("rec:"))
+    remaining = len(view.listed) - in_first + len(view.no_data)
+    pages = spilled + paginate(rest, limit=MAX_BLOCKS - 1)
+    if pages and len(first_page) < MAX_BLOCKS:
+        first_page = [
+            *first_page,
+            _context(f":thread: {remaining} more recommendation(s) or host(s) in the thread ({len(pages)} replies)"),
+        ]
+    messages = [Message(_fallback(view), tuple(first_page))]
+    for number, page in enumerate(pages, start=2):
+        part = f"GPU fleet report, part {number} of {len(pages) + 1}"
+        labelled = [_context(part), *page] if len(page) < MAX_BLOCKS else page
+        messages.append(Message(part, tuple(labelled)))
+    return messages
+
+
+def report_summary_message(report: FleetReport, decisions: Hiding, now: datetime) -> Message:
+    """`/gpu report`: the summary only."""
+    view = ReportView.of(report, decisions, now)
+    blocks = summary_blocks(view)
+    if view.listed:
+        blocks.append(_context("`top [N]` lists the biggest savings with buttons; `show <instance-id>` explains one."))
+    return Message(_fallback(view), tuple(blocks))
+
+
+def top_messages(report: FleetReport, decisions: Hiding, n: int, now: datetime) -> list[Message]:
+    """`/gpu top N`: the N largest savings with buttons, split into messages of at most 50 blocks."""
+    view = ReportView.of(report, decisions, now)
+    count = max(1, min(n, MAX_TOP))
+    chosen = view.listed[:count]
+    if not chosen:
+        text = "Nothing to act on right now." + (
+            f" ({len(view.hidden)} hidden: snoozed or dismissed.)" if view.hidden else ""
+        )
+        return [Message(text, (_section(text),))]
+    note = f"Top {len(chosen)} of {len(view.listed)} recommendation(s)"
+    if n > MAX_TOP:
+        note += f" (at most {MAX_TOP} here; the daily report lists all)"
+    if view.hidden:
+        note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
+    pages = paginate([[_context(note)], *[recommendation_blocks(rec) for rec in chosen]])
+    return [Message(note, tuple(page)) for page in pages]
+
+
+# ---------------------------------------------------------------------------------------------
+# show / why / help
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f}%"
+
+
+def _mib(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 1024:.1f} GiB"
+
+
+def evidence_text(rec: Recommendation) -> str:
+    ev = rec.evidence
+    lines = [
+        f"Observed {ev.observed_days:.1f} days, {ev.coverage:.0%} of periods with GPU data; "
+        f"{ev.busy_units} of {ev.total_units} accelerator(s) busy",
+        f"Busiest accelerator: p95 {_pct(ev.accelerator_p95)}, peak {_pct(ev.accelerator_peak)}; "
+        f"memory peak {_mib(ev.memory_peak_mib)} of {_mib(ev.memory_per_unit_mib)}",
+        f"CPU p95 {_pct(ev.cpu_p95)} · host memory peak {_pct(ev.host_memory_peak_pct)} · network peak "
+        + ("n/a" if ev.network_peak_gbps is None else f"{ev.network_peak_gbps:.2f} Gbps"),
+    ]
+    if ev.idle_hours_per_week is not None:
+        lines.append(f"Idle {ev.idle_hours_per_week} h a week" + (f" ({escape(ev.schedule)})" if ev.schedule else ""))
+    lines.append(spark_text(rec))
+    return "\n".join(lines)
+
+
+def _fields(rec: Recommendation) -> list[MarkdownTextObject]:
+    values = [
+        ("Advice", f"{FINDING_LABELS[rec.finding]}: {target_text(rec)}"),
+        ("Money", money_text(rec)),
+        ("Cost now", f"{usd(rec.monthly_cost)}/month"),
+        ("Cost after", f"{usd(rec.monthly_cost_after)}/month"),
+        ("Confidence", rec.confidence.value),
+        ("Where", f"{rec.account_id} · {rec.availability_zone}"),
+        ("State", rec.state),
+        ("Generated", rec.generated_at.strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+    return [_md(shorten(f"*{name}*\n{value}", 2000)) for name, value in values]
+
+
+def reasons_text(rec: Recommendation, limit: int = SECTION_TEXT_MAX) -> str:
+    lines = ["*Why*"] + [f"• {escape(shorten(reason, 600))}" for reason in rec.reasons]
+    text = "\n".join(lines)
+    return shorten(text, limit)
+
+
+def status_text(rec: Recommendation, decision: Decision | None, approval: Approval | None) -> str | None:
+    if approval is not None and approval.recommendation_id == rec.recommendation_id:
+        return f"Approved by <@{approval.approver}> · status {approval.status}"
+    if decision is None:
+        return None
+    if decision.kind == "snooze" and decision.until is not None:
+        return f"Snoozed by <@{decision.actor}> until {decision.until:%Y-%m-%d %H:%M} UTC"
+    return f"Dismissed by <@{decision.actor}>"
+
+
+def detail_message(
+    rec: Recommendation, *, decisions: Iterable[Decision] = (), approval: Approval | None = None, now: datetime
+) -> Message:
+    """`/gpu show <instance-id>`."""
+    title = f"{rec.instance_name} ({rec.instance_id})" if rec.instance_name else rec.instance_id
+    blocks: list[Block] = [
+        HeaderBlock(text=PlainTextObject(text=shorten(title, 150))),
+        SectionBlock(text=_md(f"`{rec.instance_type}` in {rec.region}"), fields=_fields(rec)),
+        _section(evidence_text(rec)),
+        _section(reasons_text(rec)),
+    ]
+    if rec.alternatives:
+        alternatives = [
+            f"`{alt.instance_type}` {usd(alt.monthly_cost)}/month ({alt.confidence.value}): "
+            + escape(shorten(alt.note, 200))
+            for alt in rec.alternatives[:5]
+        ]
+        blocks.append(_context("*Alternatives* · " + " · ".join(alternatives)))
+    decision = hidden_by(rec, decisions, now)
+    status = status_text(rec, decision, approval)
+    if status:
+        blocks.append(_context(status))
+    elif rec.finding in ATTENTION:
+        blocks.append(recommendation_actions(rec))
+    return Message(f"{rec.instance_id}: {FINDING_LABELS[rec.finding]}", tuple(blocks))
+
+
+def why_message(rec: Recommendation) -> Message:
+    head = f"{label(rec)}: {FINDING_LABELS[rec.finding]}, {target_text(rec)} · {money_text(rec)}"
+    blocks: tuple[Block, ...] = (_section(head), _section(reasons_text(rec)), _context(spark_text(rec)))
+    return Message(f"Why {rec.instance_id}: {FINDING_LABELS[rec.finding]}", blocks)
+
+
+def help_text(command: str) -> str:
+    return "\n".join(
+        [
+            f"*{command}*: GPU right-sizing. Commands:",
+            f"• `{command} report`: the fleet summary",
+            f"• `{command} top [N]`: the N biggest savings, with buttons (default 10, at most {MAX_TOP})",
+            f"• `{command} show <instance-id>`: one host's advice and evidence",
+            f"• `{command} why <instance-id>`: the reasoning behind the advice",
+            f"• `{command} snooze <instance-id> <duration>`: hide a host's advice for e.g. 12h, 3d or 2w (at most 90d)",
+            f"• `{command} help`: this message",
+            "Approve, dismiss or snooze with the buttons under each recommendation.",
+        ]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# button outcomes
+
+
+def started_note(approval: Approval) -> str:
+    return (
+        f":white_check_mark: Resize started by <@{approval.approver}>: `{approval.from_type}` → `{approval.to_type}` · "
+        f"execution `{_execution_name(approval.execution_arn)}`. Progress follows in this thread."
+    )
+
+
+def approved_note(approval: Approval) -> str:
+    return (
+        f":hourglass_flowing_sand: Resize approved by <@{approval.approver}>: `{approval.instance_id}` "
+        f"`{approval.from_type}` → `{approval.to_type}`; starting the workflow…"
+    )
+
+
+def note_block(approval: Approval) -> dict[str, Any]:
+    """The status line under a recommendation, in the block that held its buttons."""
+    note = started_note(approval) if approval.execution_arn else approved_note(approval)
+    return _context(note, block_id=actions_id(approval.recommendation_id)).to_dict()
+
+
+def dismissed_note(actor: str) -> str:
+    return f":no_entry_sign: Dismissed by <@{actor}>."
+
+
+def snoozed_note(actor: str, until: datetime) -> str:
+    return f":zzz: Snoozed by <@{actor}> until {until:%Y-%m-%d %H:%M} UTC."
+
+
+def resolve_in_message(blocks: Sequence[dict[str, Any]], recommendation_id: str, note: str) -> list[dict[str, Any]]:
+    """The original message's blocks with this recommendation's buttons replaced by `note`."""
+    target = actions_id(recommendation_id)
+    replacement = _context(note, block_id=target).to_dict()
+    updated = [replacement if block.get("block_id") == target else dict(block) for block in blocks]
+    if all(block.get("block_id") != target for block in blocks) and len(updated) < MAX_BLOCKS:
+        updated.append(replacement)  # the block is gone (the message was edited): keep the news visible
+    return updated
+
+
+def resolved_blocks(rec: Recommendation, note: str) -> list[dict[str, Any]]:
+    """For ephemeral messages, which cannot be read back: the recommendation and the note."""
+    return [recommendation_section(rec).to_dict(), _context(note, block_id=actions_id(rec.recommendation_id)).to_dict()]

@@ -1,0 +1,38 @@
+"""SlackFunction: the Slack app behind a Lambda Function URL (slash command and buttons)."""
+
+from functools import cache, lru_cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger
+from slack_sdk import WebClient
+
+from rightsizer.adapters.aws.store import DynamoStore
+from rightsizer.adapters.slack.app import LambdaEntry, build_app, step_functions_workflow
+from rightsizer.adapters.slack.secrets import SlackCredentials, SlackNotConfigured, slack_credentials
+from rightsizer.settings import Settings
+
+logger = Logger()
+settings = cache(Settings.from_env)
+
+
+@lru_cache(maxsize=1)  # one app per credentials: a rotated secret rebuilds it, a warm call reuses it
+def _entry(credentials: SlackCredentials) -> LambdaEntry:
+    config, session = settings(), boto3.Session()
+    store = DynamoStore.from_name(session, config.table_name, config.home_region)
+    client = WebClient(token=credentials.bot_token)
+    workflow = step_functions_workflow(config, store, session)
+    app = build_app(
+        config, client=client, store=store, workflow_factory=workflow, signing_secret=credentials.signing_secret
+    )
+    return LambdaEntry(app, lambda_client=session.client("lambda", region_name=config.home_region))
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    try:
+        credentials = slack_credentials(settings().slack.secret_name)
+    except SlackNotConfigured as error:
+        logger.error(str(error))  # names the secret and the missing key, never a value
+        return {"statusCode": 503, "body": "The GPU Rightsizer Slack app is not configured yet."}
+    return _entry(credentials)(event, context)

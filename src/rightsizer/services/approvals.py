@@ -1,0 +1,273 @@
+"""Use-cases behind the Slack buttons and commands: approve, dismiss, snooze; which advice is hidden.
+
+Pure of Slack: callers pass who acted, whether they may approve, and where the conversation lives.
+Every path is idempotent, because Slack retries, people double-click and Lambda re-runs async work.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any, Protocol
+
+from rightsizer.domain.models import Recommendation
+from rightsizer.services.ports import Approval, AuditEntry, Decision, ResizeWorkflow
+
+MAX_SNOOZE = timedelta(days=90)
+BUTTON_SNOOZE = timedelta(days=7)
+# An approval that is still "pending" without an execution this long after it was written belongs to an
+# invocation that died between the conditional write and StartExecution (the Slack function times out
+# after 30 s). Past this age the next approver's click, or Lambda's retry, may finish the job.
+RESUME_AFTER = timedelta(seconds=60)
+
+_DURATION = re.compile(r"^\s*(\d{1,4})\s*(h|hr|hrs|hours?|d|days?|w|wk|wks|weeks?)\s*$", re.IGNORECASE)
+_UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
+
+
+class ApprovalStore(Protocol):
+    """The part of the store (DynamoStore in AWS) the use-cases need."""
+
+    def recommendation(self, recommendation_id: str) -> Recommendation | None: ...
+
+    def is_current(self, rec: Recommendation) -> bool: ...
+
+    def latest_for_instance(self, instance_id: str) -> Recommendation | None: ...
+
+    def put_decision(self, decision: Decision) -> None: ...
+
+    def create_approval(self, approval: Approval) -> bool: ...
+
+    def approval(self, recommendation_id: str) -> Approval | None: ...
+
+    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval: ...
+
+    def audit(self, entry: AuditEntry) -> None: ...
+
+
+class Outcome(StrEnum):
+    STARTED = "started"  # this call started (or resumed) the resize workflow
+    ALREADY_APPROVED = "already_approved"  # someone (maybe this very click) approved before
+    NOT_APPROVER = "not_approver"
+    NOT_FOUND = "not_found"  # unknown or expired recommendation id
+    STALE = "stale"  # a newer recommendation replaced it
+    NOT_ACTIONABLE = "not_actionable"  # no in-place resize to run (e.g. idle, schedulable, ASG)
+    FAILED = "failed"  # the workflow could not be started; approving again retries
+    DISMISSED = "dismissed"
+    SNOOZED = "snoozed"
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    outcome: Outcome
+    recommendation: Recommendation | None = None
+    approval: Approval | None = None
+    until: datetime | None = None  # snoozes
+    detail: str = ""
+
+
+class DurationError(ValueError):
+    """A snooze duration that cannot be used; the message says what would work."""
+
+
+def parse_duration(text: str) -> timedelta:
+    """`12h`, `3d`, `2w` (also `3 days`, `1 week`) -> timedelta; between one hour and 90 days."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise DurationError(f"`{text.strip()[:40]}` is not a duration: use hours, days or weeks, e.g. 12h, 3d, 2w")
+    amount, unit = int(match.group(1)), match.group(2)[0].lower()
+    duration = timedelta(hours=amount * _UNIT_HOURS[unit])
+    if duration <= timedelta(0):
+        raise DurationError("a snooze must last at least one hour")
+    if duration > MAX_SNOOZE:
+        raise DurationError(f"a snooze can last at most {MAX_SNOOZE.days} days")
+    return duration
+
+
+def hidden_by(rec: Recommendation, decisions: Iterable[Decision], now: datetime) -> Decision | None:
+    """The decision that hides `rec` from the actionable list: an active snooze of its instance, or its dismissal."""
+    for decision in decisions:
+        same_host = (decision.account_id, decision.region, decision.instance_id) == (
+            rec.account_id,
+            rec.region,
+            rec.instance_id,
+        )
+        if not same_host:
+            continue
+        if decision.kind == "snooze" and decision.until is not None and decision.until > now:
+            return decision
+        # A dismissal answers one piece of advice: different advice for the same host shows again.
+        if decision.kind == "dismiss" and decision.recommendation_id == rec.recommendation_id:
+            return decision
+    return None
+
+
+def split_hidden(
+    recommendations: Sequence[Recommendation], decisions: Sequence[Decision], now: datetime
+) -> tuple[list[Recommendation], list[Recommendation]]:
+    """(visible, hidden) in the given order."""
+    visible: list[Recommendation] = []
+    hidden: list[Recommendation] = []
+    for rec in recommendations:
+        (hidden if hidden_by(rec, decisions, now) else visible).append(rec)
+    return visible, hidden
+
+
+def can_resize(rec: Recommendation) -> bool:
+    return rec.actionable and bool(rec.target_type)
+
+
+def _current(store: ApprovalStore, recommendation_id: str) -> tuple[Recommendation | None, ActionResult | None]:
+    rec = store.recommendation(recommendation_id)
+    if rec is None:
+        return None, ActionResult(Outcome.NOT_FOUND, detail=recommendation_id)
+    if not store.is_current(rec):
+        return rec, ActionResult(Outcome.STALE, recommendation=rec)
+    return rec, None
+
+
+def approve(
+    store: ApprovalStore,
+    workflow_factory: Callable[[], ResizeWorkflow],
+    recommendation_id: str,
+    actor: str,
+    *,
+    is_approver: Callable[[str], bool],
+    now: datetime,
+    slack_channel: str = "",
+    slack_ts: str = "",
+    open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
+) -> ActionResult:
+    """Approve a resize and start its workflow exactly once per recommendation id.
+
+    The conditional write in `create_approval` elects one winner among double clicks, Slack retries and
+    Lambda's async retries; only the winner starts the workflow. Losers report the existing approval.
+    `slack_channel`/`slack_ts` name the message whose thread receives progress; without them the winner
+    calls `open_thread` (returns channel and ts, or None) before the workflow starts, so that no progress
+    event can arrive before the thread is recorded.
+    """
+    rec = store.recommendation(recommendation_id)
+    if rec is None:
+        return ActionResult(Outcome.NOT_FOUND, detail=recommendation_id)
+    if not is_approver(actor):
+        store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", "not an approver"))
+        return ActionResult(Outcome.NOT_APPROVER, recommendation=rec)
+    if not store.is_current(rec):
+        return ActionResult(Outcome.STALE, recommendation=rec)
+    target = rec.target_type
+    if not rec.actionable or not target:
+        return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
+    approval = Approval(
+        recommendation_id=rec.recommendation_id,
+        account_id=rec.account_id,
+        region=rec.region,
+        instance_id=rec.instance_id,
+        from_type=rec.instance_type,
+        to_type=target,
+        approver=actor,
+        approved_at=now,
+        slack_channel=slack_channel,
+        slack_ts=slack_ts,
+    )
+    if not store.create_approval(approval):
+        existing = store.approval(rec.recommendation_id)
+        if existing is None or not _needs_resume(existing, now):
+            store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-duplicate"))
+            return ActionResult(Outcome.ALREADY_APPROVED, recommendation=rec, approval=existing)
+        # The earlier winner never started the workflow (it failed, or died): finish its job. The
+        # workflow port is itself idempotent per recommendation id, so a rare tie here is harmless.
+        store.audit(
+            AuditEntry(rec.recommendation_id, now, actor, "approve-resumed", f"first approved by {existing.approver}")
+        )
+        approval = existing
+    store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve", f"{approval.from_type} -> {approval.to_type}"))
+    if open_thread is not None and not (approval.slack_channel and approval.slack_ts):
+        thread = open_thread(approval)
+        if thread is not None:
+            approval = store.update_approval(rec.recommendation_id, slack_channel=thread[0], slack_ts=thread[1])
+    try:
+        execution_arn = workflow_factory().start(approval)
+    except Exception as error:  # the click must get an answer; the approval stays retryable
+        detail = f"could not start the resize workflow: {type(error).__name__}: {str(error)[:200]}"
+        failed = store.update_approval(rec.recommendation_id, status="failed", detail=detail)
+        store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-failed", detail))
+        return ActionResult(Outcome.FAILED, recommendation=rec, approval=failed, detail=detail)
+    return ActionResult(Outcome.STARTED, recommendation=rec, approval=_record_start(store, approval, execution_arn))
+
+
+def _record_start(store: ApprovalStore, approval: Approval, execution_arn: str) -> Approval:
+    # The notifier may already have moved the status on (a quick refusal): statuses only move forward.
+    current = store.approval(approval.recommendation_id) or approval
+    changes: dict[str, Any] = {}
+    if not current.execution_arn:
+        changes["execution_arn"] = execution_arn
+    if current.status in ("pending", "failed"):
+        changes.update(status="running", detail="")
+    return store.update_approval(approval.recommendation_id, **changes) if changes else current
+
+
+def _needs_resume(existing: Approval, now: datetime) -> bool:
+    if existing.execution_arn:
+        return False
+    return existing.status == "failed" or (existing.status == "pending" and now - existing.approved_at >= RESUME_AFTER)
+
+
+def dismiss(store: ApprovalStore, recommendation_id: str, actor: str, *, now: datetime) -> ActionResult:
+    """Hide this piece of advice (not the host: different advice for it will show again)."""
+    rec, problem = _current(store, recommendation_id)
+    if problem is not None or rec is None:
+        return problem or ActionResult(Outcome.NOT_FOUND)
+    store.put_decision(
+        Decision(
+            kind="dismiss",
+            account_id=rec.account_id,
+            region=rec.region,
+            instance_id=rec.instance_id,
+            actor=actor,
+            at=now,
+            recommendation_id=rec.recommendation_id,
+        )
+    )
+    store.audit(AuditEntry(rec.recommendation_id, now, actor, "dismiss"))
+    return ActionResult(Outcome.DISMISSED, recommendation=rec)
+
+
+def snooze(
+    store: ApprovalStore, recommendation_id: str, actor: str, *, now: datetime, duration: timedelta = BUTTON_SNOOZE
+) -> ActionResult:
+    """Hide every recommendation for the recommendation's host until now + duration."""
+    rec, problem = _current(store, recommendation_id)
+    if problem is not None or rec is None:
+        return problem or ActionResult(Outcome.NOT_FOUND)
+    return _snooze(store, rec, actor, now, duration)
+
+
+def snooze_instance(
+    store: ApprovalStore, instance_id: str, actor: str, *, now: datetime, duration: timedelta
+) -> ActionResult:
+    """`/gpu snooze <instance-id> <duration>`: snooze the host's latest recommendation."""
+    rec = store.latest_for_instance(instance_id)
+    if rec is None:
+        return ActionResult(Outcome.NOT_FOUND, detail=instance_id)
+    return _snooze(store, rec, actor, now, duration)
+
+
+def _snooze(store: ApprovalStore, rec: Recommendation, actor: str, now: datetime, duration: timedelta) -> ActionResult:
+    if duration > MAX_SNOOZE or duration <= timedelta(0):
+        raise DurationError(f"a snooze lasts between one hour and {MAX_SNOOZE.days} days")
+    until = now + duration
+    store.put_decision(
+        Decision(
+            kind="snooze",
+            account_id=rec.account_id,
+            region=rec.region,
+            instance_id=rec.instance_id,
+            actor=actor,
+            at=now,
+            until=until,
+        )
+    )
+    store.audit(AuditEntry(rec.recommendation_id, now, actor, "snooze", f"until {until.isoformat()}"))
+    return ActionResult(Outcome.SNOOZED, recommendation=rec, until=until)

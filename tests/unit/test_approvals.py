@@ -1,0 +1,323 @@
+"""Approve / dismiss / snooze use-cases over an in-memory store that keeps DynamoStore's contracts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.services import approvals
+from rightsizer.services.approvals import DurationError, Outcome
+from rightsizer.services.ports import Approval, AuditEntry, Decision
+from tests.slack_double import NOW, no_data, recommendation, superseding
+
+APPROVER, OTHER = "U0APPROVER", "U0MALLORY"
+
+
+class MemoryStore:
+    """Same semantics as DynamoStore for what the use-cases touch (create_approval is conditional)."""
+
+    def __init__(self, *recs: Recommendation) -> None:
+        self.by_id = {rec.recommendation_id: rec for rec in recs}
+        self.latest = {rec.instance_id: rec for rec in recs}
+        self.decisions: list[Decision] = []
+        self.approvals: dict[str, Approval] = {}
+        self.audits: list[AuditEntry] = []
+
+    def publish(self, rec: Recommendation) -> None:
+        self.by_id[rec.recommendation_id] = rec
+        self.latest[rec.instance_id] = rec
+
+    def recommendation(self, recommendation_id: str) -> Recommendation | None:
+        return self.by_id.get(recommendation_id)
+
+    def is_current(self, rec: Recommendation) -> bool:
+        latest = self.latest.get(rec.instance_id)
+        return latest is not None and latest.recommendation_id == rec.recommendation_id
+
+    def latest_for_instance(self, instance_id: str) -> Recommendation | None:
+        return self.latest.get(instance_id)
+
+    def put_decision(self, decision: Decision) -> None:
+        self.decisions.append(decision)
+
+    def create_approval(self, approval: Approval) -> bool:
+        if approval.recommendation_id in self.approvals:
+            return False
+        self.approvals[approval.recommendation_id] = approval
+        return True
+
+    def approval(self, recommendation_id: str) -> Approval | None:
+        return self.approvals.get(recommendation_id)
+
+    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
+        updated = replace(self.approvals[recommendation_id], **changes)
+        self.approvals[recommendation_id] = updated
+        return updated
+
+    def audit(self, entry: AuditEntry) -> None:
+        self.audits.append(entry)
+
+    def events(self) -> list[str]:
+        return [entry.event for entry in self.audits]
+
+
+class RecordingWorkflow:
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.started: list[Approval] = []
+        self.fail = fail
+
+    def start(self, approval: Approval) -> str:
+        self.started.append(approval)
+        if self.fail is not None:
+            raise self.fail
+        return f"arn:aws:states:us-east-1:123456789012:execution:rightsizer-resize:{approval.recommendation_id}"
+
+
+def only(user: str) -> Any:
+    return lambda actor: actor == user
+
+
+def approve(store: MemoryStore, workflow: RecordingWorkflow, rec_id: str, actor: str = APPROVER, **kw: Any) -> Any:
+    return approvals.approve(
+        store, lambda: workflow, rec_id, actor, is_approver=only(APPROVER), now=kw.pop("now", NOW), **kw
+    )
+
+
+# -- durations -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("12h", timedelta(hours=12)),
+        ("3d", timedelta(days=3)),
+        ("2w", timedelta(weeks=2)),
+        ("3 days", timedelta(days=3)),
+        ("1 Week", timedelta(weeks=1)),
+        ("90d", timedelta(days=90)),
+        (" 1h ", timedelta(hours=1)),
+    ],
+)
+def test_parse_duration_accepts_hours_days_weeks(text: str, expected: timedelta) -> None:
+    assert approvals.parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0d", "91d", "13w", "2161h", "abc", "", "3x", "-1d", "1.5d", "d3", "3d4h"])
+def test_parse_duration_rejects_with_a_hint(text: str) -> None:
+    with pytest.raises(DurationError, match=r"e\.g\.|at least|at most"):
+        approvals.parse_duration(text)
+
+
+@given(st.text(max_size=30))
+def test_parse_duration_only_raises_duration_errors(text: str) -> None:
+    try:
+        duration = approvals.parse_duration(text)
+    except DurationError:
+        return
+    assert timedelta(hours=1) <= duration <= approvals.MAX_SNOOZE
+
+
+# -- approve -------------------------------------------------------------------------------------
+
+
+def test_approver_starts_the_workflow_once_and_it_is_recorded() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+
+    result = approve(store, workflow, rec.recommendation_id, slack_channel="C1", slack_ts="171.1")
+
+    assert result.outcome is Outcome.STARTED
+    assert [a.to_type for a in workflow.started] == ["g5.xlarge"]
+    stored = store.approval(rec.recommendation_id)
+    assert stored is not None
+    assert (stored.status, stored.approver, stored.slack_channel, stored.slack_ts) == (
+        "running",
+        APPROVER,
+        "C1",
+        "171.1",
+    )
+    assert stored.execution_arn.endswith(rec.recommendation_id)
+    assert store.events() == ["approve"]
+
+
+def test_second_approval_does_not_start_a_second_workflow() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    approve(store, workflow, rec.recommendation_id)
+
+    again = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(seconds=1))
+
+    assert again.outcome is Outcome.ALREADY_APPROVED
+    assert again.approval is not None and again.approval.approver == APPROVER
+    assert len(workflow.started) == 1
+
+
+def test_non_approver_is_refused_and_audited() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+
+    result = approve(store, workflow, rec.recommendation_id, actor=OTHER)
+
+    assert result.outcome is Outcome.NOT_APPROVER
+    assert workflow.started == [] and store.approvals == {}
+    assert [(e.event, e.actor) for e in store.audits] == [("approve-refused", OTHER)]
+
+
+def test_superseded_recommendation_is_refused() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store.publish(superseding(rec))
+
+    result = approve(store, workflow, rec.recommendation_id)
+
+    assert result.outcome is Outcome.STALE
+    assert workflow.started == [] and store.approvals == {}
+
+
+def test_unknown_and_not_actionable_recommendations_start_nothing() -> None:
+    idle = recommendation(2, finding=Finding.IDLE, target_type=None, cost_after="0.00", actionable=False)
+    store, workflow = MemoryStore(idle), RecordingWorkflow()
+
+    assert approve(store, workflow, "rec-nope").outcome is Outcome.NOT_FOUND
+    assert approve(store, workflow, idle.recommendation_id).outcome is Outcome.NOT_ACTIONABLE
+    assert workflow.started == []
+
+
+def test_failed_start_is_reported_and_a_later_approval_retries() -> None:
+    rec = recommendation()
+    store = MemoryStore(rec)
+    broken = RecordingWorkflow(fail=RuntimeError("throttled"))
+
+    failed = approve(store, broken, rec.recommendation_id)
+    assert failed.outcome is Outcome.FAILED and "throttled" in failed.detail
+    stored = store.approval(rec.recommendation_id)
+    assert stored is not None and stored.status == "failed"
+
+    working = RecordingWorkflow()
+    retried = approve(store, working, rec.recommendation_id, now=NOW + timedelta(seconds=5))
+    assert retried.outcome is Outcome.STARTED
+    assert len(working.started) == 1
+    assert "approve-failed" in store.events() and "approve-resumed" in store.events()
+
+
+def test_an_approval_abandoned_before_its_workflow_started_is_resumed_only_when_old() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    # A winner that wrote the approval and died before StartExecution.
+    store.create_approval(
+        Approval(
+            rec.recommendation_id,
+            rec.account_id,
+            rec.region,
+            rec.instance_id,
+            "g5.12xlarge",
+            "g5.xlarge",
+            APPROVER,
+            NOW,
+        )
+    )
+
+    soon = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(seconds=10))
+    assert soon.outcome is Outcome.ALREADY_APPROVED and workflow.started == []
+
+    later = approve(store, workflow, rec.recommendation_id, now=NOW + approvals.RESUME_AFTER)
+    assert later.outcome is Outcome.STARTED and len(workflow.started) == 1
+
+
+# -- dismiss and snooze --------------------------------------------------------------------------
+
+
+def test_dismiss_hides_that_advice_only() -> None:
+    rec = recommendation()
+    store = MemoryStore(rec)
+
+    result = approvals.dismiss(store, rec.recommendation_id, OTHER, now=NOW)
+
+    assert result.outcome is Outcome.DISMISSED
+    assert [(d.kind, d.recommendation_id, d.actor) for d in store.decisions] == [
+        ("dismiss", rec.recommendation_id, OTHER)
+    ]
+    assert approvals.hidden_by(rec, store.decisions, NOW) is not None
+    assert approvals.hidden_by(superseding(rec), store.decisions, NOW) is None  # new advice shows again
+    assert store.events() == ["dismiss"]
+
+
+def test_snooze_hides_the_host_until_it_expires() -> None:
+    rec = recommendation()
+    store = MemoryStore(rec)
+
+    result = approvals.snooze(store, rec.recommendation_id, OTHER, now=NOW)
+
+    assert result.outcome is Outcome.SNOOZED and result.until == NOW + timedelta(days=7)
+    newer = superseding(rec)
+    visible, hidden = approvals.split_hidden([rec, newer, recommendation(2)], store.decisions, NOW + timedelta(days=6))
+    assert [r.instance_id for r in hidden] == [rec.instance_id, newer.instance_id]
+    assert [r.instance_id for r in visible] == [recommendation(2).instance_id]
+    assert approvals.hidden_by(rec, store.decisions, NOW + timedelta(days=7, seconds=1)) is None
+
+
+def test_buttons_on_superseded_advice_write_nothing() -> None:
+    rec = recommendation()
+    store = MemoryStore(rec)
+    store.publish(superseding(rec))
+
+    assert approvals.dismiss(store, rec.recommendation_id, OTHER, now=NOW).outcome is Outcome.STALE
+    assert approvals.snooze(store, rec.recommendation_id, OTHER, now=NOW).outcome is Outcome.STALE
+    assert approvals.dismiss(store, "rec-gone", OTHER, now=NOW).outcome is Outcome.NOT_FOUND
+    assert store.decisions == []
+
+
+def test_snooze_instance_by_id() -> None:
+    rec = no_data(3)
+    store = MemoryStore(rec)
+
+    result = approvals.snooze_instance(store, rec.instance_id, OTHER, now=NOW, duration=timedelta(hours=12))
+
+    assert result.outcome is Outcome.SNOOZED
+    assert store.decisions[0].until == NOW + timedelta(hours=12)
+    assert approvals.snooze_instance(
+        store, "i-00000000deadbeef0", OTHER, now=NOW, duration=timedelta(days=1)
+    ).outcome is (Outcome.NOT_FOUND)
+    with pytest.raises(DurationError):
+        approvals.snooze_instance(store, rec.instance_id, OTHER, now=NOW, duration=timedelta(days=91))
+
+
+def test_the_winner_opens_a_thread_before_the_workflow_starts() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    opened: list[str] = []
+
+    def open_thread(approval: Approval) -> tuple[str, str]:
+        assert workflow.started == []  # progress events can only come after this
+        opened.append(approval.approver)
+        return "C0REPORT", "1764590400.000009"
+
+    first = approve(store, workflow, rec.recommendation_id, open_thread=open_thread)
+    again = approve(store, workflow, rec.recommendation_id, open_thread=open_thread)
+
+    assert opened == [APPROVER]
+    assert (workflow.started[0].slack_channel, workflow.started[0].slack_ts) == ("C0REPORT", "1764590400.000009")
+    assert first.approval is not None and first.approval.slack_ts == "1764590400.000009"
+    assert again.outcome is Outcome.ALREADY_APPROVED
+
+
+def test_a_status_the_notifier_already_moved_on_is_not_set_back() -> None:
+    rec = recommendation()
+    store = MemoryStore(rec)
+
+    class RefusedAtOnce(RecordingWorkflow):
+        def start(self, approval: Approval) -> str:
+            arn = super().start(approval)
+            store.update_approval(approval.recommendation_id, status="refused", execution_arn=arn)
+            return arn
+
+    result = approve(store, RefusedAtOnce(), rec.recommendation_id)
+
+    assert result.outcome is Outcome.STARTED
+    assert result.approval is not None and result.approval.status == "refused"

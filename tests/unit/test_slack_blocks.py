@@ -1,0 +1,271 @@
+"""Block Kit messages: Slack's limits hold by construction, long fleets are paginated, nothing is dropped."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from slack_sdk.models.blocks import DividerBlock
+
+from rightsizer.adapters.slack import blocks
+from rightsizer.adapters.slack.app import parse_command
+from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.services.ports import Decision
+from rightsizer.services.report import build_report
+from tests.slack_double import NOW, no_data, recommendation
+
+INSTANCE = re.compile(r"i-[0-9a-f]{17}")
+
+
+def fleet(listed: int, missing: int = 0, optimized: int = 0) -> list[Recommendation]:
+    recs = [recommendation(n, cost_after=f"{700 + n}.00") for n in range(1, listed + 1)]
+    recs += [no_data(1000 + n) for n in range(missing)]
+    recs += [
+        recommendation(5000 + n, finding=Finding.OPTIMIZED, target_type=None, cost_after="4140.00", actionable=False)
+        for n in range(optimized)
+    ]
+    return recs
+
+
+def payloads(messages: list[blocks.Message]) -> list[dict[str, Any]]:
+    return [message.payload() for message in messages]  # to_dict(): raises on any Block Kit limit
+
+
+def instances_in(part: Any) -> list[str]:
+    return INSTANCE.findall(json.dumps(part.get("blocks", part), ensure_ascii=False))
+
+
+def test_a_120_recommendation_fleet_is_split_into_messages_of_at_most_50_blocks_with_nothing_dropped() -> None:
+    recs = fleet(120, missing=7, optimized=5)
+    report = build_report(recs, NOW, 14)
+
+    sent = payloads(blocks.daily_report_messages(report, [], top_n=10))
+
+    assert len(sent) > 1
+    assert all(len(p["blocks"]) <= blocks.MAX_BLOCKS for p in sent)
+    listed = [
+        i for p in sent for b in p["blocks"] if (b.get("block_id") or "").startswith("rec:") for i in instances_in(b)
+    ]
+    assert sorted(listed) == sorted(r.instance_id for r in recs if r.finding is Finding.OVERPROVISIONED)
+    assert len(listed) == len(set(listed)) == 120  # each recommendation exactly once
+    every = {i for p in sent for i in instances_in(p)}
+    assert {r.instance_id for r in recs if r.finding is Finding.INSUFFICIENT_DATA} <= every
+    # The first message: summary and exactly the top 10, largest savings first.
+    first = sent[0]
+    first_listed = [b["block_id"] for b in first["blocks"] if (b.get("block_id") or "").startswith("rec:")]
+    assert first_listed == [f"rec:{r.recommendation_id}" for r in report.recommendations[:10]]
+    assert "can be saved across *120* recommendation(s)" in json.dumps(first)
+    assert "in the thread" in json.dumps(first)
+    assert "right-sized: *5*" in json.dumps(first) and "no GPU metrics: *7*" in json.dumps(first)
+
+
+def test_every_recommendation_shows_current_to_target_savings_confidence_why_and_sparkline() -> None:
+    rec = recommendation(1, daily=(0.0, 30.0, 100.0, None, 55.0))
+    section = blocks.recommendation_section(rec).to_dict()["text"]["text"]
+
+    assert "`g5.12xlarge` → `g5.xlarge`" in section
+    assert "*saves $3,406.00/month*" in section
+    assert "high confidence" in section
+    assert "busiest GPU p95 12%" in section
+    assert "`▁▃█ ▅`" in section
+    assert "training-1" in section and rec.instance_id in section
+
+
+def test_insufficient_data_hosts_are_listed_with_the_agent_pointer_in_sections_under_3000_chars() -> None:
+    report = build_report(fleet(2, missing=300), NOW, 14)
+
+    sent = payloads(blocks.daily_report_messages(report, [], top_n=10))
+
+    text = json.dumps(sent, ensure_ascii=False)
+    assert 'README, section \\"Install the CloudWatch agent\\"' in text
+    assert "300 host(s) send no GPU metrics" in text
+    hosts = {i for p in sent for i in instances_in(p)}
+    assert {f"i-{1000 + n:017x}" for n in range(300)} <= hosts
+    sections = [b for p in sent for b in p["blocks"] if b["type"] == "section" and "text" in b]
+    assert all(len(b["text"]["text"]) <= 3000 for b in sections)
+
+
+def test_snoozed_and_dismissed_recommendations_leave_the_list_and_are_counted() -> None:
+    recs = fleet(4)
+    snoozed, dismissed = recs[0], recs[1]
+    expired = NOW - timedelta(hours=1)
+    decisions = [
+        Decision("snooze", snoozed.account_id, snoozed.region, snoozed.instance_id, "U1", NOW, NOW + timedelta(3)),
+        Decision("dismiss", dismissed.account_id, dismissed.region, dismissed.instance_id, "U2", NOW, None,
+                 dismissed.recommendation_id),
+        # An expired snooze and a dismissal of older advice hide nothing.
+        Decision("snooze", recs[2].account_id, recs[2].region, recs[2].instance_id, "U1", NOW, expired),
+        Decision("dismiss", recs[3].account_id, recs[3].region, recs[3].instance_id, "U2", NOW, None, "rec-old"),
+    ]  # fmt: skip
+
+    sent = payloads(blocks.daily_report_messages(build_report(recs, NOW, 14), decisions, top_n=10))
+
+    shown = {i for p in sent for i in instances_in(p)}
+    assert shown == {recs[2].instance_id, recs[3].instance_id}
+    assert "2 recommendation(s) hidden because they were snoozed or dismissed" in json.dumps(sent)
+
+
+def test_hidden_recommendation_ids_are_accepted_too() -> None:
+    recs = fleet(3)
+    sent = payloads(blocks.daily_report_messages(build_report(recs, NOW, 14), {recs[0].recommendation_id}, top_n=10))
+
+    assert recs[0].instance_id not in json.dumps(sent)
+    assert "1 recommendation(s) hidden" in json.dumps(sent)
+
+
+def test_a_small_fleet_fits_one_message() -> None:
+    sent = payloads(blocks.daily_report_messages(build_report(fleet(3, missing=2), NOW, 14), [], top_n=10))
+
+    assert len(sent) == 1
+    assert len({i for i in instances_in(sent[0])}) == 5
+
+
+def test_a_large_top_n_still_respects_50_blocks() -> None:
+    sent = payloads(blocks.daily_report_messages(build_report(fleet(60), NOW, 14), [], top_n=40))
+
+    assert all(len(p["blocks"]) <= 50 for p in sent)
+    listed = [b for p in sent for b in p["blocks"] if (b.get("block_id") or "").startswith("rec:")]
+    assert len(listed) == 60
+
+
+def test_hostile_or_huge_text_is_escaped_and_shortened_within_limits() -> None:
+    rec = replace(
+        recommendation(1, name="<!channel> & " + "x" * 5000),
+        reasons=("<@U123> " + "why " * 2000,) * 30,
+    )
+
+    section = blocks.recommendation_section(rec).to_dict()["text"]["text"]
+    detail = blocks.detail_message(rec, now=NOW).payload()
+    why = blocks.why_message(rec).payload()
+
+    assert "<!channel>" not in section and "&lt;!channel&gt; &amp;" in section
+    assert "<@U123>" not in json.dumps(detail) + json.dumps(why)
+    assert len(section) <= 3000
+
+
+def test_buttons_carry_only_the_recommendation_id_and_approve_confirms_the_change() -> None:
+    rec = recommendation(1)
+    actions = blocks.recommendation_actions(rec).to_dict()
+
+    assert [e["action_id"] for e in actions["elements"]] == [
+        blocks.ACTION_APPROVE,
+        blocks.ACTION_DISMISS,
+        blocks.ACTION_SNOOZE,
+    ]
+    assert {e["value"] for e in actions["elements"]} == {rec.recommendation_id}
+    assert [e["text"]["text"] for e in actions["elements"]] == ["Approve resize", "Dismiss", "Snooze 7 days"]
+    confirm = actions["elements"][0]["confirm"]["text"]["text"]
+    assert "g5.12xlarge → g5.xlarge" in confirm
+    assert "stopped and started" in confirm and "few minutes" in confirm
+    assert "$3,406.00/month" in confirm
+
+
+def test_no_approve_button_without_an_in_place_resize() -> None:
+    idle = recommendation(1, finding=Finding.IDLE, target_type=None, cost_after="0.00", actionable=False)
+
+    ids = [e["action_id"] for e in blocks.recommendation_actions(idle).to_dict()["elements"]]
+
+    assert ids == [blocks.ACTION_DISMISS, blocks.ACTION_SNOOZE]
+    assert "→ stop" in blocks.recommendation_section(idle).to_dict()["text"]["text"]
+
+
+def test_resolving_a_click_replaces_only_that_recommendations_buttons() -> None:
+    first, second = recommendation(1), recommendation(2)
+    message = [b.to_dict() for r in (first, second) for b in blocks.recommendation_blocks(r)]
+
+    updated = blocks.resolve_in_message(message, first.recommendation_id, "Dismissed by <@U1>.")
+
+    assert len(updated) == len(message)
+    assert updated[1] == {
+        "type": "context",
+        "block_id": f"act:{first.recommendation_id}",
+        "elements": [{"type": "mrkdwn", "text": "Dismissed by <@U1>."}],
+    }
+    assert updated[3] == message[3]  # the other recommendation keeps its buttons
+
+
+def test_top_messages_cap_and_paginate() -> None:
+    report = build_report(fleet(40), NOW, 14)
+
+    sent = payloads(blocks.top_messages(report, [], 100, NOW))
+
+    listed = [b for p in sent for b in p["blocks"] if (b.get("block_id") or "").startswith("rec:")]
+    assert len(listed) == blocks.MAX_TOP
+    assert all(len(p["blocks"]) <= 50 for p in sent)
+    assert "at most 25 here" in json.dumps(sent[0])
+
+
+def test_show_lists_evidence_and_status() -> None:
+    rec = recommendation(1)
+    snooze = Decision("snooze", rec.account_id, rec.region, rec.instance_id, "U9", NOW, until=NOW + timedelta(days=2))
+
+    detail = json.dumps(blocks.detail_message(rec, decisions=[snooze], now=NOW).payload(), ensure_ascii=False)
+
+    assert "p95 12%" in detail and "peak 95%" in detail and "9.1 GiB of 22.5 GiB" in detail
+    assert "Snoozed by <@U9>" in detail
+    assert blocks.ACTION_APPROVE not in detail  # hidden advice gets no buttons
+
+
+@given(st.lists(st.integers(min_value=1, max_value=50), max_size=60))
+def test_paginate_never_splits_a_group_or_drops_a_block(sizes: list[int]) -> None:
+    groups = [[DividerBlock(block_id=f"{g}.{n}") for n in range(size)] for g, size in enumerate(sizes)]
+
+    pages = blocks.paginate(groups)
+
+    assert all(len(page) <= 50 for page in pages)
+    assert [b.block_id for page in pages for b in page] == [b.block_id for g in groups for b in g]
+    starts = {id(g[0]) for g in groups}
+    for page in pages:
+        assert id(page[0]) in starts  # each page begins a group
+
+
+# -- command parsing (the ack path) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "detail"),
+    [
+        ("", "help", None),
+        ("help", "help", None),
+        ("report", "report", None),
+        ("top", "top", 10),
+        ("TOP 3", "top", 3),
+        ("show i-0123456789abcdef0", "show", "i-0123456789abcdef0"),
+        ("why  I-0123456789ABCDEF0", "why", "i-0123456789abcdef0"),
+        ("snooze i-0123456789abcdef0 2w", "snooze", timedelta(weeks=2)),
+        ("snooze i-01234567 3 days", "snooze", timedelta(days=3)),
+    ],
+)
+def test_parse_command(text: str, name: str, detail: object) -> None:
+    command = parse_command(text)
+
+    assert (command.name, command.error) == (name, "")
+    assert detail in (None, command.count, command.instance_id, command.duration)
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("top zero", "positive number"),
+        ("top 0", "positive number"),
+        ("show", "needs an EC2 instance id"),
+        ("show banana", "got `banana`"),
+        ("why i-012 extra", "needs an EC2 instance id"),
+        ("snooze i-0123456789abcdef0", "needs a duration"),
+        ("snooze i-0123456789abcdef0 91d", "at most 90 days"),
+        ("snooze i-0123456789abcdef0 soon", "12h, 3d, 2w"),
+        ("report now", "no arguments"),
+        ("<!channel> hello", "I don't know `&lt;!channel&gt;`"),
+    ],
+)
+def test_malformed_commands_explain_themselves(text: str, hint: str) -> None:
+    command = parse_command(text)
+
+    assert hint in command.error
+    assert not command.needs_data
