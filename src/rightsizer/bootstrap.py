@@ -204,7 +204,7 @@ def report_payload(
         from rightsizer.adapters.slack.secrets import slack_credentials
 
         credentials = slack_credentials(settings.slack.secret_name)
-        client = WebClient(token=credentials.bot_token)
+        client = WebClient(token=credentials.bot_token, base_url=settings.slack.api_url)
         result["posted"] = post_daily_report(client, settings.slack.channel, report, hidden, settings.slack.top_n)
     if not payload.get("include_recommendations", False):
         result.pop("recommendations")

@@ -47,6 +47,7 @@ class SlackSettings:
     approver_group: str = ""  # or a Slack user group id
     command: str = "/gpu"
     top_n: int = 10
+    api_url: str = "https://slack.com/api/"  # GovSlack: https://slack-gov.com/api/; the demo: a local double
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Settings:
     managed_tag_key: str = "rightsizer:managed"  # the resize workflow may only touch hosts with this tag
     resize_state_machine_arn: str = ""
     pipeline_state_machine_arn: str = ""
+    resize_poll_seconds: int = 30  # the resize workflow's wait between EC2 state checks
     home_region: str = "us-east-1"  # where the table, secret and state machines live
     slack: SlackSettings = field(default_factory=SlackSettings)
 
@@ -101,6 +103,7 @@ class Settings:
             approver_group=env.get("SLACK_APPROVER_GROUP", ""),
             command=env.get("SLACK_COMMAND", "/gpu"),
             top_n=_int(env, "REPORT_TOP_N", 10),
+            api_url=env.get("SLACK_API_URL") or SlackSettings.api_url,
         )
         try:
             price_mode = PriceMode(env.get("PRICE_SOURCE", "auto"))
@@ -120,6 +123,7 @@ class Settings:
             managed_tag_key=env.get("MANAGED_TAG_KEY", "rightsizer:managed"),
             resize_state_machine_arn=env.get("RESIZE_STATE_MACHINE_ARN", ""),
             pipeline_state_machine_arn=env.get("PIPELINE_STATE_MACHINE_ARN", ""),
+            resize_poll_seconds=_int(env, "RESIZE_POLL_SECONDS", 30),
             home_region=default_region,
             slack=slack,
         )

@@ -616,12 +616,12 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
             "SLACK_CHANNEL": CHANNEL,
             "SLACK_APPROVERS": APPROVER,
             "RESIZE_STATE_MACHINE_ARN": machine,
+            "SLACK_API_URL": slack.api_url,
         }
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         module.settings.cache_clear()
         module._entry.cache_clear()
-        monkeypatch.setattr(module, "WebClient", lambda token: WebClient(token=token, base_url=slack.api_url))
         queued: list[dict[str, Any]] = []
 
         def invoke(params: dict[str, Any]) -> dict[str, Any]:
@@ -652,4 +652,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
     assert [e["name"] for e in executions["executions"]] == [recs[0].recommendation_id]
     assert "Resize started by" in slack.texts("chat.update") and "Dismissed by" in slack.texts("chat.update")
     used = {IAM_ACTION.get(action, action) for action in called}
-    assert used == granted_actions("SlackFunction")
+    # DeleteItem is Powertools idempotency removing its in-progress record after a failed start: granted for
+    # that failure path only; every other granted action is exercised above.
+    assert granted_actions("SlackFunction") - used == {"dynamodb:DeleteItem"}
+    assert used <= granted_actions("SlackFunction")

@@ -68,16 +68,16 @@ def dependencies() -> Dependencies:
 
     settings = Settings.from_env()
     store = DynamoStore.from_name(boto3.Session(), settings.table_name, settings.home_region)
-    secret_name = settings.slack.secret_name
-    return Dependencies(store, SlackThreadNotifier(lambda: slack_client(secret_name)))
+    secret_name, api_url = settings.slack.secret_name, settings.slack.api_url
+    return Dependencies(store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url)))
 
 
-def slack_client(secret_name: str) -> Any:
+def slack_client(secret_name: str, api_url: str = "https://slack.com/api/") -> Any:
     from slack_sdk import WebClient
 
     from rightsizer.adapters.slack.secrets import slack_credentials
 
-    return WebClient(token=slack_credentials(secret_name).bot_token)
+    return WebClient(token=slack_credentials(secret_name).bot_token, base_url=api_url)
 
 
 class SlackThreadNotifier:

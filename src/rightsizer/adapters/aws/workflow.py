@@ -133,6 +133,7 @@ class StepFunctionsResizeWorkflow:
             "managed_tag_key": settings.managed_tag_key,
             "opt_out_tag": settings.policy.opt_out_tag,
             "expected_state_of": expected_state_of,
+            "wait_seconds": settings.resize_poll_seconds,
         }
         if settings.table_name:
             return cls.with_idempotency(

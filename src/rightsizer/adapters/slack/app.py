@@ -491,16 +491,9 @@ def step_functions_workflow(
             client = boto3.client("stepfunctions", region_name=settings.home_region)
         else:
             client = session.client("stepfunctions", region_name=settings.home_region)
-        # No Powertools idempotency layer here: the approval's conditional write already elects a single
-        # starter, and the deterministic execution name makes even a rare second StartExecution harmless.
-        return StepFunctionsResizeWorkflow(
-            client,
-            settings.resize_state_machine_arn,
-            managed_tag_key=settings.managed_tag_key,
-            opt_out_tag=settings.policy.opt_out_tag,
-            table_name=settings.table_name,
-            expected_state_of=expected_state,
-        )
+        # Two guards: the approval's conditional write elects a single starter, and Powertools idempotency
+        # (records in our table) plus the deterministic execution name make a retried start a no-op.
+        return StepFunctionsResizeWorkflow.from_settings(settings, client, expected_state_of=expected_state)
 
     return factory
 
