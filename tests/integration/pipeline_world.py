@@ -36,11 +36,10 @@ def _pipeline_definition() -> str:
 def world() -> Iterator[dict[str, Any]]:
     """moto with the fleet seeded in two accounts and two regions, the table and the pipeline."""
     from demo import fast_cloudwatch
+    from demo.aws_table import create_table_from_template
     from demo.fleet import fleet
     from demo.seed import seed
     from moto import mock_aws
-
-    from tests.aws_table import create_table_from_template
 
     patch = pytest.MonkeyPatch()
     env = {

@@ -16,6 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
+from demo.aws_table import create_table_from_template
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
@@ -29,7 +30,6 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.services.ports import Approval
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings
-from tests.aws_table import create_table_from_template
 from tests.events import load_event
 from tests.lambda_context import FakeLambdaContext
 from tests.slack_double import (
@@ -576,9 +576,8 @@ IAM_ACTION = {"lambda:Invoke": "lambda:InvokeFunction"}
 
 
 def granted_actions(function: str) -> set[str]:
+    from demo.aws_table import TEMPLATE
     from samtranslator.yaml_helper import yaml_parse
-
-    from tests.aws_table import TEMPLATE
 
     resource = yaml_parse(TEMPLATE.read_text())["Resources"][function]
     actions: set[str] = set()
