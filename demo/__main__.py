@@ -2,7 +2,10 @@
 
 1. start moto's server on 127.0.0.1 and point boto3 at it (AWS_ENDPOINT_URL);
 2. seed a GPU fleet in two regions with 14 days of 5-minute metrics;
-3. run `rightsizer analyze` against it and check every host got the finding its workload deserves.
+3. run `rightsizer analyze` against it and check every host got the finding its workload deserves;
+4. run the daily pipeline as the Lambdas do, posting the report to a local Slack API double (printed
+   here, Block Kit JSON in demo-output/);
+5. approve the top recommendation with a signed Slack interaction and follow the resize execution.
 """
 
 from __future__ import annotations
@@ -12,42 +15,143 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from demo.server import local_aws
+
+OUTPUT = Path("demo-output")
+REGIONS = ("us-east-1", "eu-west-1")
+
+
+def banner(title: str) -> None:
+    print(f"\n{'=' * 100}\n{title}\n{'=' * 100}", flush=True)
+
+
+def analyze_with_cli(seeded: list[Any]) -> int:
+    from rightsizer import cli
+
+    command = ["analyze", *[arg for region in REGIONS for arg in ("--region", region)]]
+    print("$ rightsizer " + " ".join(command), flush=True)
+    status = cli.main(command)
+    if status != 0:
+        return status
+    buffer = io.StringIO()
+    cli.main([*command, "--format", "json", "--no-progress"], stdout=buffer, stderr=io.StringIO())
+    by_id = {rec["instance_id"]: rec for rec in json.loads(buffer.getvalue())["recommendations"]}
+    print("\nDoes every seeded host get the finding its workload deserves?")
+    failures = 0
+    for item in seeded:
+        got = by_id.get(item.instance_id, {}).get("finding", "missing")
+        ok = got == item.host.expected
+        failures += not ok
+        mark = "ok  " if ok else "FAIL"
+        print(
+            f"  {mark} {item.host.name:<20} {item.host.instance_type:<14} expected {item.host.expected:<18} got {got}"
+        )
+    print("All findings as expected." if not failures else f"{failures} finding(s) differ.")
+    return 1 if failures else 0
+
+
+def post_daily_report(stack: Any, run: str, account_id: str) -> dict[str, Any]:
+    from demo.serverless import run_pipeline
+    from demo.slack_render import render_blocks
+
+    result = run_pipeline(run, account_id, REGIONS)
+    messages = [call.params for call in stack.slack.of("chat.postMessage")]
+    OUTPUT.mkdir(exist_ok=True)
+    report_file = OUTPUT / "daily-report.json"
+    report_file.write_text(json.dumps(messages, indent=2) + "\n")
+    for number, message in enumerate(messages, start=1):
+        where = "in the thread" if message.get("thread_ts") else f"to {message['channel']}"
+        print(f"\n--- Slack message {number} of {len(messages)}, posted {where} ---")
+        print(
+            "\n".join(
+                render_blocks(
+                    json.loads(message["blocks"]) if isinstance(message["blocks"], str) else message["blocks"]
+                )
+            )
+        )
+    print(f"\nBlock Kit JSON of the {len(messages)} message(s): {report_file}")
+    return result
+
+
+def approve_top(stack: Any, report: dict[str, Any]) -> int:
+    import boto3
+
+    from demo.serverless import APPROVER, CHANNEL, deliver_progress_events, send_to_slack_function, wait_for_execution
+    from demo.slack_double import click_body, function_url_event
+    from rightsizer.adapters.aws.store import DynamoStore
+    from rightsizer.adapters.slack.blocks import ACTION_APPROVE
+
+    top = next((rec for rec in report["recommendations"] if rec["actionable"]), None)
+    if top is None:
+        print("No actionable recommendation to approve.")
+        return 1
+    rec_id = top["recommendation_id"]
+    posted_call = next(
+        call for call in stack.slack.of("chat.postMessage") if rec_id in json.dumps(call.params.get("blocks"))
+    )
+    posted, ts = posted_call.params, posted_call.answer["ts"]
+    print(
+        f"{top['name']} ({top['instance_id']}): {top['instance_type']} -> {top['target_type']}, "
+        f"saves ${top['monthly_savings_usd']:,.2f}/month. <@{APPROVER}> clicks Approve resize..."
+    )
+    blocks = posted["blocks"] if isinstance(posted["blocks"], list) else json.loads(posted["blocks"])
+    body = click_body(ACTION_APPROVE, rec_id, user=APPROVER, channel=CHANNEL, message={"ts": ts, "blocks": blocks})
+    template = json.loads(Path("events/slack_interaction.json").read_text())
+    response = send_to_slack_function(stack, function_url_event(template, body))
+    print(f"Slack function answered {response['statusCode']} within the ack; the approval ran as lazy work.")
+
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(stack.table))
+    approval = store.approval(rec_id)
+    if approval is None or not approval.execution_arn:
+        print("The approval did not start a resize.")
+        return 1
+    outcome = wait_for_execution(approval.execution_arn)
+    history = boto3.client("stepfunctions", region_name="us-east-1").get_execution_history(
+        executionArn=approval.execution_arn, maxResults=1000
+    )["events"]
+    steps = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    print(f"\nResize execution {approval.execution_arn.rsplit(':', 1)[-1]}: {outcome['status']}")
+    print("Steps: " + " -> ".join(steps))
+    delivered = deliver_progress_events(stack)
+    print(f"\nProgress in the Slack thread ({delivered} events through EventBridge to the notifier):")
+    for call in stack.slack.of("chat.postMessage"):
+        if call.params.get("thread_ts") == ts:
+            print(f"  > {call.params.get('text')}")
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    instance = ec2.describe_instances(InstanceIds=[top["instance_id"]])["Reservations"][0]["Instances"][0]
+    print(
+        f"\n{top['instance_id']} is now {instance['InstanceType']} and {instance['State']['Name']} "
+        f"(was {top['instance_type']})."
+    )
+    audit = store.audit_log(rec_id)
+    print(f"Audit log: {len(audit)} entries, from '{audit[0].event}' by {audit[0].actor} to '{audit[-1].event}'.")
+    return 0 if outcome["status"] == "SUCCEEDED" and instance["InstanceType"] == top["target_type"] else 1
 
 
 def main() -> int:
     with local_aws() as endpoint:
         from demo.seed import seed
-        from rightsizer import cli
+        from demo.serverless import deployed_stack
 
         now = datetime.now(UTC)
+        banner("1. A GPU fleet in a local AWS")
         print(f"Local AWS (moto) at {endpoint}; seeding the demo fleet with 14 days of metrics...", flush=True)
         seeded = seed(now.replace(minute=0, second=0, microsecond=0), days=14)
-        print(f"Seeded {len(seeded)} instances in us-east-1 and eu-west-1.\n", flush=True)
+        print(f"Seeded {len(seeded)} instances in {' and '.join(REGIONS)}.", flush=True)
 
-        command = ["analyze", "--region", "us-east-1", "--region", "eu-west-1"]
-        print("$ rightsizer " + " ".join(command), flush=True)
-        status = cli.main(command)
-        if status != 0:
+        banner("2. The CLI: rightsizer analyze")
+        status = analyze_with_cli(seeded)
+        if status:
             return status
 
-        buffer = io.StringIO()
-        cli.main([*command, "--format", "json", "--no-progress"], stdout=buffer, stderr=io.StringIO())
-        by_id = {rec["instance_id"]: rec for rec in json.loads(buffer.getvalue())["recommendations"]}
-        print("\nDoes every seeded host get the finding its workload deserves?")
-        failures = 0
-        for item in seeded:
-            got = by_id.get(item.instance_id, {}).get("finding", "missing")
-            ok = got == item.host.expected
-            failures += not ok
-            mark = "ok  " if ok else "FAIL"
-            print(
-                f"  {mark} {item.host.name:<20} {item.host.instance_type:<14} "
-                f"expected {item.host.expected:<18} got {got}"
-            )
-        print("All findings as expected." if not failures else f"{failures} finding(s) differ.")
-        return 1 if failures else 0
+        banner("3. The daily pipeline (Collect per region -> Analyze -> Report), posted to Slack")
+        with deployed_stack() as stack:
+            report = post_daily_report(stack, now.date().isoformat(), "123456789012")
+            banner("4. One click: approving the top recommendation through a signed Slack interaction")
+            return approve_top(stack, report)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,7 @@ def fleet() -> list[Host]:
             "g5.12xlarge",
             "embeddings-api",
             "overprovisioned",
+            tags={"rightsizer:managed": "true"},  # the resize workflow may touch it (IAM tag condition)
             gpus=(
                 Gpu(diurnal(25, 60), noisy(7.6 * gib, 150, lo=0, hi=22888), noisy(18, 4)),
                 IDLE_GPU,

@@ -59,9 +59,18 @@ def _launch(host: Host, account_ami: str, session: boto3.Session) -> str:
         **extra,
     )
     instance_id = str(response["Instances"][0]["InstanceId"])
+    _with_ena(instance_id, host.region, session)
     if host.stopped:
         ec2.stop_instances(InstanceIds=[instance_id])
     return instance_id
+
+
+def _with_ena(instance_id: str, region: str, session: boto3.Session) -> None:
+    """Current AMIs support ENA and EC2 reports EnaSupport=true; moto leaves the attribute unset."""
+    from moto.ec2.models import ec2_backends
+
+    account = session.client("sts", region_name=region).get_caller_identity()["Account"]
+    ec2_backends[account][region].get_instance(instance_id).ena_support = True
 
 
 def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str, dict[str, str], datetime, float]]:

@@ -31,13 +31,16 @@ def local_aws() -> Iterator[str]:
     from demo import fast_cloudwatch
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no per-request access log
-    saved = {name: os.environ.get(name) for name in [*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE"]}
+    # moto's Step Functions interpreter logs every JSONPath probe it evaluates (And/Or do not short-circuit).
+    logging.getLogger("moto").setLevel(logging.CRITICAL)
+    saved = {name: os.environ.get(name) for name in [*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE", "MOTO_PORT"]}
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
     os.environ.update(FAKE_ENV)
     os.environ["AWS_ENDPOINT_URL"] = endpoint
+    os.environ["MOTO_PORT"] = str(port)  # moto's Step Functions calls its own SDK integrations here
     os.environ.pop("AWS_PROFILE", None)
     time.tzset()
     fast_cloudwatch.install(list_once=True)  # moto lists a series once per datapoint otherwise

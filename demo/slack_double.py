@@ -31,6 +31,7 @@ class Call:
     params: dict[str, Any]
     token: str = ""
     path: str = ""
+    answer: dict[str, Any] = field(default_factory=dict)  # what the double replied (e.g. the message ts)
 
 
 @dataclass
@@ -124,8 +125,8 @@ class SlackDouble:
             body, content_type = b"ok", "text/plain"
         else:
             method = path.removeprefix("/api/")
-            call = Call(method, params, token, path)
             answer = self._answer(method, params)
+            call = Call(method, params, token, path, answer)
             body, content_type = json.dumps(answer).encode(), "application/json; charset=utf-8"
         with self._changed:
             self.calls.append(call)

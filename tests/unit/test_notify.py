@@ -288,8 +288,9 @@ def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.Mo
     notify_handler.dependencies.cache_clear()
     secrets_read: list[str] = []
 
-    def fake_slack_client(secret_name: str) -> FakeWebClient:
+    def fake_slack_client(secret_name: str, api_url: str) -> FakeWebClient:
         secrets_read.append(secret_name)
+        assert api_url == "https://slack.com/api/"  # the default, unless SLACK_API_URL says otherwise
         return web
 
     monkeypatch.setattr(notify_handler, "slack_client", fake_slack_client)

@@ -14,6 +14,7 @@ from rightsizer.settings import Settings
 
 logger = Logger()
 settings = cache(Settings.from_env)
+_invocation: dict[str, Any] = {"context": None}  # the current Lambda context, for the resize starter
 
 
 @lru_cache(maxsize=1)  # one app per credentials: a rotated secret rebuilds it, a warm call reuses it
@@ -21,7 +22,7 @@ def _entry(credentials: SlackCredentials) -> LambdaEntry:
     config, session = settings(), boto3.Session()
     store = DynamoStore.from_name(session, config.table_name, config.home_region)
     client = WebClient(token=credentials.bot_token, base_url=config.slack.api_url)
-    workflow = step_functions_workflow(config, store, session)
+    workflow = step_functions_workflow(config, store, session, lambda: _invocation["context"])
     app = build_app(
         config, client=client, store=store, workflow_factory=workflow, signing_secret=credentials.signing_secret
     )
@@ -40,4 +41,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except SlackNotConfigured as error:
         logger.error(str(error))  # names the secret and the missing key, never a value
         return {"statusCode": 503, "body": "The GPU Rightsizer Slack app is not configured yet."}
+    _invocation["context"] = context
     return _entry(credentials)(event, context)

@@ -471,7 +471,10 @@ class LambdaEntry:
 
 
 def step_functions_workflow(
-    settings: Settings, store: approvals.ApprovalStore, session: Any | None = None
+    settings: Settings,
+    store: approvals.ApprovalStore,
+    session: Any | None = None,
+    lambda_context: Callable[[], Any] | None = None,
 ) -> Callable[[], ResizeWorkflow]:
     """The production ResizeWorkflow, built on first use: the adapter and its client stay off the ack path."""
 
@@ -493,7 +496,11 @@ def step_functions_workflow(
             client = session.client("stepfunctions", region_name=settings.home_region)
         # Two guards: the approval's conditional write elects a single starter, and Powertools idempotency
         # (records in our table) plus the deterministic execution name make a retried start a no-op.
-        return StepFunctionsResizeWorkflow.from_settings(settings, client, expected_state_of=expected_state)
+        workflow = StepFunctionsResizeWorkflow.from_settings(settings, client, expected_state_of=expected_state)
+        if lambda_context is not None:
+            # Lets Powertools expire an in-progress idempotency record if this invocation times out.
+            workflow.register_lambda_context(lambda_context())
+        return workflow
 
     return factory
 
