@@ -20,25 +20,13 @@ from typing import Any
 import boto3
 
 from demo.aws_table import create_table_from_template
+from demo.lambda_context import FakeLambdaContext as Context
 from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble
 
 ROOT = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 CHANNEL = "C0GPUREPORT"
 APPROVER = "U0DEMOLEAD"
-
-
-@dataclass
-class Context:
-    """The Lambda context the handlers read (Powertools logs these fields)."""
-
-    function_name: str = "gpu-rightsizer-demo"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:gpu-rightsizer-demo"
-    aws_request_id: str = "00000000-0000-4000-8000-00000000demo"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 300_000
 
 
 @dataclass

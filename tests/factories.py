@@ -22,6 +22,21 @@ from rightsizer.domain.prices import PriceBook
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"
+# What `rightsizer analyze --format json` promises for each recommendation (the list).
+PROMISED_RECOMMENDATION_KEYS = frozenset(
+    {
+        "instance_id",
+        "region",
+        "instance_type",
+        "finding",
+        "target_type",
+        "monthly_cost_usd",
+        "monthly_savings_usd",
+        "confidence",
+        "actionable",
+        "reasons",
+    }
+)
 
 
 @cache

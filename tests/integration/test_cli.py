@@ -25,24 +25,14 @@ from demo.seed import seed
 
 from rightsizer import cli
 from rightsizer.adapters.aws import session as aws_session
+from tests.factories import PROMISED_RECOMMENDATION_KEYS
 
 pytestmark = pytest.mark.integration
 
 CLOSED_PORT = "http://127.0.0.1:9"  # nothing listens on the discard port: connections are refused at once
 SMALL_FLEET = ("idle-p3", "one-of-four", "no-agent", "spot-batch")
 TOP_LEVEL_KEYS = {"generated_at", "lookback_days", "recommendations", "totals", "warnings"}
-RECOMMENDATION_KEYS = {
-    "instance_id",
-    "region",
-    "instance_type",
-    "finding",
-    "target_type",
-    "monthly_cost_usd",
-    "monthly_savings_usd",
-    "confidence",
-    "actionable",
-    "reasons",
-}
+RECOMMENDATION_KEYS = PROMISED_RECOMMENDATION_KEYS
 TOTALS_KEYS = {
     "instances",
     "monthly_cost_usd",

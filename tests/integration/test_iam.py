@@ -4,45 +4,19 @@ the AWS actions its code calls when it runs (recorded at the botocore layer agai
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from demo.lambda_context import FakeLambdaContext
 
-from tests.api_calls import UNAUTHORISED_OK, record_api_calls
+from tests.api_calls import UNAUTHORISED_OK, policy_actions, record_api_calls
 from tests.events import load_event
-from tests.lambda_context import FakeLambdaContext
 
 pytestmark = pytest.mark.integration
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pricing"
-
-
-def _statements(node: Any) -> Iterator[dict[str, Any]]:
-    """Every statement in a policy, in every branch of an Fn::If (a condition may enable either)."""
-    if isinstance(node, dict):
-        if "Fn::If" in node:
-            for branch in node["Fn::If"][1:]:
-                yield from _statements(branch)
-        elif "Statement" in node:
-            yield from node["Statement"]
-    elif isinstance(node, list):
-        for item in node:
-            yield from _statements(item)
-
-
-def policy_actions(function: str) -> set[str]:
-    from samtranslator.yaml_helper import yaml_parse
-
-    resource = yaml_parse(TEMPLATE.read_text())["Resources"][function]
-    actions: set[str] = set()
-    for statement in _statements(resource["Properties"].get("Policies", [])):
-        listed = statement["Action"]
-        actions.update([listed] if isinstance(listed, str) else listed)
-    return actions
 
 
 def _canned_products(params: dict[str, Any]) -> dict[str, Any]:

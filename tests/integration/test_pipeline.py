@@ -10,10 +10,10 @@ from typing import Any
 
 import boto3
 import pytest
+from demo.lambda_context import FakeLambdaContext
 
 from tests.events import load_event
 from tests.integration.pipeline_world import DAYS, HOME, MEMBER, REGIONS
-from tests.lambda_context import FakeLambdaContext
 
 pytestmark = pytest.mark.integration
 

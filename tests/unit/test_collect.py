@@ -39,7 +39,7 @@ from rightsizer.services.ports import (
 )
 from rightsizer.services.report import build_report, report_json
 from rightsizer.settings import PriceMode
-from tests.factories import ACCOUNT, api_specs, instance
+from tests.factories import ACCOUNT, PROMISED_RECOMMENDATION_KEYS, api_specs, instance
 
 NOW = datetime(2026, 12, 1, 12, 34, 56, 789000, tzinfo=UTC)
 API_SOURCE = "AWS Price List API"
@@ -484,18 +484,7 @@ def test_progress_gets_one_stage_of_four_steps_per_region() -> None:
 
 # 5. Analyse, rank, total, JSON ----------------------------------------------------------------------------
 
-RECOMMENDATION_KEYS = {
-    "instance_id",
-    "region",
-    "instance_type",
-    "finding",
-    "target_type",
-    "monthly_cost_usd",
-    "monthly_savings_usd",
-    "confidence",
-    "actionable",
-    "reasons",
-}
+RECOMMENDATION_KEYS = PROMISED_RECOMMENDATION_KEYS
 
 
 def two_regions() -> list[RegionData]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -720,15 +720,13 @@ def _draft(
     # 4. Not GPU-bound: the accelerator waits for a saturated CPU; a smaller GPU would not help.
     if cpu_p95 is not None and cpu_p95 >= policy.cpu_saturated_pct and demand.unit_util_p95 < policy.gpu_light_pct:
         needed_vcpus = math.ceil(spec.vcpus * cpu_p95 / policy.target_max_cpu_pct)
-        cpu_demand = Demand(
+        # Keep every GPU (the loader feeds all of them) and the RAM; only the vCPUs must grow.
+        cpu_demand = replace(
+            demand,
             units=spec.compute_units,
-            memory_per_unit_mib=demand.memory_per_unit_mib,
-            memory_measured=demand.memory_measured,
             vcpus=max(needed_vcpus, spec.vcpus + 1),
             host_memory_mib=max(demand.host_memory_mib, float(spec.memory_mib)),
-            network_gbps=demand.network_gbps,
-            unit_util_p95=demand.unit_util_p95,
-            unit_memory_activity_p95=demand.unit_memory_activity_p95,
+            notes=(),
         )
         options = _candidates(instance, spec, catalog, prices, cpu_demand, policy, same_model_only=True)
         reasons.insert(
@@ -763,16 +761,13 @@ def _draft(
             )
         if saturated:
             reasons.insert(0, f"{unit} median utilisation {_pct(max(medians))}: pinned most of the time")
-        bigger = Demand(
+        bigger = replace(
+            demand,
             units=max(demand.units, spec.compute_units),
             memory_per_unit_mib=max(demand.memory_per_unit_mib, spec.memory_per_unit_mib),
-            memory_measured=demand.memory_measured,
             # Fixing the accelerator must not shrink the host; network follows the measurement.
             vcpus=max(demand.vcpus, spec.vcpus),
             host_memory_mib=max(demand.host_memory_mib, float(spec.memory_mib)),
-            network_gbps=demand.network_gbps,
-            unit_util_p95=demand.unit_util_p95,
-            unit_memory_activity_p95=demand.unit_memory_activity_p95,
             # Out of memory, not of compute: a target as busy as today is fine; pinned: it must do better.
             util_ceiling=max(policy.target_max_util_pct, demand.unit_util_p95),
         )

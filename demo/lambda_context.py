@@ -1,4 +1,4 @@
-"""A Lambda context object for invoking handlers in-process (what Powertools and Bolt read from it)."""
+"""A Lambda context for invoking handlers in-process (what Powertools and Bolt read from it)."""
 
 from __future__ import annotations
 
