@@ -59,8 +59,8 @@ _COLD_FIRST_ACK = _SETUP + textwrap.dedent(
     imported = time.perf_counter()
     # Test helpers to sign a request: not part of the function, so not timed.
     from tests.events import load_event
-    from tests.lambda_context import FakeLambdaContext
-    from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, command_body, function_url_event
+    from demo.lambda_context import FakeLambdaContext
+    from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, command_body, function_url_event
     event = function_url_event(load_event("slack_command.json"), command_body("top 5"))
     building = time.perf_counter()
     app = build_app(Settings(), client=WebClient(token=BOT_TOKEN), store=MemoryStore(),
@@ -110,10 +110,10 @@ def cold_first_ack() -> list[tuple[float, ...]]:
 
 
 def warm_acks(store: Any, label: str) -> None:
+    from demo.lambda_context import FakeLambdaContext
+    from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, command_body, function_url_event
     from slack_sdk import WebClient
     from tests.events import load_event
-    from tests.lambda_context import FakeLambdaContext
-    from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, command_body, function_url_event
 
     from rightsizer.adapters.slack.app import LambdaEntry, build_app
     from rightsizer.settings import Settings
@@ -182,8 +182,8 @@ def run() -> None:
 
     sys.path[:0] = [str(ROOT), str(ROOT / "src")]
     import boto3
+    from demo.aws_table import create_table_from_template
     from moto import mock_aws
-    from tests.aws_table import create_table_from_template
 
     from rightsizer.adapters.aws.store import DynamoStore
 
