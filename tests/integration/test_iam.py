@@ -4,6 +4,9 @@ the AWS actions its code calls when it runs (recorded at the botocore layer agai
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +80,69 @@ def test_prices_function_policy(world: dict[str, Any]) -> None:
 
     assert result["regions"]["us-east-1"] >= 1  # the canned g4dn.xlarge price was cached
     assert_least_privilege("PricesFunction", called)
+
+
+@pytest.fixture
+def slack_secret(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A filled Slack secret in moto and a local Slack API double the functions post to."""
+    from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble
+
+    slack = SlackDouble().start()
+    name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"  # Powertools caches secrets by name
+    boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+        Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})
+    )
+    for key, value in {
+        "SLACK_SECRET_NAME": name,
+        "SLACK_CHANNEL": "C0GPUREPORT",
+        "SLACK_API_URL": slack.api_url,
+    }.items():
+        monkeypatch.setenv(key, value)
+    try:
+        yield name
+    finally:
+        slack.stop()
+
+
+def test_report_function_policy(world: dict[str, Any], slack_secret: str) -> None:
+    from rightsizer.handlers import analyze, collect, report
+
+    collect.handler(load_event("collect_target.json"), FakeLambdaContext())
+    analyze.handler(load_event("analyze.json"), FakeLambdaContext())
+    with record_api_calls() as called:
+        result = report.handler({**load_event("report.json"), "post": True}, FakeLambdaContext())
+
+    assert result["posted"], "the daily report was posted to Slack"
+    assert_least_privilege("ReportFunction", called)
+
+
+def test_notifier_function_policy(world: dict[str, Any], slack_secret: str) -> None:
+    from rightsizer.adapters.aws.store import DynamoStore
+    from rightsizer.handlers import notify
+    from rightsizer.services.ports import Approval
+
+    event = load_event("notify.json")
+    detail = event["detail"]
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"]))
+    store.create_approval(
+        Approval(
+            recommendation_id=detail["recommendation_id"],
+            account_id="123456789012",
+            region="us-east-1",
+            instance_id=detail["instance_id"],
+            from_type=detail["from_type"],
+            to_type=detail["to_type"],
+            approver="U0DEMOLEAD",
+            approved_at=datetime.now(UTC),
+            status="running",
+            slack_channel="C0GPUREPORT",
+            slack_ts="1764590400.000001",
+        )
+    )
+    notify.dependencies.cache_clear()
+    with record_api_calls() as called:
+        result = notify.handler(event, FakeLambdaContext())
+    notify.dependencies.cache_clear()
+
+    assert result["status"] == "succeeded"
+    assert_least_privilege("NotifierFunction", called)
