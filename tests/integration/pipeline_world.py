@@ -12,6 +12,8 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.environment import use_fake_aws
+
 MEMBER = "111111111111"
 HOME = "123456789012"
 ROLES = f"arn:aws:iam::{HOME}:role/GpuRightsizerCollector,arn:aws:iam::{MEMBER}:role/GpuRightsizerCollector"
@@ -42,21 +44,7 @@ def world() -> Iterator[dict[str, Any]]:
     from moto import mock_aws
 
     patch = pytest.MonkeyPatch()
-    env = {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-        "TZ": "UTC",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_NAMESPACE": "GpuRightsizerTest",
-        "POWERTOOLS_SERVICE_NAME": "gpu-rightsizer",
-    }
-    for name, value in env.items():
-        patch.setenv(name, value)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        patch.delenv(name, raising=False)
+    use_fake_aws(patch, AWS_REGION="us-east-1", TZ="UTC")
     time.tzset()
     mock = mock_aws()
     mock.start()

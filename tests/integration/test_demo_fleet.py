@@ -17,6 +17,7 @@ from demo.seed import seed
 
 from rightsizer import cli
 from rightsizer.adapters.bundled import snapshot_prices
+from tests.environment import use_fake_aws
 
 pytestmark = pytest.mark.integration
 
@@ -45,13 +46,7 @@ def outcome() -> Iterator[Outcome]:
     from moto import mock_aws
 
     with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
-            env.delenv(name, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        env.setenv("TZ", "UTC")  # moto's naive timestamps are read as local time
+        use_fake_aws(env, TZ="UTC")  # moto's naive timestamps are read as local time
         time.tzset()
         try:
             with mock_aws():
