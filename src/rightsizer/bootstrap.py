@@ -17,6 +17,7 @@ from rightsizer.adapters.aws.pricing import PriceListApi
 from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.analyze import analyze_regions
+from rightsizer.services.approvals import split_hidden
 from rightsizer.services.collect import Reference, RegionData, RegionSources, collect_region
 from rightsizer.services.pipeline import (
     RunAnalysis,
@@ -194,9 +195,9 @@ def report_payload(
     session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
 ) -> dict[str, Any]:
     """The fleet report; posted to Slack unless the payload says {"post": false}."""
-    report, hidden = latest_report(store(session, settings), settings.lookback_days, now)
+    report, decisions = latest_report(store(session, settings), settings.lookback_days, now)
     result = report_json(report)
-    result["hidden_recommendations"] = len(hidden)
+    result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
         from slack_sdk import WebClient
 
@@ -205,7 +206,7 @@ def report_payload(
 
         credentials = slack_credentials(settings.slack.secret_name)
         client = WebClient(token=credentials.bot_token, base_url=settings.slack.api_url)
-        result["posted"] = post_daily_report(client, settings.slack.channel, report, hidden, settings.slack.top_n)
+        result["posted"] = post_daily_report(client, settings.slack.channel, report, decisions, settings.slack.top_n)
     if not payload.get("include_recommendations", False):
         result.pop("recommendations")
     return result

@@ -111,14 +111,6 @@ def test_snoozed_and_dismissed_recommendations_leave_the_list_and_are_counted() 
     assert "2 recommendation(s) hidden because they were snoozed or dismissed" in json.dumps(sent)
 
 
-def test_hidden_recommendation_ids_are_accepted_too() -> None:
-    recs = fleet(3)
-    sent = payloads(blocks.daily_report_messages(build_report(recs, NOW, 14), {recs[0].recommendation_id}, top_n=10))
-
-    assert recs[0].instance_id not in json.dumps(sent)
-    assert "1 recommendation(s) hidden" in json.dumps(sent)
-
-
 def test_a_small_fleet_fits_one_message() -> None:
     sent = payloads(blocks.daily_report_messages(build_report(fleet(3, missing=2), NOW, 14), [], top_n=10))
 

@@ -136,19 +136,6 @@ def analyze_run(run: str | None, store: RunStore, policy: Policy, now: datetime)
     return RunAnalysis(run=chosen, recommendations=tuple(recommendations))
 
 
-def hidden_by_decisions(recommendations: Iterable[Recommendation], decisions: Iterable[Decision]) -> set[str]:
-    """Recommendation ids people snoozed (per instance) or dismissed (per recommendation)."""
-    snoozed = {(d.account_id, d.region, d.instance_id) for d in decisions if d.kind == "snooze"}
-    dismissed = {d.recommendation_id for d in decisions if d.kind == "dismiss"}
-    return {
-        rec.recommendation_id
-        for rec in recommendations
-        if rec.recommendation_id in dismissed or (rec.account_id, rec.region, rec.instance_id) in snoozed
-    }
-
-
-def latest_report(store: RunStore, lookback_days: int, now: datetime) -> tuple[FleetReport, set[str]]:
-    """The fleet report from the latest recommendations, and the ids people chose to hide."""
-    recommendations = store.latest_recommendations()
-    hidden = hidden_by_decisions(recommendations, store.active_decisions(now))
-    return build_report(recommendations, now, lookback_days), hidden
+def latest_report(store: RunStore, lookback_days: int, now: datetime) -> tuple[FleetReport, list[Decision]]:
+    """The fleet report from the latest recommendations, and the snoozes and dismissals in force."""
+    return build_report(store.latest_recommendations(), now, lookback_days), store.active_decisions(now)

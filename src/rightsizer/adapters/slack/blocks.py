@@ -257,8 +257,8 @@ def insufficient_data_groups(recs: Sequence[Recommendation]) -> list[list[Block]
 # reports
 
 
-# Active decisions (snoozes, dismissals), or the ids of the recommendations they hide (services.pipeline).
-Hiding = Collection[Decision] | Collection[str]
+# The active snoozes and dismissals people made in Slack.
+Hiding = Collection[Decision]
 
 
 @dataclass(frozen=True)
@@ -276,11 +276,7 @@ class ReportView:
         relevant = [
             r for r in report.recommendations if r.finding in ATTENTION or r.finding is Finding.INSUFFICIENT_DATA
         ]
-        ids = {d for d in decisions if isinstance(d, str)}
-        visible, hidden = split_hidden(relevant, [d for d in decisions if isinstance(d, Decision)], at)
-        if ids:  # the caller already worked out which recommendations its decisions hide
-            hidden += [r for r in visible if r.recommendation_id in ids]
-            visible = [r for r in visible if r.recommendation_id not in ids]
+        visible, hidden = split_hidden(relevant, list(decisions), at)
         return cls(
             report=report,
             listed=tuple(r for r in visible if r.finding in ATTENTION),

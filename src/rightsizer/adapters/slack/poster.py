@@ -21,8 +21,8 @@ def post_daily_report(
 ) -> list[str]:
     """Post the report and return the timestamps of its messages, the thread root first.
 
-    `decisions` are the active snoozes and dismissals, or the ids of the recommendations they hide; hidden
-    recommendations leave the actionable list and the summary says how many.
+    `decisions` are the active snoozes and dismissals; what they hide leaves the actionable list and the
+    summary says how many.
 
     Every message is validated (`to_dict`) before the first one is sent, so a report never stops half-posted
     because of a Block Kit limit. Slack API errors propagate (SlackApiError): the caller's retry reposts.
