@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
@@ -195,3 +196,21 @@ def business_hours_profile(
 
 def money(value: str) -> Decimal:
     return Decimal(value)
+
+
+@dataclass
+class RecordingProgress:
+    """A Progress port fake that remembers what it was told."""
+
+    stages: list[tuple[str, int]] = field(default_factory=list)
+    advanced: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def stage(self, label: str, total: int) -> None:
+        self.stages.append((label, total))
+
+    def advance(self, steps: int = 1) -> None:
+        self.advanced += steps
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)

@@ -22,7 +22,7 @@ from rightsizer.domain.models import AcceleratorData, AcceleratorKind
 from rightsizer.domain.usage import RawUsage, summarize
 from rightsizer.services.ports import NullProgress, SourceUnavailable, UsageSource, Window
 from rightsizer.settings import MetricNames
-from tests.factories import NOW, api_specs, instance
+from tests.factories import NOW, RecordingProgress, api_specs, instance
 
 WINDOW = Window(NOW - timedelta(days=2), NOW)
 T0 = WINDOW.start
@@ -377,22 +377,6 @@ def test_a_smaller_batch_size_makes_more_calls(cloudwatch: Any) -> None:
 
 
 # 5. GetMetricData pagination and bad statuses (Stubber: moto never paginates) ------------------------
-
-
-@dataclass
-class RecordingProgress:
-    stages: list[tuple[str, int]] = field(default_factory=list)
-    advanced: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-    def stage(self, label: str, total: int) -> None:
-        self.stages.append((label, total))
-
-    def advance(self, steps: int = 1) -> None:
-        self.advanced += steps
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(message)
 
 
 def _listed(iid: str, index: str) -> dict[str, Any]:

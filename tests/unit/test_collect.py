@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -39,7 +39,7 @@ from rightsizer.services.ports import (
 )
 from rightsizer.services.report import build_report, report_json
 from rightsizer.settings import PriceMode
-from tests.factories import ACCOUNT, PROMISED_RECOMMENDATION_KEYS, api_specs, instance
+from tests.factories import ACCOUNT, PROMISED_RECOMMENDATION_KEYS, RecordingProgress, api_specs, instance
 
 NOW = datetime(2026, 12, 1, 12, 34, 56, 789000, tzinfo=UTC)
 API_SOURCE = "AWS Price List API"
@@ -113,22 +113,6 @@ class FakeUsage:
         self.calls.append(([i.instance_id for i in instances], specs, window))
         self.warnings = list(self._warnings)
         return {i.instance_id: self.profiles.get(i.instance_id, no_metrics)(i.instance_id, window) for i in instances}
-
-
-@dataclass
-class RecordingProgress:
-    stages: list[tuple[str, int]] = field(default_factory=list)
-    advanced: int = 0
-    warned: list[str] = field(default_factory=list)
-
-    def stage(self, label: str, total: int) -> None:
-        self.stages.append((label, total))
-
-    def advance(self, steps: int = 1) -> None:
-        self.advanced += steps
-
-    def warn(self, message: str) -> None:
-        self.warned.append(message)
 
 
 # Raw usage builders --------------------------------------------------------------------------------------
