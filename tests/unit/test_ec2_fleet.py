@@ -393,18 +393,6 @@ def test_offered_types_of_nothing_is_empty_without_a_request(ec2: Any) -> None:
         assert fleet(ec2).offered_types([]) == frozenset()
 
 
-@pytest.mark.parametrize(
-    ("instance_type", "zone", "offered"),
-    [
-        ("g5.xlarge", "us-east-1a", True),
-        ("g5.xlarge", "us-east-1e", False),  # the region offers it, that zone does not
-        ("p3.8xlarge", "us-east-1a", False),
-    ],
-)
-def test_offered_in_zone(ec2: Any, instance_type: str, zone: str, offered: bool) -> None:
-    assert fleet(ec2).offered_in_zone(instance_type, zone) is offered
-
-
 def test_moto_spot_history_is_from_2006_and_ignored_as_stale(ec2: Any) -> None:
     history = ec2.describe_spot_price_history(InstanceTypes=["g5.xlarge"])["SpotPriceHistory"]
     assert history and all(item["Timestamp"].year == 2006 for item in history)

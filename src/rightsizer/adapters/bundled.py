@@ -74,10 +74,6 @@ def _snapshot() -> dict[str, Any]:
     return _load("prices_snapshot.json")
 
 
-def snapshot_regions() -> tuple[str, ...]:
-    return tuple(sorted(_snapshot()["regions"]))
-
-
 def snapshot_prices(region: str) -> PriceBook | None:
     """The bundled on-demand prices for `region`, or None when the snapshot does not cover it."""
     data = _snapshot()

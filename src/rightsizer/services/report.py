@@ -65,9 +65,6 @@ class FleetReport:
             unpriced=unpriced,
         )
 
-    def with_finding(self, *findings: Finding) -> list[Recommendation]:
-        return [rec for rec in self.recommendations if rec.finding in findings]
-
 
 def build_report(
     recommendations: Iterable[Recommendation],

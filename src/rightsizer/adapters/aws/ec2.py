@@ -134,16 +134,6 @@ class Ec2Fleet:
                 offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
         return frozenset(offered)
 
-    def offered_in_zone(self, instance_type: str, zone: str) -> bool:
-        response = self._ec2.describe_instance_type_offerings(
-            LocationType="availability-zone",
-            Filters=[
-                {"Name": "instance-type", "Values": [instance_type]},
-                {"Name": "location", "Values": [zone]},
-            ],
-        )
-        return bool(response.get("InstanceTypeOfferings"))
-
     def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]:
         """Current Linux Spot price per type: each zone's price in effect now, then the highest zone (the safe side).
 
