@@ -21,7 +21,8 @@ from rightsizer.domain.usage import (
     series_stats,
     summarize,
 )
-from tests.factories import catalog, instance, prices
+from tests.factories import instance
+from tests.unit import catalog_fixture as fx
 from tests.unit._builders import A10G_TOTAL_MIB, device_series, hourly_series
 
 MONDAY = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday, 00:00 UTC
@@ -401,7 +402,99 @@ def _fourteen_days(days_with_data: int, util: float) -> RawUsage:
 @pytest.mark.parametrize(("days", "finding"), [(14, Finding.IDLE), (2, Finding.INSUFFICIENT_DATA)])
 def test_summarized_idle_gpus_are_idle_only_with_enough_history(days: int, finding: Finding) -> None:
     summary = summarize(_fourteen_days(days, 0.0))
-    rec = analyze_instance(instance("g5.12xlarge"), summary, catalog(), prices(), Policy(), MONDAY)
+    rec = analyze_instance(instance("g5.12xlarge"), summary, fx.catalog(), fx.prices(), Policy(), MONDAY)
 
     assert math.isclose(summary.accelerator_days, days)
     assert rec.finding is finding
+
+
+# ---------------------------------------------------------------------------------------------
+# What tells a reservation from a working set, bursts from steady load, and weeks apart
+
+
+def _hours(values: list[float], start: int = MONDAY_EPOCH) -> Series:
+    return hourly_series(start, values)
+
+
+def _week_raw(util: list[float], memory: list[float]) -> RawUsage:
+    return RawUsage(
+        instance_id="i-1",
+        window_start=MONDAY,
+        window_end=MONDAY + timedelta(hours=len(util)),
+        accelerator_data=AcceleratorData.PER_DEVICE,
+        devices=(device_series("0", util_avg=_hours(util), util_max=_hours(util), memory_used=_hours(memory)),),
+    )
+
+
+def test_a_flat_reservation_has_its_low_next_to_its_peak_and_no_correlation() -> None:
+    # Two idle hours before vLLM starts, then 36,864 MiB (+-2) whatever the load.
+    util = [0.0, 0.0] + [float(10 + (h % 24) * 3) for h in range(166)]
+    memory = [300.0, 300.0] + [36_864.0 + (h % 3) - 1 for h in range(166)]
+    (gpu,) = summarize(_week_raw(util, memory)).devices
+
+    assert gpu.memory_used_peak_mib == 36_865.0
+    assert gpu.memory_used_low_mib == 36_863.0  # the hours before the process started are left out
+    assert gpu.memory_load_correlation is None  # a line that moves by parts per million is flat
+
+
+def test_a_working_set_that_follows_the_load_is_correlated_and_spread() -> None:
+    util = [float(10 + (h % 24) * 3) for h in range(168)]
+    memory = [4_000.0 + u * 100 for u in util]  # 5 GiB at night to 11.7 GiB at the daily peak
+    (gpu,) = summarize(_week_raw(util, memory)).devices
+
+    assert gpu.memory_load_correlation == pytest.approx(1.0)
+    assert gpu.memory_used_low_mib is not None and gpu.memory_used_peak_mib is not None
+    assert gpu.memory_used_peak_mib - gpu.memory_used_low_mib > 5_000
+
+
+def test_correlation_needs_a_day_of_common_hours_and_two_moving_lines() -> None:
+    (short,) = summarize(_week_raw([float(h) for h in range(20)], [float(h) for h in range(20)])).devices
+    (flat,) = summarize(_week_raw([float(h % 7) for h in range(48)], [5_000.0] * 48)).devices
+
+    assert short.memory_load_correlation is None
+    assert flat.memory_load_correlation is None
+
+
+def test_burst_is_the_p99_of_the_hourly_maxima() -> None:
+    # 336 hours at 20 % with a 100 % hour every 6 hours (56 of them): p99 of the maxima is 100.
+    peaks = [100.0 if h % 6 == 0 else 20.0 for h in range(336)]
+    (busy,) = summarize(_week_raw(peaks, [1_000.0] * 336)).devices
+    # The same with only three 100 % hours in two weeks (a model load, a test): p99 stays 20.
+    rare = [100.0 if h in (5, 100, 200) else 20.0 for h in range(336)]
+    (spiky,) = summarize(_week_raw(rare, [1_000.0] * 336)).devices
+
+    assert busy.utilization_burst == 100.0
+    assert spiky.utilization_burst == 20.0
+    assert spiky.utilization_peak == 100.0
+
+
+def test_network_p95_adds_in_and_out_and_folds_into_the_week() -> None:
+    ts = tuple(MONDAY_EPOCH + i * 300 for i in range(24))  # Monday 00:00-02:00
+    inbound = Series(300, ts, tuple(3.75e9 if i < 12 else 0.0 for i in range(24)))  # 0.1 Gbps for an hour
+    outbound = Series(300, ts, tuple(1.875e9 for _ in range(24)))  # 0.05 Gbps
+    raw = RawUsage(
+        instance_id="i-1",
+        window_start=MONDAY,
+        window_end=MONDAY + timedelta(hours=2),
+        accelerator_data=AcceleratorData.NONE,
+        network_in_sum=inbound,
+        network_out_sum=outbound,
+    )
+    summary = summarize(raw)
+
+    assert summary.network_p95_gbps == pytest.approx(0.15)
+    assert summary.hourly_network_mean_gbps[0] == pytest.approx(0.15)
+    assert summary.hourly_network_mean_gbps[1] == pytest.approx(0.05)
+    assert summary.hourly_network_mean_gbps[2] is None
+
+
+def test_hour_peaks_keep_each_week_apart_and_fold_into_the_hour_of_week() -> None:
+    # Sunday 02:00 busy in week one only.
+    util = [0.0] * 336
+    util[6 * 24 + 2] = 90.0
+    summary = summarize(_week_raw(util, [0.0] * 336))
+
+    assert len(summary.accelerator_hour_peaks) == 336
+    assert summary.accelerator_hour_peaks[6 * 24 + 2] == 90.0
+    assert summary.accelerator_hour_peaks[HOURS_PER_WEEK + 6 * 24 + 2] == 0.0
+    assert summary.hourly_accelerator_peak[6 * 24 + 2] == 90.0

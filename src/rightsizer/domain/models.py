@@ -52,7 +52,9 @@ class AcceleratorSpec:
     memory_gib: float
     memory_bandwidth_gbps: float
     fp32_tflops: float | None = None
-    fp16_bf16_tflops: float | None = None  # Neuron devices only
+    # Dense FP16/BF16 matrix throughput (tensor cores; NeuronCores for Neuron devices), per device:
+    # what deep-learning kernels run on. None for accelerators without tensor cores.
+    tensor_tflops: float | None = None
     compute_capability: str | None = None  # NVIDIA CUDA compute capability, e.g. "8.6"
     neuroncores_per_device: int = 0
 
@@ -81,6 +83,7 @@ class InstanceTypeSpec:
     efa_supported: bool = False
     bare_metal: bool = False
     fractional_gpu: bool = False  # a slice of a GPU (g6f): vGPU drivers, not an in-place target
+    instance_storage_gb: int = 0  # local NVMe/SSD instance store: wiped when the host stops
     listed_by_api: bool = True  # False: from the bundled previous-generation table
 
     @property
@@ -155,10 +158,19 @@ class AcceleratorData(StrEnum):
 class DeviceUsage:
     index: str  # GPU index or NeuronCore id as published; "*" for a roll-up
     utilization: SeriesStats | None
-    utilization_peak: float | None  # max of the per-period Maximum
+    utilization_peak: float | None  # max of the hourly Maximums: any real activity at all
     memory_used_peak_mib: float | None = None
-    memory_total_mib: float | None = None
+    memory_total_mib: float | None = None  # what nvidia-smi reports as memory.total
     memory_activity_p95: float | None = None  # % of time device memory was read/written
+    # p99 of the hourly Maximums: the level the busiest hours reach again and again (a target must
+    # carry it), robust to the odd spike such as a model load.
+    utilization_burst: float | None = None
+    # 5th percentile of the hourly memory peaks while a process held memory (>= half the peak): with
+    # the peak it tells a flat, reserved line (vLLM, JAX, TensorFlow) from a working set that moves.
+    memory_used_low_mib: float | None = None
+    # Pearson correlation of hourly memory peaks with hourly utilisation peaks; None when either is flat
+    # or there are too few common hours to say.
+    memory_load_correlation: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,11 +186,17 @@ class UsageSummary:
     accelerator_coverage: float = 0.0  # share of expected periods that have accelerator data
     cpu: SeriesStats | None = None
     network_peak_gbps: float | None = None
+    network_p95_gbps: float | None = None  # in + out, p95 of the hourly means
     host_memory_peak_pct: float | None = None
-    # Hour-of-week (0 = Monday 00:00 UTC) busiest accelerator reading, and mean CPU; None = no data.
+    # Hour-of-week (0 = Monday 00:00 UTC) busiest accelerator reading, mean CPU and mean network
+    # (Gbps, in + out); None = no data.
     hourly_accelerator_peak: tuple[float | None, ...] = ()
     hourly_cpu_mean: tuple[float | None, ...] = ()
+    hourly_network_mean_gbps: tuple[float | None, ...] = ()
     daily_accelerator_mean: tuple[float | None, ...] = ()  # one value per day, oldest first
+    # Busiest accelerator reading per clock hour of the window, oldest first (index 0 = the hour that
+    # holds window_start): tells a pattern that repeats every week from one seen once.
+    accelerator_hour_peaks: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +222,9 @@ class Evidence:
     cpu_p95: float | None = None
     network_peak_gbps: float | None = None
     host_memory_peak_pct: float | None = None
+    accelerator_burst: float | None = None  # busiest unit, p99 of hourly maxima
+    memory_reserved: bool = False  # GPU memory looked reserved by a framework: not a working set
+    network_p95_gbps: float | None = None
     daily_accelerator_mean: tuple[float | None, ...] = ()
     idle_hours_per_week: int | None = None
     schedule: str | None = None

@@ -7,6 +7,7 @@ trust): we fetch 5-minute Averages and hourly Maximums and compute percentiles h
 from __future__ import annotations
 
 import math
+import operator
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -95,21 +96,72 @@ def hour_of_week(epoch_seconds: int) -> int:
     return ((epoch_seconds - _FIRST_MONDAY_EPOCH) // 3600) % HOURS_PER_WEEK
 
 
+# Hours in which a process holds at least this share of the device's peak memory count as "loaded":
+# the hours before a process starts (or between restarts) say nothing about how flat its line is.
+_LOADED_SHARE = 0.5
+_MIN_CORRELATION_HOURS = 24
+
+
+def _memory_low(values: Sequence[float]) -> float | None:
+    """5th percentile of the memory readings taken while a process held memory."""
+    if not values:
+        return None
+    peak = max(values)
+    if peak <= 0:
+        return 0.0
+    loaded = sorted(v for v in values if v >= peak * _LOADED_SHARE)
+    return percentile(loaded, 5)
+
+
+def _correlation(memory: Series, load: Series) -> float | None:
+    """Pearson correlation of memory with load over the loaded hours both series share; None when
+    undefined or too short. Hours before a process starts (or between restarts) are left out: a jump
+    from nothing to a reservation is not memory following the load."""
+    if not memory or not load:
+        return None
+    floor = max(memory.values) * _LOADED_SHARE
+    if memory.timestamps == load.timestamps:
+        pairs = [(x, y) for x, y in zip(memory.values, load.values, strict=True) if x >= floor]
+    else:
+        lookup = dict(zip(load.timestamps, load.values, strict=True))
+        pairs = [(x, lookup[t]) for t, x in zip(memory.timestamps, memory.values, strict=True) if t in lookup]
+        pairs = [(x, y) for x, y in pairs if x >= floor]
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    count = len(xs)
+    if count < _MIN_CORRELATION_HOURS:
+        return None
+    # Sums run in C (map/sum): this is computed for every GPU of every host in the summarising pass.
+    sum_x, sum_y = float(sum(xs)), float(sum(ys))
+    square_x, square_y = float(sum(map(operator.mul, xs, xs))), float(sum(map(operator.mul, ys, ys)))
+    var_x = square_x - sum_x * sum_x / count
+    var_y = square_y - sum_y * sum_y / count
+    # Relative to the sum of squares: below this, the "variance" is floating-point noise of a flat line.
+    if var_x <= 1e-9 * square_x or var_y <= 1e-9 * square_y:
+        return None  # a flat line has no correlation with anything
+    covariance = float(sum(map(operator.mul, xs, ys))) - sum_x * sum_y / count
+    return max(-1.0, min(1.0, covariance / math.sqrt(var_x * var_y)))
+
+
 def _device_usage(device: DeviceSeries) -> DeviceUsage:
     utilization = series_stats(device.utilization_avg.values)
-    peak_source = device.utilization_max.values or device.utilization_avg.values
+    peak_series = device.utilization_max or device.utilization_avg
+    peak_source = peak_series.values
+    memory = device.memory_used_max.values
     return DeviceUsage(
         index=device.index,
         utilization=utilization,
         utilization_peak=max(peak_source) if peak_source else None,
-        memory_used_peak_mib=max(device.memory_used_max.values) if device.memory_used_max else None,
+        memory_used_peak_mib=max(memory) if memory else None,
         memory_total_mib=max(device.memory_total_max.values) if device.memory_total_max else None,
         memory_activity_p95=_p95(device.memory_activity_max.values),
+        utilization_burst=percentile(sorted(peak_source), 99) if peak_source else None,
+        memory_used_low_mib=_memory_low(memory),
+        memory_load_correlation=_correlation(device.memory_used_max, peak_series),
     )
 
 
 def _hour_slices(series: Series) -> Iterator[tuple[int, int, int]]:
-    """(hour-of-week bucket, start, stop) slices of an ascending series, one per clock hour with data.
+    """(clock-hour start epoch, start, stop) slices of an ascending series, one per hour with data.
 
     Slicing lets sum()/max() run at C speed instead of a Python loop per datapoint: this is the hot
     path when 10,000 hosts are summarised. Regular series (the common case) are cut arithmetically;
@@ -123,21 +175,22 @@ def _hour_slices(series: Series) -> Iterator[tuple[int, int, int]]:
     if 3600 % period == 0 and stamps[-1] - stamps[0] == (count - 1) * period:
         per_hour = 3600 // period
         first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
-        first_bucket = hour_of_week(stamps[0])
-        yield first_bucket, 0, first_stop
+        first_hour = stamps[0] - stamps[0] % 3600
+        yield first_hour, 0, first_stop
         for n, start in enumerate(range(first_stop, count, per_hour), start=1):
-            yield (first_bucket + n) % HOURS_PER_WEEK, start, min(count, start + per_hour)
+            yield first_hour + n * 3600, start, min(count, start + per_hour)
         return
     start = 0
     while start < count:
         hour = stamps[start] - stamps[start] % 3600
         stop = bisect_left(stamps, hour + 3600, start)
-        yield hour_of_week(hour), start, stop
+        yield hour, start, stop
         start = stop
 
 
-def _hourly_peak(devices: Sequence[DeviceSeries]) -> tuple[float | None, ...]:
-    buckets: list[float | None] = [None] * HOURS_PER_WEEK
+def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> list[float | None]:
+    """Busiest unit's reading per clock hour, from `first_hour` (epoch) for `hours` hours."""
+    peaks: list[float | None] = [None] * hours
     # Units of one host share the agent's clock: take the element-wise max of aligned series first
     # (map() runs in C), so an 8-GPU host costs one pass instead of eight.
     aligned: dict[tuple[int, ...], tuple[Series, list[Sequence[float]]]] = {}
@@ -150,33 +203,75 @@ def _hourly_peak(devices: Sequence[DeviceSeries]) -> tuple[float | None, ...]:
         values: Sequence[float] = value_lists[0] if len(value_lists) == 1 else list(map(max, *value_lists))
         stamps = series.timestamps
         if series.period_seconds == 3600 and stamps[-1] - stamps[0] == (len(stamps) - 1) * 3600:
-            # Regular hourly series: one value per hour-of-week bucket step, no slicing needed.
-            first = hour_of_week(stamps[0])
-            for offset, peak in enumerate(values):
-                bucket = (first + offset) % HOURS_PER_WEEK
-                current = buckets[bucket]
+            # Regular hourly series: one value per hour, no slicing needed.
+            offset = (stamps[0] - stamps[0] % 3600 - first_hour) // 3600
+            pairs: Iterator[tuple[int, float]] = enumerate(values, start=offset)
+        else:
+            pairs = (
+                ((hour - first_hour) // 3600, values[start] if stop - start == 1 else max(values[start:stop]))
+                for hour, start, stop in _hour_slices(series)
+            )
+        for index, peak in pairs:
+            if 0 <= index < hours:
+                current = peaks[index]
                 if current is None or peak > current:
-                    buckets[bucket] = peak
+                    peaks[index] = peak
+    return peaks
+
+
+def _fold_into_week(timeline: Sequence[float | None], first_hour: int) -> tuple[float | None, ...]:
+    """Hour-of-week maximum of a clock-hour timeline."""
+    buckets: list[float | None] = [None] * HOURS_PER_WEEK
+    first_bucket = hour_of_week(first_hour)
+    for offset, value in enumerate(timeline):
+        if value is None:
             continue
-        for bucket, start, stop in _hour_slices(series):
-            peak = values[start] if stop - start == 1 else max(values[start:stop])
-            current = buckets[bucket]
-            if current is None or peak > current:
-                buckets[bucket] = peak
+        bucket = (first_bucket + offset) % HOURS_PER_WEEK
+        current = buckets[bucket]
+        if current is None or value > current:
+            buckets[bucket] = value
     return tuple(buckets)
 
 
-def _hourly_mean(series: Series) -> tuple[float | None, ...]:
+def _hour_totals(series: Series) -> Iterator[tuple[int, float, int]]:
+    """(clock-hour start epoch, sum, count) per hour with data."""
+    values = series.values
+    stamps = series.timestamps
+    count = len(stamps)
+    period = series.period_seconds
+    if count and 3600 % period == 0 and stamps[-1] - stamps[0] == (count - 1) * period:
+        # Regular series (the common case): hour boundaries by arithmetic, sums in C.
+        per_hour = 3600 // period
+        first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
+        first_hour = stamps[0] - stamps[0] % 3600
+        whole = (count - first_stop) // per_hour
+        middle = values[first_stop : first_stop + whole * per_hour]
+        # zip over one iterator taken per_hour at a time groups whole hours without a Python loop.
+        totals = [sum(values[:first_stop]), *map(sum, zip(*[iter(middle)] * per_hour, strict=True))]
+        sizes = [first_stop, *([per_hour] * whole)]
+        tail = count - first_stop - whole * per_hour
+        if tail:
+            totals.append(sum(values[count - tail :]))
+            sizes.append(tail)
+        yield from zip(range(first_hour, first_hour + 3600 * len(totals), 3600), totals, sizes, strict=True)
+        return
+    for hour, start, stop in _hour_slices(series):
+        yield hour, sum(values[start:stop]), stop - start
+
+
+def _fold_means(hourly: Iterator[tuple[int, float, int]], scale: float = 1.0) -> tuple[float | None, ...]:
+    """Hour-of-week means of (hour, sum, count) triples."""
     sums = [0.0] * HOURS_PER_WEEK
     counts = [0] * HOURS_PER_WEEK
-    values = series.values
-    slices = list(_hour_slices(series))
-    # One C-level sum per hour, then a short loop over ~336 hours to fold them into the week.
-    totals = [sum(values[start:stop]) for _, start, stop in slices]
-    for (bucket, start, stop), total in zip(slices, totals, strict=True):
+    for hour, total, size in hourly:
+        bucket = ((hour - _FIRST_MONDAY_EPOCH) // 3600) % HOURS_PER_WEEK
         sums[bucket] += total
-        counts[bucket] += stop - start
-    return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
+        counts[bucket] += size
+    return tuple(s / c * scale if c else None for s, c in zip(sums, counts, strict=True))
+
+
+def _hourly_mean(series: Series) -> tuple[float | None, ...]:
+    return _fold_means(_hour_totals(series))
 
 
 def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: int) -> tuple[float | None, ...]:
@@ -194,10 +289,26 @@ def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: i
     return tuple(s / c if c else None for s, c in zip(sums, counts, strict=True))
 
 
+def _gbps(series: Series) -> float:
+    """Bytes per period -> Gbps."""
+    return 8 / series.period_seconds / 1e9
+
+
 def _bytes_to_gbps(series: Series) -> float | None:
     if not series:
         return None
-    return max(series.values) * 8 / series.period_seconds / 1e9
+    return max(series.values) * _gbps(series)
+
+
+def _network_hours(inbound: Series, outbound: Series) -> dict[int, float]:
+    """Mean Gbps (in + out) per clock hour with data."""
+    hours: dict[int, float] = {}
+    for series in (inbound, outbound):
+        if series:
+            scale = _gbps(series)
+            for hour, total, size in _hour_totals(series):
+                hours[hour] = hours.get(hour, 0.0) + total / size * scale
+    return hours
 
 
 def summarize(raw: RawUsage) -> UsageSummary:
@@ -224,6 +335,11 @@ def summarize(raw: RawUsage) -> UsageSummary:
     network_out = _bytes_to_gbps(raw.network_out_sum)
     # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
     network_peak = None if network_in is None and network_out is None else (network_in or 0) + (network_out or 0)
+    start_epoch = int(raw.window_start.timestamp())
+    first_hour = start_epoch - start_epoch % 3600
+    hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
+    hour_peaks = _hour_peaks(raw.devices, first_hour, hours)
+    network_hours = _network_hours(raw.network_in_sum, raw.network_out_sum)
     return UsageSummary(
         instance_id=raw.instance_id,
         window_start=raw.window_start,
@@ -234,8 +350,11 @@ def summarize(raw: RawUsage) -> UsageSummary:
         accelerator_coverage=coverage,
         cpu=series_stats(raw.cpu_avg.values),
         network_peak_gbps=network_peak,
+        network_p95_gbps=percentile(sorted(network_hours.values()), 95) if network_hours else None,
         host_memory_peak_pct=max(raw.host_memory_max.values) if raw.host_memory_max else None,
-        hourly_accelerator_peak=_hourly_peak(raw.devices),
+        hourly_accelerator_peak=_fold_into_week(hour_peaks, first_hour),
         hourly_cpu_mean=_hourly_mean(raw.cpu_avg),
+        hourly_network_mean_gbps=_fold_means((hour, gbps, 1) for hour, gbps in network_hours.items()),
         daily_accelerator_mean=_daily_mean(raw.devices, raw.window_start, days),
+        accelerator_hour_peaks=tuple(hour_peaks),
     )
