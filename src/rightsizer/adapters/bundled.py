@@ -35,7 +35,7 @@ def accelerator_table() -> AcceleratorTable:
             memory_gib=float(raw["memory_gib"]),
             memory_bandwidth_gbps=float(raw["memory_bandwidth_gbps"]),
             fp32_tflops=raw.get("fp32_tflops"),
-            fp16_bf16_tflops=raw.get("fp16_bf16_tflops"),
+            tensor_tflops=raw.get("tensor_tflops"),
             compute_capability=raw.get("compute_capability"),
             neuroncores_per_device=int(raw.get("neuroncores_per_device", 0)),
         )
@@ -45,7 +45,7 @@ def accelerator_table() -> AcceleratorTable:
 
 @cache
 def legacy_specs() -> dict[str, InstanceTypeSpec]:
-    """Previous-generation GPU types that DescribeInstanceTypes no longer lists (p2, p3, g3)."""
+    """Previous-generation accelerated types that DescribeInstanceTypes no longer lists (p2, p3, g3, dl1)."""
     specs: dict[str, InstanceTypeSpec] = {}
     for instance_type, raw in _load("legacy_instance_types.json").items():
         if instance_type.startswith("_"):
@@ -54,7 +54,7 @@ def legacy_specs() -> dict[str, InstanceTypeSpec]:
             instance_type=instance_type,
             vcpus=raw["vcpus"],
             memory_mib=raw["memory_mib"],
-            accelerator_kind=AcceleratorKind.NVIDIA,
+            accelerator_kind=AcceleratorKind(raw.get("accelerator_kind", "nvidia")),
             accelerator_model=raw["accelerator_model"],
             accelerator_count=raw["accelerator_count"],
             accelerator_memory_mib=raw["accelerator_memory_mib"],
@@ -64,6 +64,7 @@ def legacy_specs() -> dict[str, InstanceTypeSpec]:
             ena_support=raw["ena_support"],
             nvme_support=raw["nvme_support"],
             efa_supported=raw["efa_supported"],
+            instance_storage_gb=int(raw.get("instance_storage_gb", 0)),
             listed_by_api=False,
         )
     return specs

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 
-# Families the bot looks after: NVIDIA P and G, AWS Inferentia and Trainium.
-ACCELERATED_FAMILY_PREFIXES = ("p", "g", "inf", "trn")
+# Families the bot looks after: NVIDIA P and G, AWS Inferentia and Trainium, and the DL families (Habana
+# Gaudi dl1, Qualcomm dl2q), which are reported (as unmonitored) so their cost is not invisible.
+ACCELERATED_FAMILY_PREFIXES = ("p", "g", "inf", "trn", "dl")
 # Filter values for EC2 `instance-type` filters (DescribeInstances, DescribeInstanceTypes).
-ACCELERATED_TYPE_PATTERNS = ("p*", "g*", "inf*", "trn*")
+ACCELERATED_TYPE_PATTERNS = ("p*", "g*", "inf*", "trn*", "dl*")
+
+
+# Families AWS sells through Capacity Blocks for ML (the SageMaker API's ReservedCapacityInstanceType:
+# p4d, p4de, p5, p5e, p5en, p6-b200, p6e-gb200, trn1, trn2; with their n/u/b300 siblings): capacity is
+# scarce, so a stopped host may not start again (InsufficientInstanceCapacity).
+SCARCE_FAMILIES = frozenset(
+    {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u"}
+)
+
+
+def is_scarce(instance_type: str) -> bool:
+    return instance_type.split(".", 1)[0] in SCARCE_FAMILIES
 
 
 def is_accelerated_family(instance_type: str) -> bool:
@@ -56,9 +70,20 @@ class Catalog:
 
     def resize_candidates(self) -> Iterator[InstanceTypeSpec]:
         """Types a host could move to in place: offered here, virtualised, with a known accelerator."""
+        for kind in AcceleratorKind:
+            yield from self.resize_targets(kind)
+
+    def resize_targets(self, kind: AcceleratorKind) -> tuple[InstanceTypeSpec, ...]:
+        """`resize_candidates` of one accelerator kind, worked out once per catalog (every host asks)."""
+        return self._targets_by_kind.get(kind, ())
+
+    @cached_property
+    def _targets_by_kind(self) -> dict[AcceleratorKind, tuple[InstanceTypeSpec, ...]]:
+        grouped: dict[AcceleratorKind, list[InstanceTypeSpec]] = {}
         for spec in self.specs.values():
             if spec.bare_metal or spec.fractional_gpu or self.is_offered(spec.instance_type) is False:
                 continue
             if spec.accelerator_kind is AcceleratorKind.UNMONITORED or not spec.accelerator_model:
                 continue
-            yield spec
+            grouped.setdefault(spec.accelerator_kind, []).append(spec)
+        return {kind: tuple(specs) for kind, specs in grouped.items()}

@@ -35,6 +35,7 @@ def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) 
         "nvme_support": str((raw.get("EbsInfo") or {}).get("NvmeSupport") or "unsupported"),
         "efa_supported": bool(network.get("EfaSupported")),
         "bare_metal": bool(raw.get("BareMetal")),
+        "instance_storage_gb": int((raw.get("InstanceStorageInfo") or {}).get("TotalSizeInGB") or 0),
     }
     if neuron_info.get("NeuronDevices"):
         device = neuron_info["NeuronDevices"][0]
