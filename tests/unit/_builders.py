@@ -15,7 +15,8 @@ from rightsizer.domain.models import DeviceUsage, Instance, InstanceTypeSpec, Re
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Series
-from tests.factories import NOW, catalog, prices
+from tests.factories import NOW
+from tests.unit import catalog_fixture as fx
 
 # What nvidia-smi reports as memory.total (MiB) on each GPU model, as the agent publishes it.
 A10G_TOTAL_MIB = 23028.0
@@ -23,6 +24,7 @@ L4_TOTAL_MIB = 23034.0
 T4_TOTAL_MIB = 15360.0
 V100_TOTAL_MIB = 16160.0
 A100_40_TOTAL_MIB = 40960.0
+H100_TOTAL_MIB = 81559.0
 L40S_TOTAL_MIB = 46068.0
 # neuron-monitor: per-NeuronCore share of the device's memory.
 INF1_CORE_MIB = 2048.0
@@ -39,15 +41,31 @@ def analyze(
     policy: Policy | None = None,
     now: datetime = NOW,
 ) -> Recommendation:
+    """The analyzer over the hand-written fixture catalog and prices unless told otherwise."""
     return analyze_instance(
-        host, summary, cat if cat is not None else catalog(), book or prices(), policy or Policy(), now
+        host, summary, cat if cat is not None else fx.catalog(), book or fx.prices(), policy or Policy(), now
     )
 
 
-def all_offered_catalog() -> Catalog:
-    """The test catalog with every type (legacy p3/p2/g3 included) offered in the region."""
-    base = catalog()
-    return replace(base, offered=frozenset(base.specs))
+def load_following(device: DeviceUsage, *, low_mib: float, correlation: float) -> DeviceUsage:
+    """The device's memory line as summarize() describes a working set that rises and falls with the load."""
+    return replace(device, memory_used_low_mib=low_mib, memory_load_correlation=correlation)
+
+
+def flat_memory(device: DeviceUsage, *, band_mib: float = 50.0) -> DeviceUsage:
+    """The device's memory line flat at its peak from process start (a framework's reservation)."""
+    peak = device.memory_used_peak_mib
+    assert peak is not None
+    return replace(device, memory_used_low_mib=peak - band_mib, memory_load_correlation=None)
+
+
+def repeating_weeks(summary: UsageSummary) -> UsageSummary:
+    """The summary's hour-of-week accelerator profile seen again in each week of its 14-day window."""
+    start = summary.window_start
+    first = start.weekday() * 24 + start.hour  # hour of week that holds window_start
+    profile = summary.hourly_accelerator_peak
+    assert len(profile) == 168
+    return replace(summary, accelerator_hour_peaks=tuple(profile[(first + h) % 168] for h in range(2 * 168)))
 
 
 def with_specs(base: Catalog, *specs: InstanceTypeSpec, offered: bool = True) -> Catalog:

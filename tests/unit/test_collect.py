@@ -500,7 +500,8 @@ def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
     assert findings == {
         "i-idle-p3": Finding.IDLE,
         "i-one-of-four": Finding.OVERPROVISIONED,
-        "i-spot": Finding.EXCLUDED,
+        # Spot hosts are analysed like any other (and never resized); this one published no GPU metrics.
+        "i-spot": Finding.INSUFFICIENT_DATA,
         "i-no-agent": Finding.INSUFFICIENT_DATA,
         "i-unknown-type": Finding.INSUFFICIENT_DATA,
         "i-stopped": Finding.EXCLUDED,
@@ -549,8 +550,8 @@ def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
         "not_gpu_bound": 0,
         "schedulable": 0,
         "optimized": 0,
-        "insufficient_data": 2,
-        "excluded": 2,
+        "insufficient_data": 3,
+        "excluded": 1,
     }
     assert document["warnings"] == list(report.warnings)
 

@@ -1,5 +1,5 @@
 """The analyzer's thresholds: a small module of its own, so settings (and the Slack app's cold start)
-can read them without importing the analyzer."""
+can read them without importing the analyzer. README "How it decides" explains each one."""
 
 from __future__ import annotations
 
@@ -13,17 +13,26 @@ class Policy:
     lookback_days: int = 14
     min_days: float = 3.0  # less accelerator history than this is insufficient data
     min_coverage: float = 0.25  # share of 5-minute periods with accelerator data, below: insufficient
-    memory_headroom: float = 1.2  # target memory >= observed peak x headroom
-    idle_util_pct: float = 5.0  # a unit whose p99 stays below this is idle
-    in_use_memory_pct: float = 5.0  # ...unless it holds more than this share of its memory
-    target_max_util_pct: float = 80.0  # projected p95 on a target must stay below this
+    memory_headroom: float = 1.2  # a downsizing target's memory >= observed peak x headroom
+    idle_util_pct: float = 5.0  # a unit whose p99 stays below this does no steady work
+    activity_peak_pct: float = 10.0  # any hourly maximum at or above this is real activity: not idle
+    in_use_memory_pct: float = 5.0  # a unit holding more than this share of its memory keeps its place
+    target_max_util_pct: float = 80.0  # projected p95 on a target must stay at or below this
+    burst_max_util_pct: float = 100.0  # projected p99 of the hourly maxima must fit in the target
     saturated_util_pct: float = 95.0  # median at or above this: the accelerator is pinned
-    cpu_idle_pct: float = 20.0
+    # Reserved GPU memory: a line that sits at >= this share of memory.total and moves less than the
+    # band below is a framework's reservation (vLLM 90 %, TensorRT-LLM 90 %, JAX 75 %, TensorFlow all),
+    # not a working set.
+    reserved_memory_min_pct: float = 70.0
+    flat_memory_band_pct: float = 5.0  # p5..peak of the loaded hours within this share of memory.total
+    oom_memory_pct: float = 95.0  # peak at or above this share of nvidia-smi's memory.total...
+    memory_follows_load: float = 0.5  # ...on a line correlated with load at least this much: OOM risk
+    cpu_idle_pct: float = 10.0  # CPU p95 (or an hour's mean) below this: the host is quiet
+    network_active_gbps: float = 0.05  # network p95 (in + out) at or above this: the host serves traffic
     cpu_saturated_pct: float = 85.0  # CPU p95 at or above this: CPU-bound
     gpu_light_pct: float = 40.0  # busiest unit's p95 below this while the CPU is saturated: not GPU-bound
     target_max_cpu_pct: float = 70.0
     min_schedule_idle_hours: int = 40  # idle hours per week that make a stop schedule worth it
     min_schedule_days: float = 7.0  # a weekly pattern needs a full week
     min_savings_pct: float = 10.0  # a resize must save at least this share of the cost
-    memory_bound_activity_pct: float = 30.0  # memory-controller busy above this: bandwidth matters
     opt_out_tag: str = "rightsizer:ignore"

@@ -431,8 +431,9 @@ def evidence_text(rec: Recommendation) -> str:
     lines = [
         f"Observed {ev.observed_days:.1f} days, {ev.coverage:.0%} of periods with GPU data; "
         f"{ev.busy_units} of {ev.total_units} accelerator(s) busy",
-        f"Busiest accelerator: p95 {_pct(ev.accelerator_p95)}, peak {_pct(ev.accelerator_peak)}; "
-        f"memory peak {_mib(ev.memory_peak_mib)} of {_mib(ev.memory_per_unit_mib)}",
+        f"Busiest accelerator: p95 {_pct(ev.accelerator_p95)}, busiest hours {_pct(ev.accelerator_burst)}, "
+        f"peak {_pct(ev.accelerator_peak)}; memory peak {_mib(ev.memory_peak_mib)} of {_mib(ev.memory_per_unit_mib)}"
+        + (" (reserved by the framework, not a working set)" if ev.memory_reserved else ""),
         f"CPU p95 {_pct(ev.cpu_p95)} · host memory peak {_pct(ev.host_memory_peak_pct)} · network peak "
         + ("n/a" if ev.network_peak_gbps is None else f"{ev.network_peak_gbps:.2f} Gbps"),
     ]

@@ -1,0 +1,270 @@
+"""What the rules look at: one host, its usage and prices, and the views derived from them once.
+
+`Facts` is all a rule about exclusions or data sufficiency needs. `Measured` exists only once those rules
+have passed, so rules about usage can rely on a spec, an accelerator table entry (or its absence, said
+plainly) and a usage summary with enough history. Derived values are cached: several rules ask for the
+same demand or the same candidate list, and each is computed once per host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property
+
+from rightsizer.domain.catalog import Catalog, is_scarce
+from rightsizer.domain.models import (
+    AcceleratorData,
+    AcceleratorKind,
+    AcceleratorSpec,
+    Confidence,
+    Instance,
+    InstanceTypeSpec,
+    UsageSummary,
+)
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.prices import PriceBook
+from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
+from rightsizer.domain.sizing import (
+    Candidate,
+    Demand,
+    MemoryReading,
+    UnitView,
+    busiest,
+    candidates,
+    demand,
+    has_comparable_target,
+    memory_total,
+    read_memory,
+    unit_active,
+    unit_view,
+)
+from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
+
+
+@dataclass(frozen=True)
+class Facts:
+    instance: Instance
+    usage: UsageSummary | None
+    catalog: Catalog
+    prices: PriceBook
+    policy: Policy
+
+    @cached_property
+    def spec(self) -> InstanceTypeSpec | None:
+        return self.catalog.spec(self.instance.instance_type)
+
+    @cached_property
+    def cost_now(self) -> Decimal | None:
+        """What the host really costs per month (its Spot price for Spot, nothing when stopped)."""
+        return self.prices.monthly_cost_of(self.instance)
+
+    @cached_property
+    def list_cost(self) -> Decimal | None:
+        """The type's on-demand monthly price: what targets' on-demand prices are compared with."""
+        return self.prices.monthly(self.instance.instance_type)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A running, analysable host: spec known, accelerator metrics with enough history."""
+
+    facts: Facts
+    spec: InstanceTypeSpec
+    usage: UsageSummary
+
+    # Shortcuts -------------------------------------------------------------------------------
+
+    @property
+    def instance(self) -> Instance:
+        return self.facts.instance
+
+    @property
+    def policy(self) -> Policy:
+        return self.facts.policy
+
+    @property
+    def cost_now(self) -> Decimal | None:
+        return self.facts.cost_now
+
+    @property
+    def unit(self) -> str:
+        return self.spec.unit_name
+
+    @cached_property
+    def accelerator(self) -> AcceleratorSpec | None:
+        return self.facts.catalog.accelerator(self.spec)
+
+    # Usage views -----------------------------------------------------------------------------
+
+    @cached_property
+    def view(self) -> UnitView:
+        return unit_view(self.spec, self.usage, self.policy)
+
+    @cached_property
+    def memory(self) -> MemoryReading:
+        return read_memory(self.spec, self.view, self.policy)
+
+    @cached_property
+    def demand(self) -> Demand:
+        return demand(self.spec, self.usage, self.view, self.memory, self.policy)
+
+    @cached_property
+    def pattern(self) -> WeeklyPattern | None:
+        return weekly_pattern(self.usage, self.policy)
+
+    @cached_property
+    def downsizes(self) -> list[Candidate]:
+        """Types that carry the measured demand and save at least the minimum share, cheapest first."""
+        cost = self.facts.list_cost
+        if cost is None or cost <= 0:
+            return []
+        ceiling = cost * Decimal(str(1 - self.policy.min_savings_pct / 100))
+        found = candidates(self.instance, self.spec, self.facts.catalog, self.facts.prices, self.demand)
+        return [c for c in found if c.monthly <= ceiling]
+
+    @cached_property
+    def comparison_gap(self) -> str | None:
+        """Why no target can be compared with this host, or None when comparisons can be made."""
+        spec, facts = self.spec, self.facts
+        if self.accelerator is None:
+            name = spec.accelerator_model or f"the accelerator of {spec.instance_type}"
+            return f"{name} is not in the accelerator table"
+        if self.facts.list_cost is None:
+            return f"no on-demand price for {spec.instance_type} in {facts.instance.region} ({facts.prices.source})"
+        if not self.downsizes and not has_comparable_target(spec, facts.catalog, facts.prices):
+            # Neuron hosts compare within their chip (other generations need a recompiled model).
+            what = (
+                f"other {spec.accelerator_model}"
+                if spec.accelerator_kind is AcceleratorKind.NEURON
+                else spec.accelerator_kind.value
+            )
+            return f"no priced {what} type in the {facts.catalog.region} catalog to compare with"
+        return None
+
+    @property
+    def cpu_p95(self) -> float | None:
+        return self.usage.cpu.p95 if self.usage.cpu else None
+
+    @property
+    def network_p95(self) -> float | None:
+        return self.usage.network_p95_gbps
+
+    @property
+    def accelerators_active(self) -> bool:
+        """Any unit did real work at some point in the window (silent GPUs count as working)."""
+        # A roll-up is the maximum over all GPUs: when it is quiet, every GPU is, whatever "unseen" assumes.
+        unseen_busy = bool(self.view.unseen) and self.usage.accelerator_data is not AcceleratorData.ROLLUP
+        return unseen_busy or any(unit_active(d, self.policy) for d in self.usage.devices)
+
+    @property
+    def host_busy(self) -> bool:
+        """CPU or network shows work of its own (a service, a data pipeline)."""
+        cpu, network = self.cpu_p95, self.network_p95
+        return (cpu is not None and cpu >= self.policy.cpu_idle_pct) or (
+            network is not None and network >= self.policy.network_active_gbps
+        )
+
+    @property
+    def scarce(self) -> bool:
+        return is_scarce(self.spec.instance_type)
+
+    # Confidence ------------------------------------------------------------------------------
+
+    @cached_property
+    def data_confidence(self) -> Confidence:
+        """How much history there is: the ceiling for every finding about this host."""
+        usage, policy = self.usage, self.policy
+        if usage.accelerator_days >= policy.lookback_days * 0.9 and usage.accelerator_coverage >= 0.9:
+            level = Confidence.HIGH
+        elif usage.accelerator_days >= 7:
+            level = Confidence.MEDIUM
+        else:
+            level = Confidence.LOW
+        if usage.accelerator_data is AcceleratorData.ROLLUP:
+            level = level.at_most(Confidence.MEDIUM)
+        return level
+
+    # Words -----------------------------------------------------------------------------------
+
+    @property
+    def observed_text(self) -> str:
+        return f"{self.usage.accelerator_days:.1f} days observed ({self.usage.accelerator_coverage:.0%} coverage)"
+
+    @property
+    def host_text(self) -> str:
+        text = f"CPU p95 {pct(self.cpu_p95)} of {self.spec.vcpus} vCPUs"
+        if self.network_p95 is not None:
+            text += f", network p95 {self.network_p95:.2f} Gbps"
+        return text
+
+    @cached_property
+    def units_text(self) -> str:
+        """'GPUs 0-7 busy: p95 96-97%, busiest hours 100%, memory peak up to 30.8 GiB of 40.0 GiB; GPUs 1-3 idle'."""
+        spec, view, usage, unit = self.spec, self.view, self.usage, self.unit
+        parts = []
+        busy = [d for d in view.busy if d.utilization is not None]
+        if busy:
+            indexes = [d.index for d in busy]
+            many = "s" if len(busy) > 1 else ""
+            label = f"busiest {unit}" if indexes == ["*"] else f"{unit}{many} {index_ranges(indexes)}"
+            text = f"{label}: p95 {span([d.utilization.p95 for d in busy if d.utilization], pct)}"
+            _, burst, peak = busiest(busy)
+            text += f", busiest hours {pct(burst)}, peak {pct(peak)}"
+            memory = [d.memory_used_peak_mib for d in busy if d.memory_used_peak_mib is not None]
+            if memory:
+                total = max(memory_total(d, spec) for d in busy)
+                upto = "up to " if len(memory) > 1 else ""
+                text += f", memory peak {upto}{gib(max(memory))} of {gib(total)}"
+            parts.append(text)
+        blind = [d.index for d in view.busy if d.utilization is None]
+        if blind:
+            parts.append(f"{unit}{'s' if len(blind) > 1 else ''} {index_ranges(blind)} published no utilisation")
+        if view.idle and usage.accelerator_data is AcceleratorData.PER_DEVICE:
+            plural_s = "s" if len(view.idle) > 1 else ""
+            parts.append(f"{unit}{plural_s} {index_ranges([d.index for d in view.idle])} idle")
+        silent = spec.compute_units - len(usage.devices)
+        if spec.accelerator_kind is AcceleratorKind.NEURON and silent > 0:
+            parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")
+        return "; ".join(parts)
+
+    @cached_property
+    def demand_notes(self) -> tuple[str, ...]:
+        """What the demand could not measure, and what it assumed instead."""
+        spec, view, usage, memory, unit = self.spec, self.view, self.usage, self.memory, self.unit
+        notes: list[str] = []
+        if view.unseen and usage.accelerator_data is AcceleratorData.ROLLUP:
+            notes.append(f"only the per-instance roll-up is published: all {spec.compute_units} {unit}s kept")
+        elif view.unseen:
+            notes.append(f"{plural(view.unseen, unit)} published no metrics and are counted as busy")
+        if memory.reserved:
+            notes.append(self.reserved_memory_text)
+        elif memory.peak_mib is None:
+            notes.append(f"{unit} memory not measured: targets keep {gib(spec.memory_per_unit_mib)} per {unit}")
+        if usage.cpu is None:
+            notes.append("CPU not measured: targets keep the vCPU count")
+        return tuple(notes)
+
+    @property
+    def reserved_memory_text(self) -> str:
+        unit = self.unit
+        which = self.memory.reserved
+        return (
+            f"{unit} memory looks reserved, not used ({unit}{'s' if len(which) > 1 else ''} "
+            f"{index_ranges(list(which))}: flat near the top of memory.total "
+            "whatever the load, as vLLM, TensorRT-LLM, JAX, TensorFlow and PyTorch's caching allocator hold it): "
+            f"the working set is unknown, so targets keep {gib(self.spec.memory_per_unit_mib)} per {unit} and no "
+            "out-of-memory risk is claimed; to measure it, cap the reservation (e.g. vLLM --gpu-memory-utilization, "
+            "TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false) or log the framework's peak "
+            "allocation (torch.cuda.max_memory_allocated)"
+        )
+
+    @property
+    def unmeasured_ram_text(self) -> str:
+        demand, spec = self.demand, self.spec
+        return (
+            f"host memory not measured: targets keep at least {gib(demand.host_memory_mib)} of RAM "
+            f"({gib(spec.memory_mib)} x {demand.units}/{spec.compute_units} {spec.unit_name}s kept); publish "
+            'mem_used_percent with the CloudWatch agent ("mem" section, see agent/README.md) to make this '
+            "advice actionable"
+        )

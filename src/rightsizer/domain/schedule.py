@@ -1,0 +1,123 @@
+"""Weekly patterns: which hours of the week a host works, and whether that repeats week after week."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rightsizer.domain.models import UsageSummary
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.usage import HOURS_PER_WEEK, hour_of_week
+from rightsizer.domain.wording import day_ranges
+
+# A week of hour-of-week buckets may miss a few hours (agent restarts): tolerate this many unknown.
+_MAX_UNKNOWN_HOURS = 8
+
+
+@dataclass(frozen=True)
+class WeeklyPattern:
+    """The busy hours of a host's week, from the hour-of-week maxima of accelerator, CPU and network."""
+
+    busy: tuple[bool, ...]  # one per hour of the week, Monday 00:00 UTC first
+    weeks_observed: int  # full weeks of accelerator history behind the pattern
+    # Share of the accelerator's busy hours-of-week that were busy in at least two different weeks:
+    # 1.0 for office hours or a weekly job at a fixed time, low when activity wanders. None: unknown.
+    recurring_share: float | None
+
+    @property
+    def idle_hours(self) -> int:
+        return self.busy.count(False)
+
+    @property
+    def windows(self) -> str:
+        return describe_windows(self.busy)
+
+    @property
+    def repeats(self) -> bool:
+        return self.weeks_observed >= 2 and self.recurring_share is not None and self.recurring_share >= 1.0
+
+    @property
+    def irregular(self) -> bool:
+        return self.recurring_share is not None and self.recurring_share < 0.5
+
+
+def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
+    """The host's busy hours of the week when a stop schedule is worth it: a week of nearly complete
+    history and at least the policy's idle hours a week (but not the whole week)."""
+    if usage.accelerator_days < policy.min_schedule_days:
+        return None
+    peaks = usage.hourly_accelerator_peak
+    if len(peaks) != HOURS_PER_WEEK or sum(p is not None for p in peaks) < HOURS_PER_WEEK - _MAX_UNKNOWN_HOURS:
+        return None
+    cpu = _week_or_unknown(usage.hourly_cpu_mean)
+    network = _week_or_unknown(usage.hourly_network_mean_gbps)
+    busy = tuple(
+        _accelerator_busy(peaks[hour], policy)
+        or _at_least(cpu[hour], policy.cpu_idle_pct)
+        or _at_least(network[hour], policy.network_active_gbps)
+        for hour in range(HOURS_PER_WEEK)
+    )
+    idle = busy.count(False)
+    if idle < policy.min_schedule_idle_hours or idle == HOURS_PER_WEEK:
+        return None  # too few idle hours to be worth a schedule (or never busy: that is idle)
+    weeks, recurring = _recurrence(usage, policy)
+    return WeeklyPattern(busy=busy, weeks_observed=weeks, recurring_share=recurring)
+
+
+def _accelerator_busy(peak: float | None, policy: Policy) -> bool:
+    return peak is None or peak >= policy.idle_util_pct  # an hour without data cannot be shown idle
+
+
+def _at_least(value: float | None, threshold: float) -> bool:
+    return value is not None and value >= threshold
+
+
+def _week_or_unknown(values: Sequence[float | None]) -> Sequence[float | None]:
+    return values if len(values) == HOURS_PER_WEEK else (None,) * HOURS_PER_WEEK
+
+
+def _recurrence(usage: UsageSummary, policy: Policy) -> tuple[int, float | None]:
+    """(weeks of the hourly timeline with data, share of busy hours-of-week busy in two or more of them)."""
+    timeline = usage.accelerator_hour_peaks
+    if not timeline:
+        return int(usage.accelerator_days // 7), None
+    start = int(usage.window_start.timestamp())
+    first_bucket = hour_of_week(start - start % 3600)
+    weeks_with_data = {
+        week
+        for week in range(len(timeline) // HOURS_PER_WEEK)
+        if sum(v is not None for v in timeline[week * HOURS_PER_WEEK : (week + 1) * HOURS_PER_WEEK])
+        >= HOURS_PER_WEEK - _MAX_UNKNOWN_HOURS
+    }
+    weeks_by_bucket: dict[int, set[int]] = {}
+    for offset, peak in enumerate(timeline):
+        week = offset // HOURS_PER_WEEK
+        if week in weeks_with_data and peak is not None and peak >= policy.idle_util_pct:
+            weeks_by_bucket.setdefault((first_bucket + offset) % HOURS_PER_WEEK, set()).add(week)
+    if len(weeks_with_data) < 2 or not weeks_by_bucket:
+        return len(weeks_with_data), None
+    recurring = sum(1 for seen in weeks_by_bucket.values() if len(seen) >= 2)
+    return len(weeks_with_data), recurring / len(weeks_by_bucket)
+
+
+def describe_windows(busy: Sequence[bool]) -> str:
+    """'Mon-Fri 08:00-19:00 UTC' style description of the busy hours of the week."""
+    by_day: dict[tuple[tuple[int, int], ...], list[int]] = {}
+    for day in range(7):
+        windows: list[tuple[int, int]] = []
+        hour = 0
+        while hour < 24:
+            if busy[day * 24 + hour]:
+                start = hour
+                while hour < 24 and busy[day * 24 + hour]:
+                    hour += 1
+                windows.append((start, hour))
+            else:
+                hour += 1
+        if windows:
+            by_day.setdefault(tuple(windows), []).append(day)
+    parts = []
+    for day_windows, days in by_day.items():
+        hours = ", ".join(f"{start:02d}:00-{end:02d}:00" for start, end in day_windows)
+        parts.append(f"{day_ranges(days)} {hours}")
+    return "; ".join(parts) + " UTC" if parts else "never"

@@ -1,0 +1,447 @@
+"""What a host's work needs, and which instance types can carry it. Pure functions over the catalog.
+
+- Units (GPUs / NeuronCores): which are busy, idle, or unseen.
+- GPU memory: a working set that was measured, or a framework's reservation that says nothing about need.
+- Demand: the floor every dimension of a target must meet (units, memory per unit, vCPUs, RAM, network,
+  steady load and bursts).
+- Projection: the same work on another accelerator, by the largest of the tensor-throughput, memory-
+  bandwidth and FP32 ratios.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.models import (
+    AcceleratorData,
+    AcceleratorKind,
+    AcceleratorSpec,
+    Alternative,
+    Confidence,
+    DeviceUsage,
+    Instance,
+    InstanceTypeSpec,
+    UsageSummary,
+    monthly,
+)
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.prices import PriceBook
+from rightsizer.domain.wording import gib, pct
+
+# ---------------------------------------------------------------------------------------------
+# Units
+
+
+@dataclass(frozen=True)
+class UnitView:
+    busy: tuple[DeviceUsage, ...]
+    idle: tuple[DeviceUsage, ...]
+    unseen: int  # units the spec has but no series was published for, counted as busy
+
+    @property
+    def needed(self) -> int:
+        return max(1, len(self.busy) + self.unseen)
+
+
+def memory_total(device: DeviceUsage, spec: InstanceTypeSpec) -> float:
+    """nvidia-smi's own memory.total when published (it is what the framework sees), else the spec's."""
+    return device.memory_total_mib or spec.memory_per_unit_mib
+
+
+def unit_active(device: DeviceUsage, policy: Policy) -> bool:
+    """Did this unit do real work at any time in the window (steadily, or in recurring hours)?"""
+    if device.utilization is None:
+        return True  # no utilisation series: it cannot be shown idle
+    if device.utilization.p99 >= policy.idle_util_pct:
+        return True
+    return (device.utilization_peak or 0.0) >= policy.activity_peak_pct
+
+
+def _unit_in_use(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    if unit_active(device, policy):
+        return True
+    # A unit that holds memory (a model shard, a loaded service) keeps its place in k-of-n sizing.
+    if device.memory_used_peak_mib is not None and spec.memory_per_unit_mib > 0:
+        return device.memory_used_peak_mib / memory_total(device, spec) * 100 >= policy.in_use_memory_pct
+    return False
+
+
+def unit_view(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> UnitView:
+    busy = tuple(d for d in usage.devices if _unit_in_use(d, spec, policy))
+    idle = tuple(d for d in usage.devices if d not in busy)
+    if usage.accelerator_data is AcceleratorData.ROLLUP:
+        # A roll-up (max over GPUs) cannot tell how many GPUs work: assume all of them, unless idle.
+        return UnitView(busy=busy, idle=idle, unseen=spec.compute_units - 1 if busy else 0)
+    if spec.accelerator_kind is AcceleratorKind.NEURON:
+        # neuron-monitor reports only the NeuronCores a running application uses: silence means unused.
+        return UnitView(busy=busy, idle=idle, unseen=0)
+    # nvidia-smi reports every GPU it sees; a silent GPU is a fault, so count it as needed.
+    return UnitView(busy=busy, idle=idle, unseen=max(0, spec.compute_units - len(usage.devices)))
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU memory
+
+
+def memory_reserved(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    """A flat, high line: a framework reserved the memory up front, so the reading is not the need."""
+    peak, low = device.memory_used_peak_mib, device.memory_used_low_mib
+    if peak is None or low is None:
+        return False
+    total = memory_total(device, spec)
+    high = peak >= total * policy.reserved_memory_min_pct / 100
+    flat = peak - low <= total * policy.flat_memory_band_pct / 100
+    return high and flat
+
+
+def memory_follows_load(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    """The memory line rises and falls with the work: its peak is a real working set."""
+    peak, low = device.memory_used_peak_mib, device.memory_used_low_mib
+    if peak is None or low is None or device.memory_load_correlation is None:
+        return False
+    moves = peak - low > memory_total(device, spec) * policy.flat_memory_band_pct / 100
+    return moves and device.memory_load_correlation >= policy.memory_follows_load
+
+
+def out_of_memory_risk(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    """Real evidence: a load-following line that reaches nearly all of what nvidia-smi says exists."""
+    if device.memory_used_peak_mib is None or device.memory_total_mib is None:
+        return False  # without nvidia-smi's own total, "nearly full" cannot be told from rounding
+    full = device.memory_used_peak_mib >= device.memory_total_mib * policy.oom_memory_pct / 100
+    return full and memory_follows_load(device, spec, policy)
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """GPU memory of the busy units: a measured working-set peak, or nothing usable."""
+
+    peak_mib: float | None  # busiest unit's peak; None when not measured or reserved
+    reserved: tuple[str, ...]  # indexes of the units whose line looked reserved
+
+
+def read_memory(spec: InstanceTypeSpec, view: UnitView, policy: Policy) -> MemoryReading:
+    reserved = tuple(d.index for d in view.busy if memory_reserved(d, spec, policy))
+    peaks = [d.memory_used_peak_mib for d in view.busy if d.memory_used_peak_mib is not None]
+    if reserved or not peaks:
+        return MemoryReading(peak_mib=None, reserved=reserved)
+    return MemoryReading(peak_mib=max(peaks), reserved=())
+
+
+# ---------------------------------------------------------------------------------------------
+# Demand
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a target must provide, derived from measurements (or from today's size where unmeasured)."""
+
+    units: int  # GPUs / NeuronCores that must remain
+    memory_per_unit_mib: float
+    memory_measured: bool
+    vcpus: int
+    host_memory_mib: float
+    host_memory_measured: bool
+    network_gbps: float
+    unit_util_p95: float  # busiest unit
+    unit_util_burst: float  # busiest unit's p99 of hourly maxima
+    util_ceiling: float  # projected p95 allowed on a target
+    burst_ceiling: float  # projected burst allowed on a target
+    # False when a unit that must stay published no utilisation at all: its load cannot be projected,
+    # so only accelerators at least as fast qualify.
+    load_known: bool = True
+    memory_basis: str = ""  # how memory_per_unit_mib was set, for the reasons
+
+
+def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
+    """(p95, burst, peak) of the busiest unit(s); burst falls back to p99 without hourly maxima.
+
+    A unit without 5-minute averages but with hourly maxima counts at its peak: its steady load is
+    unknown, and assuming the maximum is the safe side for sizing.
+    """
+    p95 = burst = peak = 0.0
+    for device in devices:
+        if device.utilization is not None:
+            p95 = max(p95, device.utilization.p95)
+            burst = max(burst, device.utilization.p99)
+        elif device.utilization_peak is not None:
+            p95 = max(p95, device.utilization_peak)
+        if device.utilization_burst is not None:
+            burst = max(burst, device.utilization_burst)
+        if device.utilization_peak is not None:
+            peak = max(peak, device.utilization_peak)
+            if device.utilization is None:
+                burst = max(burst, device.utilization_peak)
+    return p95, burst, peak
+
+
+def demand(
+    spec: InstanceTypeSpec, usage: UsageSummary, view: UnitView, memory: MemoryReading, policy: Policy
+) -> Demand:
+    p95, burst, _ = busiest(usage.devices)
+    units = view.needed
+    if memory.peak_mib is not None:
+        memory_per_unit, memory_measured = memory.peak_mib * policy.memory_headroom, True
+        basis = f"peak x {policy.memory_headroom:g} ({gib(memory_per_unit)})"
+    else:
+        memory_per_unit, memory_measured = spec.memory_per_unit_mib, False
+        basis = f"today's {gib(memory_per_unit)}, memory not measured"
+    if usage.cpu is not None:
+        vcpus = max(1, math.ceil(spec.vcpus * usage.cpu.p95 / policy.target_max_cpu_pct))
+    else:
+        vcpus = spec.vcpus
+    if usage.host_memory_peak_pct is not None:
+        host_memory = spec.memory_mib * usage.host_memory_peak_pct / 100 * policy.memory_headroom
+        host_memory_measured = True
+    else:
+        # Unmeasured RAM follows the accelerators kept: hosts are built with RAM in proportion to them.
+        host_memory = spec.memory_mib * min(units, spec.compute_units) / max(1, spec.compute_units)
+        host_memory_measured = False
+    if usage.network_peak_gbps is not None:
+        network = usage.network_peak_gbps * policy.memory_headroom
+    else:
+        network = spec.network_gbps
+    return Demand(
+        units=units,
+        memory_per_unit_mib=memory_per_unit,
+        memory_measured=memory_measured,
+        vcpus=vcpus,
+        host_memory_mib=host_memory,
+        host_memory_measured=host_memory_measured,
+        network_gbps=network,
+        unit_util_p95=p95,
+        unit_util_burst=burst,
+        util_ceiling=policy.target_max_util_pct,
+        burst_ceiling=policy.burst_max_util_pct,
+        load_known=not view.unseen and all(d.utilization is not None for d in view.busy),
+        memory_basis=basis,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing accelerators
+
+
+def _per_unit(acc: AcceleratorSpec, value: float | None) -> float | None:
+    return None if value is None else value / (acc.neuroncores_per_device or 1)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """How much slower (ratio > 1) or faster the target is for this work, and what decided it."""
+
+    ratio: float
+    basis: str
+
+    def of(self, utilization: float) -> float:
+        return utilization * self.ratio
+
+
+SAME_ACCELERATOR = Projection(1.0, "")
+
+
+def projection(source: AcceleratorSpec, target: AcceleratorSpec) -> Projection | None:
+    """The largest of the tensor, bandwidth and FP32 ratios (source / target); None when not comparable.
+
+    Deep-learning kernels run on tensor cores and are often bound by memory bandwidth; FP32 is only a
+    floor for work that uses neither. Whichever the target is weakest at decides.
+    """
+    if source.model == target.model:
+        return SAME_ACCELERATOR
+    ratios: dict[str, float] = {}
+    for name, source_value, target_value in (
+        ("tensor", source.tensor_tflops, target.tensor_tflops),
+        ("memory bandwidth", source.memory_bandwidth_gbps, target.memory_bandwidth_gbps),
+        ("FP32", source.fp32_tflops, target.fp32_tflops),
+    ):
+        source_unit, target_unit = _per_unit(source, source_value), _per_unit(target, target_value)
+        if source_unit and target_unit:
+            ratios[name] = source_unit / target_unit
+    if "tensor" not in ratios and "FP32" not in ratios:
+        return None  # no compute figure on both sides: the accelerators cannot be compared
+    bound = max(ratios, key=lambda name: ratios[name])
+    detail = ", ".join(f"{name} x{value:.2f}" for name, value in ratios.items())
+    return Projection(ratios[bound], f" ({bound}-bound: {detail})")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    spec: InstanceTypeSpec
+    hourly: Decimal
+    projected_util: float
+    projected_burst: float
+    cross_family: bool
+    cross_hypervisor: bool
+    basis: str = ""  # how the projection was made, for the reasons
+
+    @property
+    def monthly(self) -> Decimal:
+        return monthly(self.hourly)
+
+
+def _compatible(instance: Instance, spec: InstanceTypeSpec, target: InstanceTypeSpec, demand: Demand) -> bool:
+    if instance.architecture not in target.architectures:
+        return False
+    if instance.uses_efa and not target.efa_supported:
+        return False
+    if not instance.ena_support and target.ena_support == "required":
+        return False
+    # Multi-GPU work on P hosts may rely on NVLink/EFA: it stays within P families.
+    return not (spec.family.startswith("p") and not target.family.startswith("p") and demand.units > 1)
+
+
+def _carries(target: InstanceTypeSpec, demand: Demand) -> bool:
+    return (
+        target.compute_units >= demand.units
+        and target.memory_per_unit_mib >= demand.memory_per_unit_mib
+        and target.vcpus >= demand.vcpus
+        and target.memory_mib >= demand.host_memory_mib
+        and target.network_gbps >= demand.network_gbps
+    )
+
+
+def fit(
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    source_acc: AcceleratorSpec,
+    target: InstanceTypeSpec,
+    target_acc: AcceleratorSpec,
+    demand: Demand,
+) -> Projection | None:
+    """The projection when `target` can take the host's work safely (steady load and bursts), else None."""
+    if not _compatible(instance, spec, target, demand) or not _carries(target, demand):
+        return None
+    if source_acc.compute_capability_tuple > target_acc.compute_capability_tuple:
+        return None  # e.g. A10G -> T4 loses BF16: models built for the newer GPU may not run
+    projected = projection(source_acc, target_acc)
+    if projected is None or (not demand.load_known and projected.ratio > 1.0):
+        return None
+    if projected.of(demand.unit_util_p95) > demand.util_ceiling:
+        return None
+    if projected.of(demand.unit_util_burst) > demand.burst_ceiling:
+        return None
+    return projected
+
+
+def candidates(
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    catalog: Catalog,
+    prices: PriceBook,
+    demand: Demand,
+    *,
+    same_model_only: bool = False,
+) -> list[Candidate]:
+    """Priced, offered types that carry the demand, cheapest first."""
+    source_acc = catalog.accelerator(spec)
+    if source_acc is None:
+        return []
+    found: list[Candidate] = []
+    for target in _same_kind_targets(spec, catalog, same_model_only):
+        target_acc = catalog.accelerator(target)
+        hourly = prices.hourly(target.instance_type)
+        if target_acc is None or hourly is None:
+            continue
+        projected = fit(instance, spec, source_acc, target, target_acc, demand)
+        if projected is None:
+            continue
+        found.append(
+            Candidate(
+                spec=target,
+                hourly=hourly,
+                projected_util=projected.of(demand.unit_util_p95),
+                projected_burst=projected.of(demand.unit_util_burst),
+                basis=projected.basis,
+                cross_family=target.family != spec.family,
+                cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
+            )
+        )
+    # Cheapest first; at equal price prefer the same family, then the smaller host.
+    found.sort(key=lambda c: (c.hourly, c.cross_family, c.spec.vcpus, c.spec.instance_type))
+    return found
+
+
+def _same_kind_targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) -> Iterator[InstanceTypeSpec]:
+    for target in catalog.resize_targets(spec.accelerator_kind):
+        if target.instance_type == spec.instance_type:
+            continue
+        if spec.accelerator_kind is AcceleratorKind.NEURON and target.accelerator_model != spec.accelerator_model:
+            continue  # other Neuron generations need a recompiled model: alternatives only
+        if same_model_only and target.accelerator_model != spec.accelerator_model:
+            continue
+        yield target
+
+
+def has_comparable_target(spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook) -> bool:
+    """Is there at least one priced type of the same kind the host could be compared with?"""
+    return any(
+        catalog.accelerator(target) is not None and prices.hourly(target.instance_type) is not None
+        for target in _same_kind_targets(spec, catalog, same_model_only=False)
+    )
+
+
+def neuron_alternatives(
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    catalog: Catalog,
+    prices: PriceBook,
+    demand: Demand,
+    below: Decimal,
+) -> tuple[Alternative, ...]:
+    """Low-confidence pointers to another accelerator generation/kind that would need a recompiled model."""
+    if spec.accelerator_kind is AcceleratorKind.NVIDIA and (not demand.memory_measured or demand.units > 1):
+        return ()  # only single-GPU work whose memory was measured can be pointed at one Neuron device
+    best: tuple[Decimal, InstanceTypeSpec] | None = None
+    for target in catalog.resize_targets(AcceleratorKind.NEURON):
+        if target.accelerator_model == spec.accelerator_model:
+            continue
+        hourly = prices.hourly(target.instance_type)
+        if hourly is None or hourly >= below or instance.architecture not in target.architectures:
+            continue
+        # A GPU's working set must fit one Neuron device; a NeuronCore's must fit one NeuronCore's share.
+        memory = (
+            target.memory_per_unit_mib
+            if spec.accelerator_kind is AcceleratorKind.NEURON
+            else float(target.accelerator_memory_mib)
+        )
+        if memory < demand.memory_per_unit_mib:
+            continue
+        if target.vcpus < demand.vcpus or target.memory_mib < demand.host_memory_mib:
+            continue
+        if spec.accelerator_kind is AcceleratorKind.NEURON and target.compute_units < demand.units:
+            continue
+        if best is None or hourly < best[0]:
+            best = (hourly, target)
+    if best is None:
+        return ()
+    hourly, target = best
+    return (
+        Alternative(
+            instance_type=target.instance_type,
+            monthly_cost=monthly(hourly),
+            confidence=Confidence.LOW,
+            note=f"{target.accelerator_model}: the model must be compiled with the AWS Neuron SDK; test before moving",
+        ),
+    )
+
+
+def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Demand, policy: Policy) -> list[str]:
+    target = candidate.spec
+    memory_rule = f"{gib(target.memory_per_unit_mib)} per {target.unit_name} >= {demand.memory_basis}"
+    reasons = [
+        f"{target.instance_type}: {target.compute_units}x {target.accelerator_model}, {memory_rule}, "
+        f"{target.vcpus} vCPUs (needs {demand.vcpus}), {gib(target.memory_mib)} RAM "
+        f"(needs {gib(demand.host_memory_mib)}), projected {target.unit_name} p95 "
+        f"{pct(candidate.projected_util)} and busiest hours {pct(candidate.projected_burst)}{candidate.basis}"
+    ]
+    if candidate.cross_family:
+        reasons.append(
+            f"changes family {current.family} -> {target.family} ({current.accelerator_model} -> "
+            f"{target.accelerator_model}): check driver and CUDA compatibility"
+        )
+    if candidate.cross_hypervisor:
+        reasons.append("moves from a Xen to a Nitro host: the AMI needs ENA and NVMe drivers")
+    return reasons
