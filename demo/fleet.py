@@ -84,6 +84,33 @@ def constant(value: float) -> Shape:
     return lambda t, r: value
 
 
+def diurnal_level(t: datetime, low: float, high: float) -> float:
+    """The noiseless daily cycle under `diurnal`: memory that follows the load uses it too."""
+    phase = math.cos((t.hour + t.minute / 60 - 15) / 24 * 2 * math.pi)
+    return low + (high - low) * (phase + 1) / 2
+
+
+def follows_load(low_mib: float, high_mib: float, spread: float = 60.0, cap: float | None = None) -> Shape:
+    """GPU memory that grows with the daily load (a KV cache or batches that grow with traffic)."""
+    return lambda t, r: min(cap or high_mib, max(0.0, diurnal_level(t, low_mib, high_mib) + r.gauss(0, spread)))
+
+
+def reserved(level_mib: float, spread: float = 2.0) -> Shape:
+    """A framework's up-front reservation (vLLM gpu_memory_utilization, JAX preallocation, TensorFlow):
+    flat from the process start, whatever the load."""
+    return lambda t, r: level_mib + r.gauss(0, spread)
+
+
+def bursts(base: Shape, burst: float = 100.0, every_hours: int = 6, minutes: int = 10) -> Shape:
+    """Steady light load with short bursts to `burst` every few hours (batch arrivals, traffic spikes)."""
+    return lambda t, r: burst if t.hour % every_hours == 0 and t.minute < minutes else base(t, r)
+
+
+def weekly_job(busy: Shape, weekday: int = 6, hour: int = 2, hours: int = 1) -> Shape:
+    """Idle except for one job a week (e.g. Sunday 02:00-03:00 UTC)."""
+    return lambda t, r: busy(t, r) if t.weekday() == weekday and hour <= t.hour < hour + hours else r.uniform(0, 0.4)
+
+
 IDLE_GPU = Gpu(utilization=noisy(0.2, 0.3, hi=2.0), memory_used_mib=constant(0.0), memory_activity=constant(0.0))
 
 
@@ -150,7 +177,8 @@ def fleet() -> list[Host]:
             "g4dn.xlarge",
             "llm-chat-t4",
             "underprovisioned",
-            gpus=(Gpu(diurnal(40, 70), noisy(14.4 * gib, 80, lo=0, hi=15360), noisy(50, 5)),),
+            # The KV cache grows with traffic, up to 97 % of nvidia-smi's memory.total: a real OOM risk.
+            gpus=(Gpu(diurnal(40, 70), follows_load(9 * gib, 14.55 * gib, cap=15360), noisy(50, 5)),),
             cpu=diurnal(15, 30, 2),
             host_memory_pct=noisy(55, 2),
             gpu_memory_total_mib=15360,
@@ -246,6 +274,46 @@ def fleet() -> list[Host]:
             cpu=diurnal(4, 9, 1),
             host_memory_pct=noisy(10, 1),
             asg="serving-asg",
+        ),
+        Host(
+            "vllm-idle",
+            "us-east-1",
+            "p4d.24xlarge",
+            "llm-serving-vllm",
+            "idle",
+            # vLLM reserves 90 % of each GPU at start (gpu_memory_utilization): flat, whatever the load.
+            gpus=(Gpu(noisy(0.2, 0.3, hi=2.0), reserved(0.9 * 40960), constant(0.0)),) * 8,
+            cpu=noisy(2, 0.5, lo=0.1),
+            network_bytes_per_5min=noisy(5e6, 1e6, lo=0, hi=1e12),
+            host_memory_pct=noisy(6, 0.5),
+            gpu_memory_total_mib=40960,
+            gpu_name="NVIDIA A100-SXM4-40GB",
+        ),
+        Host(
+            "light-a100",
+            "us-east-1",
+            "p4d.24xlarge",
+            "embeddings-a100",
+            "overprovisioned",
+            tags={"rightsizer:managed": "true"},
+            # One A100 at 25-40 %: an L4 would need 5x its bandwidth; an L40S carries it.
+            gpus=(Gpu(diurnal(25, 40, 2), follows_load(6 * gib, 9 * gib, cap=40960), noisy(20, 3)),) + (IDLE_GPU,) * 7,
+            cpu=noisy(2.5, 0.4, lo=0.1),
+            network_bytes_per_5min=noisy(5e7, 1e7, lo=0, hi=1e12),
+            host_memory_pct=noisy(2, 0.1),
+            gpu_memory_total_mib=40960,
+            gpu_name="NVIDIA A100-SXM4-40GB",
+        ),
+        Host(
+            "weekly-job",
+            "eu-west-1",
+            "g5.2xlarge",
+            "weekly-retrain",
+            "schedulable",
+            # A retraining job every Sunday 02:00-04:00 UTC; idle the rest of the week (p99 < 5 %).
+            gpus=(Gpu(weekly_job(noisy(92, 4), hours=2), weekly_job(constant(12 * gib), hours=2)),),
+            cpu=weekly_job(noisy(60, 5), hours=2),
+            host_memory_pct=noisy(20, 1),
         ),
         Host(
             "stopped",
