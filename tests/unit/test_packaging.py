@@ -13,8 +13,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 from bench import package_bench
+
 from tests.unit.test_template import sam
 
 ROOT = Path(__file__).resolve().parents[2]
