@@ -47,7 +47,7 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 template: $(DEV_STAMP)
-	AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml
+	AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml member-account/template.yaml agent/ssm-rollout.yaml
 	AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam validate --lint --template-file template.yaml
 
 unit: $(DEV_STAMP)
