@@ -259,19 +259,19 @@ def _tiles(totals: Mapping[str, Any]) -> str:
         (
             "Can be saved",
             f"{_money(totals['monthly_savings_usd'])}/mo",
-            f"{totals['savings_recommendations']} recommendations",
+            f"{totals['savings_recommendations']} recommendation(s)",
         ),
         (
             "With one click",
             f"{_money(totals['actionable_savings_usd'])}/mo",
-            f"{totals['actionable_recommendations']} resizes",
+            f"{totals['actionable_recommendations']} resize(s)",
         ),
         (
             "Needs another owner",
             f"{_money(totals['other_owner_savings_usd'])}/mo",
-            f"{totals['other_owner_recommendations']} hosts",
+            f"{totals['other_owner_recommendations']} host(s)",
         ),
-        ("Upsizes add", f"{_money(totals['additional_cost_usd'])}/mo", f"{totals['upsize_recommendations']} hosts"),
+        ("Upsizes add", f"{_money(totals['additional_cost_usd'])}/mo", f"{totals['upsize_recommendations']} host(s)"),
     )
     return "".join(f'<div class="tile"><span>{a}</span><b>{b}</b><small>{c}</small></div>' for a, b, c in tiles)
 
