@@ -1,44 +1,68 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Both build .venv on first use.
+# Two commands on a fresh machine: `make demo` and `make test`. Both build .venv on first use, from the
+# hash-pinned files that `make lock` exports from uv.lock: requirements/demo.txt (the runtime, moto's
+# server and Playwright) for the demo, requirements/dev.txt (all of that plus the checkers) for the tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+hash = $(shell cat pyproject.toml $(1) | cksum | cut -d' ' -f1)
+DEV_STAMP := $(VENV)/.dev-$(call hash,requirements/dev.txt)
+DEMO_STAMP := $(VENV)/.demo-$(call hash,requirements/demo.txt)
+# A test environment runs the demo too: the demo installs its smaller set only where that is missing.
+DEMO_ENV := $(if $(wildcard $(DEV_STAMP)),$(DEV_STAMP),$(DEMO_STAMP))
 export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lint typecheck unit template bench clean
+.PHONY: demo serve test lint typecheck unit template bench lock clean
 
-$(STAMP): pyproject.toml
+define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@rm -f $(VENV)/.installed-*
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(1)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@rm -f $(VENV)/.$(2)-*
 	@touch $@
+endef
 
-demo: $(STAMP)
+$(DEV_STAMP): pyproject.toml requirements/dev.txt
+	$(call install,requirements/dev.txt,dev)
+
+$(DEMO_STAMP): pyproject.toml requirements/demo.txt
+	$(call install,requirements/demo.txt,demo)
+
+demo: $(DEMO_ENV)
 	$(BIN)/python -m demo
+
+# A local AWS with the demo fleet that stays up, for trying `rightsizer` by hand (Ctrl-C stops it).
+serve: $(DEMO_ENV)
+	$(BIN)/python -m demo serve
 
 test: lint typecheck template unit
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests demo bench
 	$(BIN)/ruff format --check src tests demo bench
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-template: $(STAMP)
-	@if [ -f template.yaml ]; then \
-	  AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml && \
-	  AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam validate --lint --template-file template.yaml; \
-	fi
+template: $(DEV_STAMP)
+	AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml member-account/template.yaml agent/ssm-rollout.yaml
+	AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam validate --lint --template-file template.yaml
 
-unit: $(STAMP)
+unit: $(DEV_STAMP)
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
+
+# After editing dependencies in pyproject.toml: re-resolve uv.lock and export what pip installs.
+# `uv lock --upgrade` moves every pin to the newest allowed release. A test checks these files agree.
+lock: $(DEV_STAMP)
+	$(BIN)/uv lock
+	$(BIN)/uv export --frozen --no-dev --no-emit-project > layer/requirements.txt
+	$(BIN)/uv export --frozen --no-dev --group demo --no-emit-project > requirements/demo.txt
+	$(BIN)/uv export --frozen --all-groups --no-emit-project > requirements/dev.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .aws-sam

@@ -5,7 +5,9 @@
 3. run `rightsizer analyze` against it and check every host got the finding its workload deserves;
 4. run the daily pipeline as the Lambdas do, posting the report to a local Slack API double (printed
    here, Block Kit JSON in demo-output/);
-5. approve the top recommendation with a signed Slack interaction and follow the resize execution.
+5. approve the top recommendation with a signed Slack interaction and follow the resize execution;
+6. write demo-output/report.html (the Slack report rendered, savings and per-GPU utilisation charts) and,
+   where the OS package `chromium` is installed, PNG screenshots of it.
 """
 
 from __future__ import annotations
@@ -53,27 +55,56 @@ def analyze_with_cli(seeded: list[Any]) -> int:
     return 1 if failures else 0
 
 
+def slack_messages(stack: Any) -> list[dict[str, Any]]:
+    """What the Slack API double received through chat.postMessage, blocks decoded."""
+    messages = []
+    for call in stack.slack.of("chat.postMessage"):
+        message = dict(call.params)
+        if isinstance(message.get("blocks"), str):
+            message["blocks"] = json.loads(message["blocks"])
+        messages.append(message)
+    return messages
+
+
 def post_daily_report(stack: Any, run: str, account_id: str) -> dict[str, Any]:
     from demo.serverless import run_pipeline
     from demo.slack_render import render_blocks
 
     result = run_pipeline(run, account_id, REGIONS)
-    messages = [call.params for call in stack.slack.of("chat.postMessage")]
+    messages = slack_messages(stack)
     OUTPUT.mkdir(exist_ok=True)
     report_file = OUTPUT / "daily-report.json"
     report_file.write_text(json.dumps(messages, indent=2) + "\n")
     for number, message in enumerate(messages, start=1):
         where = "in the thread" if message.get("thread_ts") else f"to {message['channel']}"
         print(f"\n--- Slack message {number} of {len(messages)}, posted {where} ---")
-        print(
-            "\n".join(
-                render_blocks(
-                    json.loads(message["blocks"]) if isinstance(message["blocks"], str) else message["blocks"]
-                )
-            )
-        )
+        print("\n".join(render_blocks(message["blocks"])))
     print(f"\nBlock Kit JSON of the {len(messages)} message(s): {report_file}")
+    totals = result["totals"]
+    print(
+        f"Same totals as the CLI: {totals['monthly_savings_usd']:,.2f} USD/month can be saved "
+        f"({totals['actionable_savings_usd']:,.2f} with one click), {totals['other_owner_savings_usd']:,.2f} "
+        f"needs another owner, upsizes add {totals['additional_cost_usd']:,.2f}."
+    )
     return result
+
+
+def write_html_report(report: dict[str, Any], messages: list[dict[str, Any]], now: datetime, days: int) -> None:
+    from demo import browser, html_report
+    from rightsizer.adapters.aws.session import AwsSession
+    from rightsizer.services.collect import lookback_window
+
+    window = lookback_window(now, days)
+    series = html_report.unit_series(AwsSession(), report, now, days)
+    page = OUTPUT / "report.html"
+    page.write_text(html_report.render(report, messages, series, window_start=window.start, window_end=window.end))
+    print(f"The daily report as a page: {page} (self-contained: inline SVG and CSS)")
+    try:
+        browser.screenshot(page, OUTPUT / "report.png", OUTPUT / "slack-report.png")
+    except RuntimeError as missing:  # no Chromium on this machine
+        print(f"Screenshots skipped: {missing}.")
+        return
+    print(f"Screenshots: {OUTPUT / 'report.png'} (the page), {OUTPUT / 'slack-report.png'} (the Slack part)")
 
 
 def approve_top(stack: Any, report: dict[str, Any]) -> int:
@@ -150,10 +181,18 @@ def main() -> int:
         banner("3. The daily pipeline (Collect per region -> Analyze -> Report), posted to Slack")
         with deployed_stack() as stack:
             report = post_daily_report(stack, now.date().isoformat(), "123456789012")
+            daily_report = slack_messages(stack)
             banner("4. One click: approving the top recommendation through a signed Slack interaction")
-            return approve_top(stack, report)
+            status = approve_top(stack, report)
+        banner("5. The report as a page: demo-output/report.html")
+        write_html_report(report, daily_report, now, days=14)
+        return status
 
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if sys.argv[1:2] == ["serve"]:
+        from demo.serve import main as serve
+
+        sys.exit(serve(sys.argv[2:]))
     sys.exit(main())

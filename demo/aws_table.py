@@ -10,12 +10,34 @@ TEMPLATE = Path(__file__).resolve().parent.parent / "template.yaml"
 TABLE_KEYS = ("BillingMode", "AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes")
 
 
+def cloudformation_yaml(text: str) -> Any:
+    """A CloudFormation template (short forms !Ref, !Sub, !GetAtt, ... as {"Ref": ...} / {"Fn::...": ...}),
+    with PyYAML alone: the demo needs no SAM tooling installed."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+        value: Any
+        if isinstance(node, yaml.ScalarNode):
+            value = loader.construct_scalar(node)
+            if suffix == "GetAtt":
+                value = value.split(".", 1)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
+
+    Loader.add_multi_constructor("!", short_form)
+    return yaml.load(text, Loader=Loader)
+
+
 @cache
 def table_properties() -> dict[str, Any]:
-    """`Resources.Table.Properties` of template.yaml (SAM's YAML loader understands !Ref, !Sub, ...)."""
-    from samtranslator.yaml_helper import yaml_parse
-
-    template = yaml_parse(TEMPLATE.read_text())
+    """`Resources.Table.Properties` of template.yaml."""
+    template = cloudformation_yaml(TEMPLATE.read_text())
     properties: dict[str, Any] = template["Resources"]["Table"]["Properties"]
     return properties
 

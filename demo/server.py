@@ -24,8 +24,8 @@ FAKE_ENV = {
 
 
 @contextmanager
-def local_aws() -> Iterator[str]:
-    """Start moto's server on a free loopback port; yield its URL with AWS_* env pointing at it."""
+def local_aws(port: int = 0) -> Iterator[str]:
+    """Start moto's server on a loopback port (0: a free one); yield its URL with AWS_* env pointing at it."""
     from moto.server import ThreadedMotoServer
 
     from demo import fast_cloudwatch
@@ -34,7 +34,7 @@ def local_aws() -> Iterator[str]:
     # moto's Step Functions interpreter logs every JSONPath probe it evaluates (And/Or do not short-circuit).
     logging.getLogger("moto").setLevel(logging.CRITICAL)
     saved = {name: os.environ.get(name) for name in [*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE", "MOTO_PORT"]}
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"

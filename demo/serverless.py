@@ -86,6 +86,7 @@ def deployed_stack() -> Iterator[Stack]:
     environment = {
         "TABLE_NAME": table,
         "AWS_REGION": REGION,
+        "HOME_ACCOUNT_ID": "123456789012",  # template.yaml: !Ref AWS::AccountId
         "REGIONS": "us-east-1,eu-west-1",
         "PRICE_SOURCE": "auto",
         "SLACK_SECRET_NAME": secret,

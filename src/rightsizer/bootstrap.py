@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
 from rightsizer.adapters.aws.ec2 import Ec2Fleet
 from rightsizer.adapters.aws.price_cache import CachedPrices
 from rightsizer.adapters.aws.pricing import PriceListApi
-from rightsizer.adapters.aws.session import AwsSession
+from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.analyze import analyze_regions
 from rightsizer.services.approvals import split_hidden
@@ -27,10 +28,11 @@ from rightsizer.services.pipeline import (
     latest_report,
     pipeline_input,
     plan_targets,
+    role_account,
     run_name,
 )
-from rightsizer.services.ports import OnDemandPrices, Progress
-from rightsizer.services.report import FleetReport, build_report, report_json
+from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable
+from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
 
 # The Price List API is served from a few regions only; it answers for every region.
@@ -121,6 +123,28 @@ def collect(
         raise RegionFailure(region, error) from error
 
 
+def describe_failure(error: BaseException, region: str | None) -> str:
+    """One line for a failed region or account: our own sources say it themselves, AWS errors are described."""
+    return str(error) if isinstance(error, SourceUnavailable) else describe_aws_error(error, region)
+
+
+def _reaches(
+    session: AwsSession, settings: Settings, home_region: str, home_account: str
+) -> tuple[list[tuple[str, AwsSession]], list[tuple[TargetFailure, BaseException]]]:
+    """The accounts to read: this one, or each member account's role (one that cannot be assumed is a failure)."""
+    if not settings.account_role_arns:
+        return [(home_account, session)], []
+    reaches: list[tuple[str, AwsSession]] = []
+    failures: list[tuple[TargetFailure, BaseException]] = []
+    for arn in settings.account_role_arns:
+        account = role_account(arn)
+        try:
+            reaches.append((account, session.assume(arn, settings.role_session_name, home_region)))
+        except Exception as error:
+            failures.append((TargetFailure(account, "*", describe_failure(error, home_region)), error))
+    return reaches, failures
+
+
 def analyze(
     session: AwsSession,
     regions: Sequence[str],
@@ -128,11 +152,76 @@ def analyze(
     now: datetime,
     progress: Progress | None = None,
 ) -> FleetReport:
-    """The CLI pipeline: collect every region in turn, analyse, rank."""
-    collected = [collect(session, region, settings, now, progress) for region in regions]
+    """The CLI pipeline: every (account, region) in turn, analysed together and ranked.
+
+    An account or region that cannot be read is a warning and a failed target, as in the Lambda pipeline;
+    only when nothing at all can be read does it raise RegionFailure (with the first error).
+    """
+    home_region = regions[0]
+    if progress is not None:
+        progress.stage(f"connecting to AWS in {home_region}", 1)  # before the first call, which may be slow
+    try:
+        home_account = session.account_id(home_region)
+    except Exception as error:
+        raise RegionFailure(home_region, error) from error
+    reaches, failures = _reaches(session, settings, home_region, home_account)
+    collected: list[RegionData] = []
+    for account, reach in reaches:
+        for region in regions:
+            try:
+                collected.append(collect(reach, region, settings, now, progress))
+            except RegionFailure as failure:
+                failures.append(
+                    (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)
+                )
+    if not collected and failures:
+        first, cause = failures[0]
+        raise RegionFailure(first.region if first.region != "*" else home_region, cause)
     recommendations = analyze_regions(collected, settings.policy, now)
     warnings = [warning for data in collected for warning in data.warnings]
-    return build_report(recommendations, now, settings.lookback_days, warnings)
+    warnings += [_not_analysed(failure) for failure, _ in failures]
+    return build_report(
+        recommendations,
+        now,
+        settings.lookback_days,
+        warnings,
+        home_account=home_account,
+        failures=[failure for failure, _ in failures],
+    )
+
+
+def _not_analysed(failure: TargetFailure) -> str:
+    where = f"account {failure.account_id}" + ("" if failure.region == "*" else f" in {failure.region}")
+    return f"{where} not analysed: {failure.message}"
+
+
+def regions_with_accelerated_hosts(
+    session: AwsSession, probe_region: str, progress: Progress | None = None
+) -> tuple[list[str], list[str]]:
+    """`--all-regions`: the enabled regions that run at least one GPU / Neuron host, and warnings for those
+    that could not be checked. Regions are probed in parallel, so one slow region does not hold up the rest."""
+    try:
+        described = session.client("ec2", probe_region).describe_regions()["Regions"]
+    except Exception as error:
+        raise RegionFailure(probe_region, error) from error
+    enabled = sorted(str(region["RegionName"]) for region in described)
+    table = bundled.accelerator_table()
+    fleets = {region: Ec2Fleet(session.client("ec2", region), "", region, table) for region in enabled}
+    if progress is not None:
+        progress.stage(f"finding GPU hosts in {len(enabled)} regions", len(enabled))
+    found: list[str] = []
+    warnings: list[str] = []
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        probes = {region: pool.submit(fleet.has_accelerated_instances) for region, fleet in fleets.items()}
+        for region, probe in probes.items():
+            try:
+                if probe.result():
+                    found.append(region)
+            except Exception as error:
+                warnings.append(f"{describe_failure(error, region)}: not checked for GPU hosts")
+            if progress is not None:
+                progress.advance()
+    return found, warnings
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,6 +285,7 @@ def report_payload(
 ) -> dict[str, Any]:
     """The fleet report; posted to Slack unless the payload says {"post": false}."""
     report, decisions = latest_report(store(session, settings), settings.lookback_days, now)
+    report = replace(report, home_account=settings.home_account_id or None)
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:

@@ -1,27 +1,53 @@
-"""`rightsizer analyze`: collect, analyse and print recommendations for one account.
+"""`rightsizer analyze`: collect, analyse and print recommendations, with the habits of the AWS CLI.
 
-Errors are one line on stderr and a non-zero exit, never a traceback.
+Errors are one line on stderr and a documented exit code (EXIT_CODES), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import os
 import shutil
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from rightsizer import __version__
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.domain.policy import Policy
-from rightsizer.services.formatting import shorten, sparkline, usd
-from rightsizer.services.ports import SourceUnavailable
-from rightsizer.services.report import FleetReport, report_json
-from rightsizer.settings import ConfigError, PriceMode, Settings
+from rightsizer.services.formatting import ASCII_BARS, ELLIPSIS, SPARK_BARS, shorten, sparkline, usd
+from rightsizer.services.report import FleetReport, build_report, money_sentences, not_actionable_reason, report_json
+from rightsizer.settings import ConfigError, PriceMode, Settings, environment_region
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+EXIT_FAILURE = 1  # AWS could not be read at all: credentials, permissions, network, throttling
+EXIT_USAGE = 2  # the command line or the AWS configuration cannot work: option, region, profile, role ARN
+EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_BROKEN_PIPE = 141  # whoever read stdout stopped (`| head`): quietly, as 128 + SIGPIPE in a shell
+EXIT_CODES = {
+    EXIT_OK: "the report was printed (warnings, such as a region that could not be read, go to stderr)",
+    EXIT_FAILURE: "AWS could not be read at all: credentials, permissions, network, throttling",
+    EXIT_USAGE: "bad option, unknown region or profile, no region configured, malformed role ARN",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`): the rest is dropped quietly",
+}
+DEFAULT_COLUMNS = 120
+
+EXAMPLES = """\
+examples:
+  rightsizer analyze                                   # the region of AWS_REGION / AWS_DEFAULT_REGION / the profile
+  rightsizer analyze --profile prod --region us-east-1 --region eu-west-1
+  rightsizer analyze --all-regions --output json > fleet.json
+  rightsizer analyze --all-regions --account-role-arn arn:aws:iam::111122223333:role/GpuRightsizerCollector
+  rightsizer analyze --format csv > fleet.csv          # for spreadsheets
+  AWS_ENDPOINT_URL=http://127.0.0.1:5000 rightsizer analyze   # against `make serve`
+"""
 
 
 class TerminalProgress:
@@ -40,7 +66,7 @@ class TerminalProgress:
         if self._bar:
             self._draw()
         else:
-            print(f"rightsizer: {label}...", file=self._stream)
+            print(f"rightsizer: {label}...", file=self._stream, flush=True)
 
     def advance(self, steps: int = 1) -> None:
         self._done = min(self._total, self._done + steps)
@@ -48,7 +74,7 @@ class TerminalProgress:
             self._draw()
 
     def warn(self, message: str) -> None:
-        return None  # warnings travel in the report (table footer, JSON "warnings")
+        return None  # warnings travel in the report: stderr at the end, and the JSON's "warnings"
 
     def close(self) -> None:
         self._finish_line()
@@ -57,7 +83,7 @@ class TerminalProgress:
         width = 30
         filled = int(width * self._done / self._total)
         bar = "#" * filled + "." * (width - filled)
-        self._stream.write(f"\r{self._label:<28} [{bar}] {self._done}/{self._total}")
+        self._stream.write(f"\r{self._label:<36} [{bar}] {self._done}/{self._total}")
         self._stream.flush()
 
     def _finish_line(self) -> None:
@@ -68,7 +94,7 @@ class TerminalProgress:
 
 
 class UsageError(Exception):
-    """A malformed command line: reported as one line, exit 2."""
+    """A malformed command line or configuration: reported as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,141 +102,383 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"expected between 0 and 600 seconds, got {text}")
+    return value
+
+
+def _epilog() -> str:
+    codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
+    return f"{EXAMPLES}\nexit codes:\n{codes}\n"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rightsizer", description="Right-size AWS GPU, Inferentia and Trainium instances.")
+    parser = _Parser(
+        prog="rightsizer",
+        description="Right-size AWS GPU, Inferentia and Trainium instances.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="analyze")
     analyze = commands.add_parser(
         "analyze",
         help="collect usage and print recommendations",
         description="Collect accelerator usage from CloudWatch and recommend right-sized instance types. "
-        "Uses boto3's default credentials and honours AWS_ENDPOINT_URL.",
+        "Credentials come from boto3's default chain (or --profile); AWS_ENDPOINT_URL is honoured. "
+        "A region or account that cannot be read is a warning; the others are still reported.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    analyze.add_argument("--region", action="append", required=True, help="AWS region (repeatable)")
-    analyze.add_argument("--lookback-days", type=int, default=14, help="days of CloudWatch history (default 14)")
-    analyze.add_argument("--format", choices=("table", "json"), default="table")
+    where = analyze.add_mutually_exclusive_group()
+    where.add_argument(
+        "--region",
+        action="append",
+        metavar="REGION",
+        help="AWS region to analyse, repeatable (default: AWS_REGION, AWS_DEFAULT_REGION or the profile's region)",
+    )
+    where.add_argument(
+        "--all-regions",
+        action="store_true",
+        help="every region enabled for the account that runs at least one GPU / Inferentia / Trainium host",
+    )
+    analyze.add_argument(
+        "--profile", metavar="NAME", help="named profile from the AWS config files (as in the AWS CLI)"
+    )
+    analyze.add_argument(
+        "--account-role-arn",
+        action="append",
+        metavar="ARN",
+        help="analyse a member account by assuming this role (repeatable; see docs/multi-account.md)",
+    )
+    analyze.add_argument(
+        "--lookback-days", type=int, default=14, metavar="DAYS", help="days of CloudWatch history, 1-62 (default 14)"
+    )
+    analyze.add_argument(
+        "--format",
+        "--output",
+        dest="format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="table for people (default), json (schema/report.schema.json) or csv for spreadsheets",
+    )
     analyze.add_argument(
         "--prices",
         choices=[mode.value for mode in PriceMode],
         default=PriceMode.AUTO.value,
-        help="auto: Price List API, falling back to the bundled snapshot (default)",
+        help="auto: Price List API, falling back to the bundled snapshot (default); api: no fallback; "
+        "snapshot: the bundled prices only",
+    )
+    analyze.add_argument(
+        "--cli-connect-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for a connection to AWS (default 3; 3 attempts per call)",
+    )
+    analyze.add_argument(
+        "--cli-read-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for AWS to answer (default 20; 3 attempts per call)",
     )
     analyze.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    analyze.add_argument("--debug", action="store_true", help="show a traceback for unexpected errors")
     return parser
+
+
+@dataclass(frozen=True)
+class Charset:
+    """What the output stream can encode: block-character sparklines, or ASCII."""
+
+    bars: str
+    ellipsis: str
+
+    @classmethod
+    def of(cls, stream: TextIO) -> Charset:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            (SPARK_BARS + ELLIPSIS).encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            return cls(ASCII_BARS, "...")
+        return cls(SPARK_BARS, ELLIPSIS)
+
+
+def _tolerant(stream: TextIO) -> None:
+    """Characters the stream cannot encode (a host's Name tag, say) become '?' instead of an exception."""
+    reconfigure: Callable[..., None] | None = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")
+
+
+def _fail(err: TextIO, message: str, code: int) -> int:
+    print(f"rightsizer: error: {message}", file=err)
+    return code
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    _tolerant(out)
+    _tolerant(err)
     try:
         args = _parser().parse_args(argv)
     except UsageError as error:
-        print(f"rightsizer: error: {error} (see rightsizer analyze --help)", file=err)
-        return EXIT_USAGE
-    regions = tuple(dict.fromkeys(args.region))
+        return _fail(err, f"{error} (see rightsizer analyze --help)", EXIT_USAGE)
     try:
-        settings = Settings(
-            regions=regions,
-            lookback_days=args.lookback_days,
-            price_mode=PriceMode(args.prices),
-            policy=Policy(lookback_days=args.lookback_days),
-        )
+        return _analyze(args, out, err)
+    except UsageError as error:
+        return _fail(err, str(error), EXIT_USAGE)
+    except KeyboardInterrupt:
+        print("\nrightsizer: interrupted", file=err)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _drop_output(out)
+        return EXIT_BROKEN_PIPE
+    except Exception as error:
+        if args.debug:
+            raise
+        return _fail(err, f"unexpected {type(error).__name__}: {error} (run again with --debug)", EXIT_FAILURE)
+
+
+def _drop_output(out: TextIO) -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        fileno = out.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
+
+
+def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        Settings(lookback_days=args.lookback_days)  # checks the range before any AWS call
+        from rightsizer.services.pipeline import role_account
+
+        roles = tuple(dict.fromkeys(args.account_role_arn or ()))
+        for arn in roles:
+            role_account(arn)
     except ConfigError as error:
-        print(f"rightsizer: error: {error}", file=err)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
 
-    # Imported here so `rightsizer --help` stays fast and works without AWS libraries configured.
+    # Imported here so `rightsizer --help` stays fast.
+    from botocore.exceptions import ProfileNotFound
+
     from rightsizer import bootstrap
-    from rightsizer.adapters.aws.session import AwsSession, describe_aws_error, known_regions
+    from rightsizer.adapters.aws.session import AwsSession, describe_aws_error, interactive_config, known_regions
 
-    unknown = [region for region in regions if region not in known_regions()]
-    if unknown:
-        print(
-            f"rightsizer: error: unknown region {', '.join(unknown)} (for example: us-east-1, eu-west-1)",
-            file=err,
-        )
-        return EXIT_USAGE
+    timeouts = {"connect_timeout": args.cli_connect_timeout, "read_timeout": args.cli_read_timeout}
+    config = interactive_config(**{name: value for name, value in timeouts.items() if value is not None})
+    try:
+        session = AwsSession.for_profile(args.profile, config)
+        default_region = environment_region() or session.region_name
+    except ProfileNotFound as error:
+        raise UsageError(describe_aws_error(error)) from None
 
     progress = TerminalProgress(err, bar=not args.no_progress and err.isatty())
-    quiet_progress = None if args.no_progress else progress
+    reporter = None if args.no_progress else progress
+    now = datetime.now(UTC)
     try:
-        report = bootstrap.analyze(AwsSession(), regions, settings, datetime.now(UTC), quiet_progress)
+        if args.all_regions:
+            regions, discovery_warnings = bootstrap.regions_with_accelerated_hosts(
+                session, default_region or "us-east-1", reporter
+            )
+        else:
+            regions, discovery_warnings = list(dict.fromkeys(args.region or [default_region or ""])), []
+            if not all(regions):
+                raise UsageError(
+                    "no AWS region: pass --region, set AWS_REGION or AWS_DEFAULT_REGION, "
+                    "or add a region to the profile (aws configure set region us-east-1)"
+                )
+        if args.all_regions and not regions:
+            report = build_report([], now, args.lookback_days, ["no GPU, Inferentia or Trainium host in any region"])
+        else:
+            report = bootstrap.analyze(
+                session, _checked(regions, known_regions()), _settings(args, regions, roles), now, reporter
+            )
     except bootstrap.RegionFailure as failure:
         progress.close()
-        cause = failure.error
-        message = str(cause) if isinstance(cause, SourceUnavailable) else describe_aws_error(cause, failure.region)
-        print(f"rightsizer: error: {message}", file=err)
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
+        return _fail(err, bootstrap.describe_failure(failure.error, failure.region), EXIT_FAILURE)
+    finally:
         progress.close()
-        print("rightsizer: interrupted", file=err)
-        return 130
-    progress.close()
-    if args.format == "json":
-        json.dump(report_json(report), out, indent=2)
-        out.write("\n")
-    else:
-        out.write(render_table(report, width=shutil.get_terminal_size((120, 40)).columns))
+    write_report(report, args.format, out)
+    out.flush()
+    _print_warnings(err, [*discovery_warnings, *report.warnings])
     return EXIT_OK
 
 
-def _row(rec: Recommendation) -> list[str]:
-    target = rec.target_type or "-"
-    savings = rec.monthly_savings
-    return [
-        rec.instance_id,
-        shorten(rec.instance_name, 20),
-        rec.region,
-        rec.instance_type,
-        rec.finding.value,
-        target,
-        usd(rec.monthly_cost),
-        usd(savings) if savings is not None else "n/a",
-        rec.confidence.value,
-        "yes" if rec.actionable else "no",
-        sparkline(rec.evidence.daily_accelerator_mean) if rec.evidence.daily_accelerator_mean else "",
-    ]
+def _checked(regions: Sequence[str], known: frozenset[str]) -> tuple[str, ...]:
+    unknown = [region for region in regions if region not in known]
+    if unknown:
+        raise UsageError(f"unknown region {', '.join(unknown)} (for example: us-east-1, eu-west-1)")
+    return tuple(regions)
 
 
-def render_table(report: FleetReport, width: int = 120) -> str:
-    headers = [
-        "INSTANCE",
-        "NAME",
-        "REGION",
-        "TYPE",
-        "FINDING",
-        "TARGET",
-        "NOW/MO",
-        "SAVES/MO",
-        "CONF",
-        "ACT",
-        f"{report.lookback_days} DAYS",
-    ]
-    rows = [_row(rec) for rec in report.recommendations]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    numeric = {6, 7}
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    for rec, row in zip(report.recommendations, rows, strict=True):
-        out.append(line(row))
-        out.append("      " + shorten(rec.reasons[0] if rec.reasons else "", max(40, width - 6)))
-    totals = report.totals
-    out.append("")
-    out.append(
-        f"{totals.instances} instances, {usd(totals.monthly_cost)}/month. Savings available: "
-        f"{usd(totals.monthly_savings)}/month ({usd(totals.actionable_savings)} one-click resizes)."
+def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str, ...]) -> Settings:
+    return Settings(
+        regions=tuple(regions),
+        lookback_days=args.lookback_days,
+        price_mode=PriceMode(args.prices),
+        policy=Policy(lookback_days=args.lookback_days),
+        account_role_arns=roles,
+        role_session_name="gpu-rightsizer-cli",
     )
-    if totals.additional_cost:
-        out.append(f"Upsizes recommended for performance would add {usd(totals.additional_cost)}/month.")
+
+
+def _print_warnings(err: TextIO, warnings: Sequence[str]) -> None:
+    for warning in dict.fromkeys(warnings):
+        print(f"rightsizer: warning: {warning}", file=err)
+
+
+def write_report(report: FleetReport, output: str, out: TextIO) -> None:
+    if output == "json":
+        json.dump(report_json(report), out, indent=2)
+        out.write("\n")
+    elif output == "csv":
+        write_csv(report, out)
+    else:
+        width = shutil.get_terminal_size((DEFAULT_COLUMNS, 40)).columns  # honours COLUMNS
+        out.write(render_table(report, width=width, charset=Charset.of(out)))
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV: the JSON document's recommendations, flattened (evidence_* columns); money with two decimals.
+
+
+def _csv_value(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if key.endswith("_usd"):
+        return f"{value:.2f}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "; ".join(_csv_cell(item) for item in value)
+    return str(value)
+
+
+def _csv_cell(item: Any) -> str:
+    if isinstance(item, dict):  # an alternative
+        cost = item.get("monthly_cost_usd")
+        price = "n/a" if cost is None else f"{cost:.2f}"
+        return f"{item['instance_type']} ({price} USD/month, {item['confidence']})"
+    return "" if item is None else str(item)
+
+
+def csv_rows(report: FleetReport) -> Iterator[dict[str, str]]:
+    for record in report_json(report)["recommendations"]:
+        evidence = record.pop("evidence")
+        row = {key: _csv_value(key, value) for key, value in record.items()}
+        row.update({f"evidence_{key}": _csv_value(key, value) for key, value in evidence.items()})
+        yield row
+
+
+def write_csv(report: FleetReport, out: TextIO) -> None:
+    rows = list(csv_rows(report))
+    if not rows:
+        return
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table: as many columns as COLUMNS allows, then a reason line under each host.
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable[[Recommendation, Charset, FleetReport], str]
+    numeric: bool = False
+
+
+def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
+    return "no" if not_actionable_reason(rec, report.home_account) else "yes"
+
+
+def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
+    daily = rec.evidence.daily_accelerator_mean
+    return sparkline(daily, bars=charset.bars) if daily else ""
+
+
+COLUMNS: dict[str, Column] = {
+    "account": Column("ACCOUNT", lambda r, c, _: r.account_id),
+    "instance": Column("INSTANCE", lambda r, c, _: r.instance_id),
+    "name": Column("NAME", lambda r, c, _: shorten(r.instance_name, 20, c.ellipsis)),
+    "region": Column("REGION", lambda r, c, _: r.region),
+    "type": Column("TYPE", lambda r, c, _: r.instance_type),
+    "finding": Column("FINDING", lambda r, c, _: r.finding.value),
+    "target": Column("TARGET", lambda r, c, _: r.target_type or "-"),
+    "cost": Column("NOW/MO", lambda r, c, _: usd(r.monthly_cost), numeric=True),
+    "saves": Column("SAVES/MO", lambda r, c, _: usd(r.monthly_savings), numeric=True),
+    "confidence": Column("CONF", lambda r, c, _: r.confidence.value),
+    "act": Column("ACT", _act),
+    "days": Column("DAYS", _days),
+}
+# Dropped in this order until the table fits the terminal; what is left always identifies and answers.
+DROP_ORDER = ("days", "confidence", "cost", "region", "name", "account", "type", "target")
+
+
+def _fit(keys: list[str], widths: dict[str, int], width: int) -> list[str]:
+    def total(chosen: list[str]) -> int:
+        return sum(widths[key] for key in chosen) + 2 * (len(chosen) - 1)
+
+    chosen = list(keys)
+    for key in DROP_ORDER:
+        if total(chosen) <= width:
+            break
+        if key in chosen:
+            chosen.remove(key)
+    return chosen
+
+
+def render_table(
+    report: FleetReport, width: int = DEFAULT_COLUMNS, charset: Charset = Charset(SPARK_BARS, ELLIPSIS)
+) -> str:
+    keys = [key for key in COLUMNS if key != "account" or len({r.account_id for r in report.recommendations}) > 1]
+    headers = {key: COLUMNS[key].header for key in keys}
+    headers["days"] = f"{report.lookback_days} DAYS"
+    cells = [{key: COLUMNS[key].cell(rec, charset, report) for key in keys} for rec in report.recommendations]
+    widths = {key: max([len(headers[key]), *(len(row[key]) for row in cells)]) for key in keys}
+    keys = _fit(keys, widths, width)
+
+    def line(values: dict[str, str]) -> str:
+        text = "  ".join(
+            values[key].rjust(widths[key]) if COLUMNS[key].numeric else values[key].ljust(widths[key]) for key in keys
+        ).rstrip()
+        return shorten(text, width, charset.ellipsis)
+
+    def note(text: str) -> str:
+        return "      " + shorten(text, max(20, width - 6), charset.ellipsis)
+
+    out = [line(headers), line({key: "-" * widths[key] for key in keys})]
+    for rec, row in zip(report.recommendations, cells, strict=True):
+        out.append(line(row))
+        first = rec.reasons[0] if rec.reasons else ""
+        if first:
+            out.append(note(first))
+        why_not = not_actionable_reason(rec, report.home_account)
+        if why_not and why_not != first and rec.finding is not Finding.OPTIMIZED:
+            out.append(note(f"ACT no: {why_not}"))
+    totals = report.totals
+    unpriced = f" ({totals.unpriced} without a price)" if totals.unpriced else ""
     counts = ", ".join(f"{name} {count}" for name, count in totals.by_finding.items() if count)
-    out.append(f"Findings: {counts}.")
-    for warning in report.warnings:
-        out.append(f"warning: {warning}")
+    footer = [
+        f"{totals.instances} instances, {usd(totals.monthly_cost)}/month{unpriced}.",
+        *money_sentences(totals),
+        f"Findings: {counts or 'none'}.",
+    ]
+    out.append("")
+    out.extend(wrapped for sentence in footer for wrapped in textwrap.wrap(sentence, max(20, width)))
     return "\n".join(out) + "\n"
 
 

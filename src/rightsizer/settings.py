@@ -68,6 +68,7 @@ class Settings:
     pipeline_state_machine_arn: str = ""
     resize_poll_seconds: int = 30  # the resize workflow's wait between EC2 state checks
     home_region: str = "us-east-1"  # where the table, secret and state machines live
+    home_account_id: str = ""  # the account the resize workflow acts in; others' advice needs another owner
     slack: SlackSettings = field(default_factory=SlackSettings)
 
     def __post_init__(self) -> None:
@@ -125,8 +126,15 @@ class Settings:
             pipeline_state_machine_arn=env.get("PIPELINE_STATE_MACHINE_ARN", ""),
             resize_poll_seconds=_int(env, "RESIZE_POLL_SECONDS", 30),
             home_region=default_region,
+            home_account_id=env.get("HOME_ACCOUNT_ID", ""),
             slack=slack,
         )
+
+
+def environment_region(env: Mapping[str, str] | None = None) -> str | None:
+    """The region AWS_REGION or AWS_DEFAULT_REGION names (the CLI's default after --region)."""
+    env = os.environ if env is None else env
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
 
 
 def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:

@@ -656,10 +656,15 @@ def test_empty_report_totals_are_zero_with_every_finding_key() -> None:
     assert document["totals"] == {
         "instances": 0,
         "monthly_cost_usd": 0.0,
-        "monthly_savings_usd": 0.0,
-        "actionable_savings_usd": 0.0,
-        "additional_cost_usd": 0.0,
         "unpriced_instances": 0,
+        "monthly_savings_usd": 0.0,
+        "savings_recommendations": 0,
+        "actionable_savings_usd": 0.0,
+        "actionable_recommendations": 0,
+        "other_owner_savings_usd": 0.0,
+        "other_owner_recommendations": 0,
+        "additional_cost_usd": 0.0,
+        "upsize_recommendations": 0,
         "by_finding": dict.fromkeys((f.value for f in Finding), 0),
     }
 

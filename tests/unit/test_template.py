@@ -40,6 +40,8 @@ def expanded() -> dict[str, Any]:
         properties = resource.get("Properties", {})
         if resource["Type"] == "AWS::Serverless::Function":
             properties["CodeUri"] = "s3://bucket/code.zip"
+        if resource["Type"] == "AWS::Serverless::LayerVersion":
+            properties["ContentUri"] = "s3://bucket/layer.zip"
         if resource["Type"] == "AWS::Serverless::StateMachine" and "DefinitionUri" in properties:
             properties["Definition"] = json.loads(_definition_text(properties.pop("DefinitionUri")))
     result: dict[str, Any] = transform(template, {}, _NoManagedPolicies())
@@ -138,3 +140,9 @@ def test_only_the_resize_workflow_may_change_instances() -> None:
     holders = {name for name, body in roles.items() if any(action in body for action in writes)}
     assert all("Resize" in name for name in holders), holders
     assert "ec2:*" not in text
+
+
+def test_the_demos_plain_yaml_reading_of_the_template_equals_sams() -> None:
+    from demo.aws_table import cloudformation_yaml
+
+    assert cloudformation_yaml(TEMPLATE.read_text()) == sam()

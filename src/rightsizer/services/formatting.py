@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 SPARK_BARS = "▁▂▃▄▅▆▇█"
+ASCII_BARS = "_.:-=+*#"  # for terminals and files that cannot encode the block characters
+ELLIPSIS = "…"
 
 
 def usd(amount: Decimal | None, *, signed: bool = False) -> str:
@@ -15,7 +17,7 @@ def usd(amount: Decimal | None, *, signed: bool = False) -> str:
     return f"{sign}${abs(amount):,.2f}"
 
 
-def sparkline(values: Sequence[float | None], *, top: float = 100.0) -> str:
+def sparkline(values: Sequence[float | None], *, top: float = 100.0, bars: str = SPARK_BARS) -> str:
     """One character per value on a fixed 0..top scale (so hosts compare); a gap for no data."""
     chars = []
     for value in values:
@@ -23,9 +25,9 @@ def sparkline(values: Sequence[float | None], *, top: float = 100.0) -> str:
             chars.append(" ")
             continue
         share = min(max(value / top, 0.0), 1.0)
-        chars.append(SPARK_BARS[min(len(SPARK_BARS) - 1, int(share * len(SPARK_BARS)))])
+        chars.append(bars[min(len(bars) - 1, int(share * len(bars)))])
     return "".join(chars)
 
 
-def shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+def shorten(text: str, width: int, ellipsis: str = ELLIPSIS) -> str:
+    return text if len(text) <= width else text[: max(0, width - len(ellipsis))] + ellipsis

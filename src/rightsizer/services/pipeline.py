@@ -58,15 +58,18 @@ def run_name(now: datetime) -> str:
     return now.date().isoformat()
 
 
+def role_account(arn: str) -> str:
+    """The account id of an IAM role ARN; ConfigError for anything else."""
+    parts = arn.split(":")
+    if len(parts) < 6 or not parts[4].isdigit() or not parts[5].startswith("role/"):
+        raise ConfigError(f"not an IAM role ARN: {arn!r} (expected arn:aws:iam::<account>:role/<name>)")
+    return parts[4]
+
+
 def plan_targets(settings: Settings, own_account: str, organization_accounts: Callable[[], list[str]]) -> list[Target]:
     """Every (account, region) to collect: role ARNs, Organizations accounts, or just this account."""
     if settings.account_role_arns:
-        accounts = []
-        for arn in settings.account_role_arns:
-            parts = arn.split(":")
-            if len(parts) < 6 or not parts[4].isdigit() or not parts[5].startswith("role/"):
-                raise ConfigError(f"not an IAM role ARN: {arn!r} (expected arn:aws:iam::<account>:role/<name>)")
-            accounts.append((parts[4], arn))
+        accounts = [(role_account(arn), arn) for arn in settings.account_role_arns]
     elif settings.use_organizations:
         accounts = [
             (account, "" if account == own_account else f"arn:aws:iam::{account}:role/{settings.member_role_name}")

@@ -1,15 +1,35 @@
-"""Use-case: a fleet report — recommendations ranked by savings, with totals — and its JSON form."""
+"""Use-case: a fleet report — recommendations ranked by savings, with totals — and its JSON form.
+
+The totals are computed once, here, for every surface (the CLI's table, JSON and CSV, the Slack report), so
+they cannot disagree: savings people here can act on, the part one click realises, savings that need another
+owner (an Auto Scaling group's launch template, a host in another account), and upsizes that cost more.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
-from rightsizer.domain.models import CENT, Finding, Recommendation
+from rightsizer.domain.models import CENT, Evidence, Finding, Recommendation
+from rightsizer.services.formatting import usd
+
+# The JSON document's version: the major number changes when a field is removed or changes meaning;
+# fields may be added within a major version (schema/report.schema.json allows that).
+SCHEMA_VERSION = "1.0"
+
+
+class Category(StrEnum):
+    """Where a recommendation's money goes in the totals."""
+
+    SAVING = "saving"  # cheaper, and the people running this deployment can carry it out
+    OTHER_OWNER = "other_owner"  # cheaper, but someone else must act: an ASG's launch template, another account
+    UPSIZE = "upsize"  # costs more, for performance
+    NONE = "none"  # no change in cost, or no price to tell
 
 
 def _savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
@@ -18,15 +38,135 @@ def _savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
     return (0 if savings is not None else 1, -(savings or Decimal(0)), rec.instance_id)
 
 
+def in_other_account(rec: Recommendation, home_account: str | None) -> bool:
+    """The resize workflow acts in the account it is deployed to (the CLI: the caller's account)."""
+    return home_account is not None and rec.account_id != home_account
+
+
+def one_click(rec: Recommendation, home_account: str | None) -> bool:
+    """An approved resize (Slack's button, the resize workflow) can carry this out."""
+    return rec.actionable and bool(rec.target_type) and not in_other_account(rec, home_account)
+
+
+def category(rec: Recommendation, home_account: str | None) -> Category:
+    delta = rec.monthly_savings
+    if delta is None or delta == 0:
+        return Category.NONE
+    if delta < 0:
+        return Category.UPSIZE
+    if rec.asg_name or in_other_account(rec, home_account):
+        return Category.OTHER_OWNER
+    return Category.SAVING
+
+
+# Why a finding offers no one-click resize, when nothing more specific applies.
+_NO_RESIZE = {
+    Finding.IDLE: "stop or terminate it: there is nothing to resize to",
+    Finding.SCHEDULABLE: "it needs a stop schedule, not a resize",
+    Finding.OPTIMIZED: "it is right-sized",
+    Finding.INSUFFICIENT_DATA: "no GPU metrics to size it on",
+}
+
+
+def not_actionable_reason(rec: Recommendation, home_account: str | None) -> str | None:
+    """Why there is no one-click resize for `rec` (None when there is one): what `ACT no` means."""
+    if one_click(rec, home_account):
+        return None
+    if rec.asg_name:
+        return f"member of Auto Scaling group {rec.asg_name}: change the group's launch template"
+    if rec.actionable and rec.target_type:
+        return f"in account {rec.account_id}: the resize workflow acts in account {home_account} only"
+    if rec.finding in _NO_RESIZE:
+        return _NO_RESIZE[rec.finding]
+    # Excluded hosts and held-back resizes: the analyzer states the cause in a reason (first for exclusions,
+    # last for a resize it holds back, e.g. a type no longer offered in the region).
+    if rec.reasons:
+        return rec.reasons[0] if rec.finding is Finding.EXCLUDED or not rec.target_type else rec.reasons[-1]
+    return "no resize target"
+
+
 @dataclass(frozen=True)
 class Totals:
     instances: int
     monthly_cost: Decimal
-    monthly_savings: Decimal  # every recommendation that saves money
-    actionable_savings: Decimal  # ...of which one click in Slack can realise
-    additional_cost: Decimal  # upsizes (underprovisioned / not GPU-bound) cost this much more
-    by_finding: dict[str, int]
     unpriced: int
+    monthly_savings: Decimal  # Category.SAVING: what people here can save
+    savings_count: int
+    actionable_savings: Decimal  # ...of which one click realises (approved resizes)
+    actionable_count: int
+    other_owner_savings: Decimal  # Category.OTHER_OWNER
+    other_owner_count: int
+    additional_cost: Decimal  # Category.UPSIZE: what recommended upsizes add
+    upsize_count: int
+    by_finding: dict[str, int]
+
+
+def fleet_totals(recommendations: Iterable[Recommendation], home_account: str | None = None) -> Totals:
+    """The one definition of the report's totals (CLI and Slack alike)."""
+    recs = list(recommendations)
+    money: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
+    count: Counter[Category] = Counter()
+    cost = actionable = Decimal(0)
+    actionable_count = unpriced = 0
+    for rec in recs:
+        if rec.monthly_cost is None:
+            unpriced += 1
+        else:
+            cost += rec.monthly_cost
+        kind = category(rec, home_account)
+        delta = rec.monthly_savings or Decimal(0)
+        money[kind] += abs(delta)
+        count[kind] += 1
+        if kind is Category.SAVING and one_click(rec, home_account):
+            actionable += delta
+            actionable_count += 1
+    findings = Counter(rec.finding for rec in recs)
+    return Totals(
+        instances=len(recs),
+        monthly_cost=cost.quantize(CENT),
+        unpriced=unpriced,
+        monthly_savings=money[Category.SAVING].quantize(CENT),
+        savings_count=count[Category.SAVING],
+        actionable_savings=actionable.quantize(CENT),
+        actionable_count=actionable_count,
+        other_owner_savings=money[Category.OTHER_OWNER].quantize(CENT),
+        other_owner_count=count[Category.OTHER_OWNER],
+        additional_cost=money[Category.UPSIZE].quantize(CENT),
+        upsize_count=count[Category.UPSIZE],
+        by_finding={finding.value: findings[finding] for finding in Finding},
+    )
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def money_sentences(totals: Totals, strong: Callable[[str], str] = _plain) -> list[str]:
+    """The totals in words, shared by the CLI's table footer and the Slack summary (`strong`: Slack's bold)."""
+    lines = [
+        f"{strong(usd(totals.monthly_savings) + '/month')} can be saved across {strong(str(totals.savings_count))} "
+        f"recommendation(s) ({strong(usd(totals.actionable_savings) + '/month')} with one click)."
+    ]
+    if totals.other_owner_count:
+        lines.append(
+            f"{strong(usd(totals.other_owner_savings) + '/month')} more needs another owner: "
+            f"{totals.other_owner_count} host(s) in an Auto Scaling group or another account."
+        )
+    if totals.upsize_count:
+        lines.append(
+            f"{totals.upsize_count} upsize(s) recommended for performance would add "
+            f"{strong(usd(totals.additional_cost) + '/month')}."
+        )
+    return lines
+
+
+@dataclass(frozen=True)
+class TargetFailure:
+    """An (account, region) that could not be read: reported, and the rest of the fleet still is."""
+
+    account_id: str
+    region: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -35,35 +175,12 @@ class FleetReport:
     lookback_days: int
     recommendations: tuple[Recommendation, ...]
     warnings: tuple[str, ...] = ()
+    home_account: str | None = None  # where the resize workflow acts; None: treat every account as home
+    failures: tuple[TargetFailure, ...] = field(default=())
 
     @property
     def totals(self) -> Totals:
-        cost = saving = actionable = extra = Decimal("0.00")
-        unpriced = 0
-        for rec in self.recommendations:
-            if rec.monthly_cost is None:
-                unpriced += 1
-            else:
-                cost += rec.monthly_cost
-            delta = rec.monthly_savings
-            if delta is None:
-                continue
-            if delta > 0:
-                saving += delta
-                if rec.actionable:
-                    actionable += delta
-            elif delta < 0:
-                extra -= delta
-        counts = Counter(rec.finding.value for rec in self.recommendations)
-        return Totals(
-            instances=len(self.recommendations),
-            monthly_cost=cost.quantize(CENT),
-            monthly_savings=saving.quantize(CENT),
-            actionable_savings=actionable.quantize(CENT),
-            additional_cost=extra.quantize(CENT),
-            by_finding={finding.value: counts.get(finding.value, 0) for finding in Finding},
-            unpriced=unpriced,
-        )
+        return fleet_totals(self.recommendations, self.home_account)
 
 
 def build_report(
@@ -71,22 +188,70 @@ def build_report(
     generated_at: datetime,
     lookback_days: int,
     warnings: Sequence[str] = (),
+    *,
+    home_account: str | None = None,
+    failures: Sequence[TargetFailure] = (),
 ) -> FleetReport:
     return FleetReport(
         generated_at=generated_at,
         lookback_days=lookback_days,
         recommendations=tuple(sorted(recommendations, key=_savings_key)),
         warnings=tuple(dict.fromkeys(warnings)),
+        home_account=home_account or None,
+        failures=tuple(failures),
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# JSON (schema/report.schema.json describes it; a test validates real output against it)
+
+
 def _usd(amount: Decimal | None) -> float | None:
-    # JSON has no decimal type: money leaves the program as a number rounded to cents.
+    # JSON has no decimal type: money leaves the program as a number rounded to cents (half-even, from
+    # Decimal), so its text has at most two decimals. The schema documents this.
     return None if amount is None else float(amount.quantize(CENT))
 
 
-def recommendation_json(rec: Recommendation) -> dict[str, Any]:
-    evidence = rec.evidence
+def _rounded(value: float | None, digits: int) -> float | int | None:
+    if value is None:
+        return None
+    return round(value) if digits == 0 else round(value, digits)
+
+
+# (JSON key, Evidence attribute, decimals): one line per field. Percentages 1 decimal, MiB whole,
+# days 2, shares of 1 three, Gbps three. A test checks every Evidence field is listed here.
+EVIDENCE_FIELDS: tuple[tuple[str, str, int], ...] = (
+    ("observed_days", "observed_days", 2),
+    ("coverage", "coverage", 3),
+    ("busy_units", "busy_units", 0),
+    ("total_units", "total_units", 0),
+    ("accelerator_p95_pct", "accelerator_p95", 1),
+    ("accelerator_peak_pct", "accelerator_peak", 1),
+    ("memory_peak_mib", "memory_peak_mib", 0),
+    ("memory_per_unit_mib", "memory_per_unit_mib", 0),
+    ("cpu_p95_pct", "cpu_p95", 1),
+    ("network_peak_gbps", "network_peak_gbps", 3),
+    ("host_memory_peak_pct", "host_memory_peak_pct", 1),
+    ("daily_accelerator_mean_pct", "daily_accelerator_mean", 1),
+    ("idle_hours_per_week", "idle_hours_per_week", 0),
+    ("schedule", "schedule", -1),  # text: as is
+)
+
+
+def evidence_json(evidence: Evidence) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for key, attribute, digits in EVIDENCE_FIELDS:
+        value = getattr(evidence, attribute)
+        if digits < 0:
+            document[key] = value
+        elif isinstance(value, tuple):
+            document[key] = [_rounded(item, digits) for item in value]
+        else:
+            document[key] = _rounded(value, digits)
+    return document
+
+
+def recommendation_json(rec: Recommendation, home_account: str | None = None) -> dict[str, Any]:
     return {
         "recommendation_id": rec.recommendation_id,
         "account_id": rec.account_id,
@@ -101,8 +266,10 @@ def recommendation_json(rec: Recommendation) -> dict[str, Any]:
         "monthly_cost_usd": _usd(rec.monthly_cost),
         "monthly_cost_after_usd": _usd(rec.monthly_cost_after),
         "monthly_savings_usd": _usd(rec.monthly_savings),
+        "category": category(rec, home_account).value,
         "confidence": rec.confidence.value,
-        "actionable": rec.actionable,
+        "actionable": one_click(rec, home_account),
+        "not_actionable_reason": not_actionable_reason(rec, home_account),
         "reasons": list(rec.reasons),
         "alternatives": [
             {
@@ -114,39 +281,37 @@ def recommendation_json(rec: Recommendation) -> dict[str, Any]:
             for alt in rec.alternatives
         ],
         "auto_scaling_group": rec.asg_name,
-        "evidence": {
-            "observed_days": evidence.observed_days,
-            "coverage": evidence.coverage,
-            "busy_units": evidence.busy_units,
-            "total_units": evidence.total_units,
-            "accelerator_p95_pct": evidence.accelerator_p95,
-            "accelerator_peak_pct": evidence.accelerator_peak,
-            "memory_peak_mib": evidence.memory_peak_mib,
-            "memory_per_unit_mib": evidence.memory_per_unit_mib,
-            "cpu_p95_pct": evidence.cpu_p95,
-            "network_peak_gbps": evidence.network_peak_gbps,
-            "host_memory_peak_pct": evidence.host_memory_peak_pct,
-            "daily_accelerator_mean_pct": list(evidence.daily_accelerator_mean),
-            "idle_hours_per_week": evidence.idle_hours_per_week,
-            "schedule": evidence.schedule,
-        },
+        "evidence": evidence_json(rec.evidence),
+    }
+
+
+def totals_json(totals: Totals) -> dict[str, Any]:
+    return {
+        "instances": totals.instances,
+        "monthly_cost_usd": _usd(totals.monthly_cost),
+        "unpriced_instances": totals.unpriced,
+        "monthly_savings_usd": _usd(totals.monthly_savings),
+        "savings_recommendations": totals.savings_count,
+        "actionable_savings_usd": _usd(totals.actionable_savings),
+        "actionable_recommendations": totals.actionable_count,
+        "other_owner_savings_usd": _usd(totals.other_owner_savings),
+        "other_owner_recommendations": totals.other_owner_count,
+        "additional_cost_usd": _usd(totals.additional_cost),
+        "upsize_recommendations": totals.upsize_count,
+        "by_finding": totals.by_finding,
     }
 
 
 def report_json(report: FleetReport) -> dict[str, Any]:
-    totals = report.totals
     return {
+        "schema_version": SCHEMA_VERSION,
         "generated_at": report.generated_at.isoformat(),
         "lookback_days": report.lookback_days,
-        "recommendations": [recommendation_json(rec) for rec in report.recommendations],
-        "totals": {
-            "instances": totals.instances,
-            "monthly_cost_usd": _usd(totals.monthly_cost),
-            "monthly_savings_usd": _usd(totals.monthly_savings),
-            "actionable_savings_usd": _usd(totals.actionable_savings),
-            "additional_cost_usd": _usd(totals.additional_cost),
-            "unpriced_instances": totals.unpriced,
-            "by_finding": totals.by_finding,
-        },
+        "home_account": report.home_account,
+        "recommendations": [recommendation_json(rec, report.home_account) for rec in report.recommendations],
+        "totals": totals_json(report.totals),
         "warnings": list(report.warnings),
+        "failed_targets": [
+            {"account_id": f.account_id, "region": f.region, "error": f.message} for f in report.failures
+        ],
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -101,17 +101,22 @@ class Ec2Fleet:
         self._accelerators = accelerators
 
     def accelerated_instances(self) -> list[Instance]:
+        return [parse_instance(raw, self._account_id, self._region) for raw in self._accelerated_raw()]
+
+    def has_accelerated_instances(self) -> bool:
+        """Whether the region runs any GPU / Neuron host (stops reading at the first)."""
+        return next(self._accelerated_raw(), None) is not None
+
+    def _accelerated_raw(self) -> Iterator[Mapping[str, Any]]:
         paginator = self._ec2.get_paginator("describe_instances")
         # No instance-type filter: wildcard support differs between EC2 and its emulators, and a type
         # neither the API nor the bundled table knows must still be reported. 1,000 per page is cheap.
         filters = [{"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}]
-        found: list[Instance] = []
         for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
             for reservation in page.get("Reservations", []):
                 for raw in reservation.get("Instances", []):
                     if is_accelerated_family(raw["InstanceType"]):
-                        found.append(parse_instance(raw, self._account_id, self._region))
-        return found
+                        yield raw
 
     def accelerated_specs(self) -> list[InstanceTypeSpec]:
         paginator = self._ec2.get_paginator("describe_instance_types")

@@ -10,14 +10,18 @@ from functools import cache
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    ConnectTimeoutError,
     EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
     PartialCredentialsError,
+    ProfileNotFound,
+    ReadTimeoutError,
 )
 
 # Adaptive retries back off on throttling; 10 attempts in all (the first and 9 retries) ride out a busy account.
@@ -27,6 +31,23 @@ STANDARD_CONFIG = Config(
     read_timeout=60,
     user_agent_extra="gpu-rightsizer",
 )
+# The CLI: a person is waiting. A refused connection fails within seconds, a hung endpoint within about a
+# minute (3 attempts x 20 s), instead of 10 attempts x 60 s. `--cli-connect-timeout`/`--cli-read-timeout`
+# change the timeouts, as in the AWS CLI.
+CLI_CONNECT_TIMEOUT = 3
+CLI_READ_TIMEOUT = 20
+CLI_MAX_ATTEMPTS = 3
+
+
+def interactive_config(connect_timeout: float = CLI_CONNECT_TIMEOUT, read_timeout: float = CLI_READ_TIMEOUT) -> Config:
+    return Config(
+        retries={"total_max_attempts": CLI_MAX_ATTEMPTS, "mode": "standard"},
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        user_agent_extra="gpu-rightsizer-cli",
+    )
+
+
 # For optional sources with a fallback (the Price List API in auto mode): fail fast, then fall back.
 QUICK_CONFIG = Config(retries={"total_max_attempts": 2, "mode": "standard"}, connect_timeout=3, read_timeout=15)
 
@@ -44,17 +65,30 @@ THROTTLING_CODES = frozenset(
 class AwsSession:
     """A boto3 session for one account (ours, or one reached by assuming a role)."""
 
-    def __init__(self, session: boto3.Session | None = None, account_id: str | None = None) -> None:
+    def __init__(
+        self, session: boto3.Session | None = None, account_id: str | None = None, config: Config = STANDARD_CONFIG
+    ) -> None:
         self._session = session or boto3.Session()
         self._account_id = account_id
+        self._config = config
+
+    @classmethod
+    def for_profile(cls, profile: str | None, config: Config) -> AwsSession:
+        """A session for a named profile (None: the default chain). Raises ProfileNotFound."""
+        return cls(boto3.Session(profile_name=profile), config=config)
 
     @property
     def boto3_session(self) -> boto3.Session:
         return self._session
 
+    @property
+    def region_name(self) -> str | None:
+        """The region the profile or AWS_DEFAULT_REGION names, if any."""
+        return self._session.region_name
+
     def client(self, service: str, region: str, *, quick: bool = False) -> Any:
         factory: Any = self._session.client  # typed per service literal; callers treat clients as Any
-        return factory(service, region_name=region, config=QUICK_CONFIG if quick else STANDARD_CONFIG)
+        return factory(service, region_name=region, config=QUICK_CONFIG if quick else self._config)
 
     def account_id(self, region: str) -> str:
         if self._account_id is None:
@@ -70,12 +104,13 @@ class AwsSession:
             aws_secret_access_key=credentials["SecretAccessKey"],
             aws_session_token=credentials["SessionToken"],
         )
-        return AwsSession(session, account_id=role_arn.split(":")[4])
+        return AwsSession(session, account_id=role_arn.split(":")[4], config=self._config)
 
 
 @cache
 def known_regions() -> frozenset[str]:
-    session = boto3.Session()
+    # botocore's bundled endpoint data: no profile, credentials or network involved.
+    session = botocore.session.Session()
     regions: set[str] = set()
     for partition in session.get_available_partitions():
         regions.update(session.get_available_regions("ec2", partition_name=partition))
@@ -90,8 +125,17 @@ def describe_aws_error(error: BaseException, region: str | None = None) -> str:
             "no AWS credentials found: run `aws configure`, set AWS_PROFILE, or export "
             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
         )
+    if isinstance(error, ProfileNotFound):
+        profile = error.kwargs.get("profile", "")
+        return (
+            f"AWS profile {profile!r} not found in the AWS config files: check --profile or AWS_PROFILE "
+            "(`aws configure list-profiles` lists them)"
+        )
     if isinstance(error, NoRegionError):
-        return "no AWS region given: pass --region or set AWS_DEFAULT_REGION"
+        return "no AWS region given: pass --region, set AWS_REGION or AWS_DEFAULT_REGION, or add one to the profile"
+    if isinstance(error, ReadTimeoutError | ConnectTimeoutError):
+        endpoint = error.kwargs.get("endpoint_url", "endpoint")
+        return f"no answer from AWS{where} ({endpoint}) in time, after retries: check the network or AWS_ENDPOINT_URL"
     if isinstance(error, EndpointConnectionError):
         endpoint = error.kwargs.get("endpoint_url", "endpoint")
         return f"cannot reach AWS{where} ({endpoint}): check the network or AWS_ENDPOINT_URL"

@@ -311,7 +311,9 @@ def build_app(
     def _answer(parsed: Command, user: str) -> list[dict[str, Any]]:
         now = clock()
         if parsed.name in ("report", "top"):
-            report = build_report(store.latest_recommendations(), now, settings.lookback_days)
+            report = build_report(
+                store.latest_recommendations(), now, settings.lookback_days, home_account=settings.home_account_id
+            )
             decisions = store.active_decisions(now)
             if parsed.name == "report":
                 return [blocks.report_summary_message(report, decisions, now).payload()]

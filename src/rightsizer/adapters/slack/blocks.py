@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -31,7 +30,7 @@ from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.approvals import can_resize, hidden_by, split_hidden
 from rightsizer.services.formatting import shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision
-from rightsizer.services.report import FleetReport
+from rightsizer.services.report import FleetReport, Totals, fleet_totals, money_sentences
 
 MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
 SECTION_TEXT_MAX = 3000
@@ -269,31 +268,24 @@ class ReportView:
     listed: tuple[Recommendation, ...]  # attention findings, visible, by savings
     hidden: tuple[Recommendation, ...]  # snoozed or dismissed
     no_data: tuple[Recommendation, ...]  # insufficient data, visible
+    totals: Totals  # of every visible recommendation: the same function the CLI's totals come from
 
     @classmethod
     def of(cls, report: FleetReport, decisions: Hiding, now: datetime | None = None) -> ReportView:
         at = now or report.generated_at
-        relevant = [
-            r for r in report.recommendations if r.finding in ATTENTION or r.finding is Finding.INSUFFICIENT_DATA
-        ]
-        visible, hidden = split_hidden(relevant, list(decisions), at)
+        visible, hidden = split_hidden(report.recommendations, list(decisions), at)
+        relevant = (*ATTENTION, Finding.INSUFFICIENT_DATA)
         return cls(
             report=report,
             listed=tuple(r for r in visible if r.finding in ATTENTION),
-            hidden=tuple(hidden),
+            hidden=tuple(r for r in hidden if r.finding in relevant),
             no_data=tuple(r for r in visible if r.finding is Finding.INSUFFICIENT_DATA),
+            totals=fleet_totals(visible, report.home_account),
         )
 
-    @property
-    def savings(self) -> Decimal:
-        return sum((r.monthly_savings for r in self.listed if r.monthly_savings and r.monthly_savings > 0), Decimal(0))
 
-    @property
-    def one_click_savings(self) -> Decimal:
-        return sum(
-            (r.monthly_savings for r in self.listed if can_resize(r) and r.monthly_savings and r.monthly_savings > 0),
-            Decimal(0),
-        )
+def _bold(text: str) -> str:
+    return f"*{text}*"
 
 
 def summary_text(view: ReportView) -> str:
@@ -301,11 +293,8 @@ def summary_text(view: ReportView) -> str:
     if not view.report.recommendations:
         return "No GPU, Inferentia or Trainium instances were found."
     lines = []
-    if view.listed:
-        lines.append(
-            f"*{usd(view.savings)}/month* can be saved across *{len(view.listed)}* recommendation(s) "
-            f"(*{usd(view.one_click_savings)}/month* with one click)."
-        )
+    if view.listed or view.totals.other_owner_count:
+        lines.extend(money_sentences(view.totals, _bold))
     else:
         lines.append("Nothing to act on: every host is right-sized, decided on, or waiting for data.")
     lines.append(
@@ -349,7 +338,7 @@ def summary_blocks(view: ReportView) -> list[Block]:
 def _fallback(view: ReportView) -> str:
     if not view.listed:
         return "GPU fleet report: nothing to act on."
-    return f"GPU fleet report: {usd(view.savings)}/month can be saved across {len(view.listed)} recommendation(s)."
+    return f"GPU fleet report: {money_sentences(view.totals)[0]}"
 
 
 def daily_report_messages(

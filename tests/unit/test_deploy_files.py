@@ -1,0 +1,58 @@
+"""The files a multi-account deployment uses besides template.yaml stay in step with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from demo.aws_table import cloudformation_yaml
+
+from tests.unit.test_template import functions
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(path: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = cloudformation_yaml((ROOT / path).read_text())
+    return loaded
+
+
+def statement(policies: list[Any], sid: str) -> dict[str, Any]:
+    for policy in policies:
+        for item in policy.get("PolicyDocument", policy).get("Statement", []):
+            if item.get("Sid") == sid:
+                return dict(item)
+    raise AssertionError(f"no statement {sid}")
+
+
+def test_the_member_role_grants_exactly_what_the_collector_reads() -> None:
+    member = load("member-account/template.yaml")["Resources"]["CollectorRole"]["Properties"]
+    collector = functions()["CollectFunction"]["Properties"]["Policies"]
+
+    granted = statement(member["Policies"], "ReadFleet")
+    assert sorted(granted["Action"]) == sorted(statement(collector, "ReadFleet")["Action"])
+    trust = member["AssumeRolePolicyDocument"]["Statement"][0]
+    assert trust["Condition"] == {"ArnEquals": {"aws:PrincipalArn": {"Ref": "CollectorRoleArn"}}}
+    assert (
+        load("member-account/template.yaml")["Parameters"]["RoleName"]["Default"]
+        == load("template.yaml")["Parameters"]["MemberRoleName"]["Default"]
+    )
+
+
+def test_the_collector_role_arn_is_a_stack_output() -> None:
+    assert load("template.yaml")["Outputs"]["CollectorRoleArn"]["Value"] == {
+        "Fn::GetAtt": ["CollectFunctionRole", "Arn"]
+    }
+
+
+def test_the_ssm_rollout_pushes_the_agent_configuration_in_the_repository() -> None:
+    rollout = load("agent/ssm-rollout.yaml")["Resources"]
+    pushed = json.loads(rollout["AgentConfig"]["Properties"]["Value"])
+
+    assert pushed == json.loads((ROOT / "agent" / "amazon-cloudwatch-agent.json").read_text())
+    assert rollout["InstallAgent"]["Properties"]["Name"] == "AWS-ConfigureAWSPackage"
+    assert rollout["InstallAgent"]["Properties"]["Parameters"]["name"] == ["AmazonCloudWatchAgent"]
+    configure = rollout["ConfigureAgent"]["Properties"]
+    assert configure["Name"] == "AmazonCloudWatch-ManageAgent"
+    assert configure["Parameters"]["optionalConfigurationLocation"] == [{"Ref": "AgentConfig"}]
