@@ -227,10 +227,13 @@ EVIDENCE_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("total_units", "total_units", 0),
     ("accelerator_p95_pct", "accelerator_p95", 1),
     ("accelerator_peak_pct", "accelerator_peak", 1),
+    ("accelerator_burst_pct", "accelerator_burst", 1),
     ("memory_peak_mib", "memory_peak_mib", 0),
     ("memory_per_unit_mib", "memory_per_unit_mib", 0),
+    ("memory_reserved", "memory_reserved", -1),  # a flag: as is
     ("cpu_p95_pct", "cpu_p95", 1),
     ("network_peak_gbps", "network_peak_gbps", 3),
+    ("network_p95_gbps", "network_p95_gbps", 3),
     ("host_memory_peak_pct", "host_memory_peak_pct", 1),
     ("daily_accelerator_mean_pct", "daily_accelerator_mean", 1),
     ("idle_hours_per_week", "idle_hours_per_week", 0),
