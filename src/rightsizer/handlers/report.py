@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
@@ -23,5 +23,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(
         name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
     )
+    for finding, count in report["totals"]["by_finding"].items():  # the dashboard's findings by type
+        with single_metric(name="Findings", unit=MetricUnit.Count, value=count) as metric:
+            metric.add_dimension(name="finding", value=finding)
     logger.info("report", extra={"totals": report["totals"], "posted": bool(report.get("posted"))})
     return report
