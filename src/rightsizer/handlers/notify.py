@@ -14,9 +14,9 @@ from functools import cache
 from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from rightsizer.adapters.slack.messages import MessageStore
+from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
     MalformedProgress,
     NotificationFailed,
@@ -64,9 +64,8 @@ def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict
         if released:
             logger.info("instance lock released", extra={"instance_id": progress.instance_id})
     result = handle_progress(progress, deps.store, deps.notifier, now)
-    if result.closed:  # the dashboard's resize outcomes (one EMF log line, no API call)
-        with single_metric(name=OUTCOME_METRIC, unit=MetricUnit.Count, value=1) as metric:
-            metric.add_dimension(name="outcome", value=result.status)
+    if result.closed:  # the dashboard's resize outcomes
+        count_by(OUTCOME_METRIC, "outcome", result.status)
     answer = {"outcome": result.outcome.value, "status": result.status, "detail": result.detail}
     logger.info(
         "resize progress",

@@ -4,11 +4,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
 from rightsizer.adapters.aws.session import AwsSession
+from rightsizer.handlers.metrics import count_by
 from rightsizer.handlers.payload import event_payload
 from rightsizer.settings import Settings
 
@@ -24,7 +25,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
     )
     for finding, count in report["totals"]["by_finding"].items():  # the dashboard's findings by type
-        with single_metric(name="Findings", unit=MetricUnit.Count, value=count) as metric:
-            metric.add_dimension(name="finding", value=finding)
+        count_by("Findings", "finding", finding, count)
     logger.info("report", extra={"totals": report["totals"], "posted": bool(report.get("posted"))})
     return report
