@@ -601,9 +601,10 @@ def test_template_wires_the_state_machine_and_the_notifier() -> None:
     assert placeholders == set(machine["DefinitionSubstitutions"])
     notifier = resources["NotifierFunction"]["Properties"]
     assert notifier["Handler"] == "rightsizer.handlers.notify.handler"
-    (rule,) = notifier["Events"].values()
-    assert rule["Type"] == "EventBridgeRule"
-    assert rule["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
+    progress, ended = notifier["Events"]["ResizeProgress"], notifier["Events"]["ExecutionEnded"]
+    assert progress["Type"] == ended["Type"] == "EventBridgeRule"
+    assert progress["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
+    assert ended["Properties"]["Pattern"]["detail"]["stateMachineArn"] == [{"Ref": "ResizeStateMachine"}]
     assert "NotifierLogs" in resources
     assert "ResizeStateMachineArn" in _template()["Outputs"]
 
