@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -483,3 +484,26 @@ def _is_text(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# ------------------------------------------------------------------------------- Slack's rate limits
+
+
+def test_every_slack_client_retries_rate_limits_and_server_errors(
+    deployed: Deployed, fleet: list[Recommendation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slack_sdk.http_retry import builtin_handlers
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
+
+    from rightsizer.handlers import notify
+
+    waits: list[float] = []
+    monkeypatch.setattr(builtin_handlers, "time", type("Clock", (), {"sleep": staticmethod(waits.append)}))
+    deployed.slack.rate_limit("chat.postEphemeral", after=0, times=1)
+
+    deployed.click(blocks.ACTION_APPROVE, fleet[0], user=OTHER, message=_report_message(deployed, fleet[0]))
+
+    [told] = deployed.slack.of("chat.postEphemeral")  # the app's per-request client retried the 429
+    assert "Only approvers" in told.params["text"] and len(waits) == 1
+    notifier_client = notify.slack_client(os.environ["SLACK_SECRET_NAME"], deployed.slack.api_url)
+    assert {RateLimitErrorRetryHandler, ServerErrorRetryHandler} <= {type(h) for h in notifier_client.retry_handlers}
