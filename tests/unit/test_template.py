@@ -208,6 +208,8 @@ def test_every_state_machine_logs_its_executions_and_raises_alarms(machine: str)
         for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")
         if _alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})
     ]
+    role = props["RoleArn"]["Fn::GetAtt"][0]
+    assert "logs:CreateLogDelivery" in json.dumps(expanded()["Resources"][role]), "the role may deliver the logs"
     expected = ["ExecutionsTimedOut", "ExecutionsAborted"]  # a refused resize ends FAILED on purpose
     assert watched == (["ExecutionsFailed", *expected] if machine == "PipelineStateMachine" else expected)
 
