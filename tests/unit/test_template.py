@@ -181,6 +181,7 @@ def test_every_function_has_error_and_throttle_alarms_and_a_failure_destination(
         if c["Properties"]["FunctionName"] == {"Ref": function}
     ]
     assert [c["DestinationConfig"]["OnFailure"]["Destination"] for c in invoke_configs] == [DLQ], function
+    assert "sqs:SendMessage" in json.dumps(expanded()["Resources"][f"{function}Role"]), "may write the DLQ"
 
 
 def test_every_schedule_and_eventbridge_target_has_a_dead_letter_queue() -> None:
@@ -189,6 +190,10 @@ def test_every_schedule_and_eventbridge_target_has_a_dead_letter_queue() -> None
     assert len(schedules) == 4 and len(rules) == 2
     for name, schedule in schedules.items():
         assert schedule["Properties"]["Target"]["DeadLetterConfig"] == {"Arn": DLQ}, name
+        role = schedule["Properties"]["Target"]["RoleArn"]["Fn::GetAtt"][0]
+        assert "sqs:SendMessage" in json.dumps(expanded()["Resources"][role]), name
+    (grant,) = sam()["Resources"]["DeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert grant["Principal"] == {"Service": "events.amazonaws.com"} and grant["Action"] == "sqs:SendMessage"
     for name, rule in rules.items():
         for target in rule["Properties"]["Targets"]:
             assert target["DeadLetterConfig"] == {"Arn": DLQ}, name
