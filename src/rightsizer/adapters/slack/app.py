@@ -310,9 +310,8 @@ def build_app(
     def run_gpu_command(command: dict[str, Any], respond: Any, client: WebClient) -> None:
         parsed = parse_command(str(command.get("text", "")), slack.top_n)
         try:
-            for message in _answer(parsed, str(command.get("user_id", "")), MessageBoard(client, store))[
-                :MAX_RESPONSES
-            ]:
+            answers = _answer(parsed, str(command.get("user_id", "")), MessageBoard(client, store))
+            for message in answers[:MAX_RESPONSES]:
                 respond(**message, response_type="ephemeral")
         except Exception:
             logger.exception("slash command failed", extra={"verb": parsed.name})
@@ -524,7 +523,9 @@ class _VerifiedRequest(BoltRequest):
     signature over `raw_body`, the exact text Slack signed."""
 
     def __init__(self, verified: Verified, event: dict[str, Any], context: Any) -> None:
-        super().__init__(body="", query=event.get("queryStringParameters") or {}, headers=dict(verified.headers))
+        query = event.get("queryStringParameters")
+        strings = {k: v for k, v in query.items() if isinstance(v, str)} if isinstance(query, dict) else {}
+        super().__init__(body="", query=strings, headers=dict(verified.headers))
         self.raw_body = verified.raw_body
         self.body = verified.body
         self.context = build_context(self.context, verified.body)
