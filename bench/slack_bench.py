@@ -66,7 +66,7 @@ _COLD_FIRST_ACK = _SETUP + textwrap.dedent(
     app = build_app(Settings(), client=WebClient(token=BOT_TOKEN), store=MemoryStore(),
                     workflow_factory=lambda: None, signing_secret=SIGNING_SECRET)
     lazy = RecordingLambda()
-    entry = LambdaEntry(app, lambda_client=lazy)
+    entry = LambdaEntry(app, signing_secret=SIGNING_SECRET, lambda_client=lazy)
     response = entry(event, FakeLambdaContext())
     done = time.perf_counter()
     assert response["statusCode"] == 200 and lazy.calls == 1, response
@@ -132,7 +132,7 @@ def warm_acks(store: Any, label: str) -> None:
         workflow_factory=lambda: None,  # type: ignore[arg-type,return-value]
         signing_secret=SIGNING_SECRET,
     )
-    entry = LambdaEntry(app, lambda_client=RecordingLambda())
+    entry = LambdaEntry(app, signing_secret=SIGNING_SECRET, lambda_client=RecordingLambda())
     template, context = load_event("slack_command.json"), FakeLambdaContext()
     events = [
         function_url_event(template, command_body(f"top {1 + n % 9}", user=f"U{n:08d}"))

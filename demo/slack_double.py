@@ -40,6 +40,8 @@ class SlackDouble:
 
     usergroup_members: dict[str, list[str]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)  # method -> Slack error code to answer with
+    # method -> [calls to let through, then how many to answer 429 Too Many Requests (Retry-After: 1)]
+    rate_limits: dict[str, list[int]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -125,6 +127,12 @@ class SlackDouble:
             body, content_type = b"ok", "text/plain"
         else:
             method = path.removeprefix("/api/")
+            if self._rate_limited(method):
+                request.send_response(429)
+                request.send_header("Retry-After", "1")
+                request.send_header("Content-Length", "0")
+                request.end_headers()
+                return  # not recorded: Slack did not take it
             answer = self._answer(method, params)
             call = Call(method, params, token, path, answer)
             body, content_type = json.dumps(answer).encode(), "application/json; charset=utf-8"
@@ -136,6 +144,24 @@ class SlackDouble:
         request.send_header("Content-Length", str(len(body)))
         request.end_headers()
         request.wfile.write(body)
+
+    def rate_limit(self, method: str, *, after: int, times: int) -> None:
+        """Let `after` calls of `method` through, then answer the next `times` ones with 429."""
+        with self._changed:
+            self.rate_limits[method] = [after, times]
+
+    def _rate_limited(self, method: str) -> bool:
+        with self._changed:
+            plan = self.rate_limits.get(method)
+            if plan is None:
+                return False
+            if plan[0] > 0:
+                plan[0] -= 1
+                return False
+            if plan[1] > 0:
+                plan[1] -= 1
+                return True
+            return False
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method in self.failures:

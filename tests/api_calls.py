@@ -28,7 +28,7 @@ def record_api_calls(
 ) -> Iterator[set[str]]:
     """Yield the set of IAM actions called. `canned` answers given actions (services moto lacks)."""
     calls: set[str] = set()
-    original = BaseClient._make_api_call
+    original = BaseClient._make_api_call  # type: ignore[attr-defined]  # botocore's private dispatch, patched below
 
     def recording(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
         action = iam_action(self, operation)

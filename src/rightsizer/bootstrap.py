@@ -18,7 +18,7 @@ from rightsizer.adapters.aws.pricing import PriceListApi
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.analyze import analyze_regions
-from rightsizer.services.approvals import split_hidden
+from rightsizer.services.approvals import ResizeScope, split_hidden
 from rightsizer.services.collect import Reference, RegionData, RegionSources, collect_region
 from rightsizer.services.pipeline import (
     RunAnalysis,
@@ -283,20 +283,33 @@ def analyze_payload(session: AwsSession, settings: Settings, payload: Mapping[st
 def report_payload(
     session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
 ) -> dict[str, Any]:
-    """The fleet report; posted to Slack unless the payload says {"post": false}."""
-    report, decisions = latest_report(store(session, settings), settings.lookback_days, now)
+    """The fleet report; posted to Slack unless the payload says {"post": false}.
+
+    A scheduled post is keyed by its channel and scheduled time: when Lambda or the scheduler retries it
+    after a failure half-way, it resumes after the last message that reached Slack."""
+    state = store(session, settings)
+    report, decisions = latest_report(state, settings.lookback_days, now)
     report = replace(report, home_account=settings.home_account_id or None)
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
-        from slack_sdk import WebClient
-
+        from rightsizer.adapters.slack.client import web_client
         from rightsizer.adapters.slack.poster import post_daily_report
         from rightsizer.adapters.slack.secrets import slack_credentials
 
-        credentials = slack_credentials(settings.slack.secret_name)
-        client = WebClient(token=credentials.bot_token, base_url=settings.slack.api_url)
-        result["posted"] = post_daily_report(client, settings.slack.channel, report, decisions, settings.slack.top_n)
+        client = web_client(slack_credentials(settings.slack.secret_name).bot_token, settings.slack.api_url)
+        scheduled = str(payload.get("scheduled_time") or payload.get("post_key") or "")
+        result["posted"] = post_daily_report(
+            client,
+            settings.slack.channel,
+            report,
+            decisions,
+            settings.slack.top_n,
+            now=now,
+            scope=ResizeScope.of_state_machine(settings.resize_state_machine_arn),
+            ledger=state,
+            post_key=f"{settings.slack.channel}#{scheduled}" if scheduled else "",
+        )
     if not payload.get("include_recommendations", False):
         result.pop("recommendations")
     return result

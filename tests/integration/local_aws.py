@@ -140,6 +140,7 @@ def region_dropping_proxy(upstream: str, dropped_region: str) -> Iterator[str]:
             if scope and scope.group(1) == dropped_region:
                 self.close_connection = True  # no answer at all: the connection just closes
                 return
+            assert target.hostname is not None
             upstream_connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "keep-alive")}
             upstream_connection.request(self.command, self.path, body=body, headers=headers)

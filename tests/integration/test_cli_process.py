@@ -141,7 +141,7 @@ def test_output_that_cannot_take_unicode_gets_ascii_sparklines(served: Served, e
 
 
 def test_the_cli_uses_short_timeouts_and_three_attempts() -> None:
-    config = aws_session.interactive_config()
+    config: Any = aws_session.interactive_config()  # botocore's Config sets its options as attributes
 
     assert (config.connect_timeout, config.read_timeout) == (3, 20)
     assert config.retries == {"total_max_attempts": 3, "mode": "standard"}

@@ -118,10 +118,11 @@ def test_report_function_policy(world: dict[str, Any], slack_secret: str) -> Non
 
 def test_notifier_function_policy(world: dict[str, Any], slack_secret: str) -> None:
     from rightsizer.adapters.aws.store import DynamoStore
+    from rightsizer.domain.approval import ApprovalStatus
     from rightsizer.handlers import notify
     from rightsizer.services.ports import Approval
 
-    event = load_event("notify.json")
+    event, ended = load_event("notify.json"), load_event("notify_execution_ended.json")
     detail = event["detail"]
     store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"]))
     store.create_approval(
@@ -134,15 +135,20 @@ def test_notifier_function_policy(world: dict[str, Any], slack_secret: str) -> N
             to_type=detail["to_type"],
             approver="U0DEMOLEAD",
             approved_at=datetime.now(UTC),
-            status="running",
+            status=ApprovalStatus.RUNNING,
             slack_channel="C0GPUREPORT",
             slack_ts="1764590400.000001",
         )
     )
+    # The instance lock the execution would hold, so that the status change releases it.
+    store._table.put_item(
+        Item={"PK": f"LOCK#{detail['instance_id']}", "SK": "LOCK", "holder": ended["detail"]["executionArn"]}
+    )
     notify.dependencies.cache_clear()
     with record_api_calls() as called:
         result = notify.handler(event, FakeLambdaContext())
+        late = notify.handler(ended, FakeLambdaContext())  # the status change of the same execution
     notify.dependencies.cache_clear()
 
-    assert result["status"] == "succeeded"
+    assert result["status"] == "succeeded" and late["outcome"] == "recorded"
     assert_least_privilege("NotifierFunction", called)

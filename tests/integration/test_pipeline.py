@@ -37,7 +37,8 @@ def _run_pipeline(world: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str,
 def _report() -> dict[str, Any]:
     from rightsizer.handlers import report
 
-    return report.handler(load_event("report.json"), FakeLambdaContext())
+    result: dict[str, Any] = report.handler(load_event("report.json"), FakeLambdaContext())
+    return result
 
 
 def _essentials(rec: dict[str, Any]) -> tuple[Any, ...]:

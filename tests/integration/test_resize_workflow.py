@@ -1,12 +1,5 @@
-"""The resize state machine, executed for real by moto against moto EC2, DynamoDB and EventBridge.
-
-What moto does not model, and how these tests stand in for it (see ../shared/notes/library-facts.md):
-  * moto's EC2 never refuses a modify or start and stops instantly: failures are injected by patching
-    `EC2Backend` methods, and every EC2 mutation is recorded so refusals can prove nothing was touched.
-  * moto never reports `EnaSupport` in DescribeInstances: `launch()` sets the flag on moto's instance
-    model, as EC2 does for every AMI that is ENA-enabled.
-  * Wait states sleep for real: the executions run with `wait_seconds=0` and a small `max_polls`.
-"""
+"""The resize state machine, executed for real by moto against moto EC2, DynamoDB and EventBridge
+(the world and what it stands in for: resize_world.py)."""
 
 from __future__ import annotations
 
@@ -14,18 +7,14 @@ import json
 import re
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 from moto.ec2.exceptions import EC2ClientError
-from moto.ec2.models import EC2Backend, ec2_backends
+from moto.ec2.models import EC2Backend
 
-from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.aws.workflow import (
     IDEMPOTENCY_PK,
     StepFunctionsResizeWorkflow,
@@ -34,251 +23,26 @@ from rightsizer.adapters.aws.workflow import (
 )
 from rightsizer.adapters.codec import to_jsonable
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval
+from tests.integration.resize_world import (
+    ACCOUNT,
+    APPROVED_AT,
+    ASL_PATH,
+    MANAGED,
+    OPT_OUT,
+    REGION,
+    TABLE,
+    TEMPLATE_PATH,
+    Aws,
+    approval,
+    audit_events,
+    ec2_attempts,
+    executions_for,
+    moto_instance,
+    resize,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
-
-ROOT = Path(__file__).resolve().parents[2]
-ASL_PATH = ROOT / "statemachine" / "resize.asl.json"
-TEMPLATE_PATH = ROOT / "template.yaml"
-REGION = "us-east-1"
-ACCOUNT = "123456789012"  # moto's default account
-TABLE = "gpu-rightsizer-test"
-MANAGED = "rightsizer:managed"
-OPT_OUT = "rightsizer:ignore"
-APPROVED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-EXECUTION_TIMEOUT_S = 20.0  # a bound on the status poll below; executions take about a second
-
-
-def render_definition(substitutions: Mapping[str, str]) -> str:
-    """What SAM does with DefinitionSubstitutions: replace each ${Name}; leave none behind."""
-    text = ASL_PATH.read_text()
-    for name, value in substitutions.items():
-        text = text.replace("${" + name + "}", value)
-    leftover = sorted(set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", text)))
-    assert not leftover, f"unsubstituted placeholders in the ASL: {leftover}"
-    return text
-
-
-@dataclass
-class Ec2Calls:
-    """Every EC2 mutation moto received, in order: ("stop"|"start"|"modify", instance id, detail)."""
-
-    calls: list[tuple[str, str, str]] = field(default_factory=list)
-
-    @property
-    def kinds(self) -> list[str]:
-        return [kind for kind, _, _ in self.calls]
-
-
-@dataclass
-class Aws:
-    ec2: Any
-    sfn: Any
-    sqs: Any
-    queue_url: str
-    store: DynamoStore
-    table: Any
-    state_machine_arn: str
-    ec2_calls: Ec2Calls
-    ami: str
-
-    def workflow(self, **kwargs: Any) -> StepFunctionsResizeWorkflow:
-        options: dict[str, Any] = {"wait_seconds": 0, "max_polls": 3, "table_name": TABLE}
-        options.update(kwargs)
-        return StepFunctionsResizeWorkflow(self.sfn, self.state_machine_arn, **options)
-
-    def launch(
-        self,
-        instance_type: str = "g5.12xlarge",
-        *,
-        tags: Mapping[str, str] | None = None,
-        managed: bool = True,
-        state: str = "running",
-        zone: str = "us-east-1a",
-        spot: bool = False,
-        ena: bool = True,
-    ) -> str:
-        all_tags = {"Name": "gpu-host", **({MANAGED: "true"} if managed else {}), **(tags or {})}
-        kwargs: dict[str, Any] = {
-            "ImageId": self.ami,
-            "MinCount": 1,
-            "MaxCount": 1,
-            "InstanceType": instance_type,
-            "Placement": {"AvailabilityZone": zone},
-            "TagSpecifications": [
-                {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in all_tags.items()]}
-            ],
-        }
-        if spot:
-            kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
-        instance_id: str = self.ec2.run_instances(**kwargs)["Instances"][0]["InstanceId"]
-        moto_instance(instance_id).ena_support = ena
-        if state == "stopped":
-            self.ec2.stop_instances(InstanceIds=[instance_id])
-        self.ec2_calls.calls.clear()  # only the workflow's own calls count
-        return instance_id
-
-    def describe(self, instance_id: str) -> tuple[str, str]:
-        instance = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
-        return instance["InstanceType"], instance["State"]["Name"]
-
-    def events(self) -> list[dict[str, Any]]:
-        """Progress events delivered by the EventBridge rule to the queue, oldest first."""
-        received: list[dict[str, Any]] = []
-        while True:
-            messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
-            if not messages:
-                break
-            for message in messages:
-                received.append(json.loads(message["Body"]))
-                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
-        return received
-
-
-def moto_instance(instance_id: str) -> Any:
-    return ec2_backends[ACCOUNT][REGION].get_instance(instance_id)
-
-
-@dataclass
-class _Mocked:
-    ec2: Any
-    sfn: Any
-    sqs: Any
-    queue_url: str
-    table: Any
-    state_machine_arn: str
-    ami: str
-
-
-@pytest.fixture(scope="module")
-def _mocked() -> Iterator[_Mocked]:
-    """One moto world per module: loading moto's AMIs and parsing the 100-state ASL take about a second
-    each, so they happen once. Tests stay independent: each launches its own hosts, and everything the
-    workflow writes is keyed by the recommendation id, which is derived from the instance id."""
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-        ec2 = session.client("ec2")
-        table = _create_table(session.resource("dynamodb"))
-        sqs = session.client("sqs")
-        queue_url = sqs.create_queue(QueueName="resize-progress")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        events = session.client("events")
-        events.put_rule(Name="resize-progress", EventPattern=json.dumps({"source": [RESIZE_EVENT_SOURCE]}))
-        events.put_targets(Rule="resize-progress", Targets=[{"Id": "queue", "Arn": queue_arn}])
-        sfn = session.client("stepfunctions")
-        arn = sfn.create_state_machine(
-            name="gpu-rightsizer-resize",
-            definition=render_definition({"TableName": TABLE}),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/resize-workflow",
-        )["stateMachineArn"]
-        images = ec2.describe_images(
-            Filters=[
-                {"Name": "virtualization-type", "Values": ["hvm"]},
-                {"Name": "architecture", "Values": ["x86_64"]},
-            ]
-        )["Images"]
-        yield _Mocked(ec2, sfn, sqs, queue_url, table, arn, images[0]["ImageId"])
-
-
-@pytest.fixture
-def aws(_mocked: _Mocked, monkeypatch: pytest.MonkeyPatch) -> Aws:
-    calls = Ec2Calls()
-    _record_ec2_mutations(monkeypatch, calls)
-    m = _mocked
-    harness = Aws(m.ec2, m.sfn, m.sqs, m.queue_url, DynamoStore(m.table), m.table, m.state_machine_arn, calls, m.ami)
-    harness.events()  # drop whatever an earlier test left in the queue
-    return harness
-
-
-def _create_table(dynamodb: Any) -> Any:
-    """The table as template.yaml declares it (keys, GSI1, TTL attribute)."""
-    table = dynamodb.create_table(
-        TableName=TABLE,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": name, "AttributeType": "S"} for name in ("PK", "SK", "GSI1PK", "GSI1SK")
-        ],
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "GSI1",
-                "KeySchema": [
-                    {"AttributeName": "GSI1PK", "KeyType": "HASH"},
-                    {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-    )
-    dynamodb.meta.client.update_time_to_live(
-        TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiration"}
-    )
-    return table
-
-
-def _record_ec2_mutations(monkeypatch: pytest.MonkeyPatch, calls: Ec2Calls) -> None:
-    stop, start, modify = EC2Backend.stop_instances, EC2Backend.start_instances, EC2Backend.modify_instance_attribute
-
-    def stop_instances(self: EC2Backend, instance_ids: list[str]) -> Any:
-        calls.calls.extend(("stop", i, "") for i in instance_ids)
-        return stop(self, instance_ids)
-
-    def start_instances(self: EC2Backend, instance_ids: list[str]) -> Any:
-        calls.calls.extend(("start", i, self.get_instance(i).instance_type) for i in instance_ids)
-        return start(self, instance_ids)
-
-    def modify_instance_attribute(self: EC2Backend, instance_id: str, key: str, value: Any) -> Any:
-        calls.calls.append(("modify", instance_id, f"{key}={value}"))
-        return modify(self, instance_id, key, value)
-
-    monkeypatch.setattr(EC2Backend, "stop_instances", stop_instances)
-    monkeypatch.setattr(EC2Backend, "start_instances", start_instances)
-    monkeypatch.setattr(EC2Backend, "modify_instance_attribute", modify_instance_attribute)
-
-
-def approval(
-    instance_id: str, from_type: str = "g5.12xlarge", to_type: str = "g5.2xlarge", rec_id: str | None = None
-) -> Approval:
-    return Approval(
-        recommendation_id=rec_id or f"rec-{instance_id[2:]}",
-        account_id=ACCOUNT,
-        region=REGION,
-        instance_id=instance_id,
-        from_type=from_type,
-        to_type=to_type,
-        approver="U0APPROVER",
-        approved_at=APPROVED_AT,
-        slack_channel="C0RESIZE",
-        slack_ts="1733054400.000100",
-    )
-
-
-def wait_for(aws: Aws, arn: str) -> dict[str, Any]:
-    """Bounded poll of the execution status (moto runs it on a thread); not a synchronising sleep."""
-    deadline = time.monotonic() + EXECUTION_TIMEOUT_S
-    while True:
-        described: dict[str, Any] = aws.sfn.describe_execution(executionArn=arn)
-        if described["status"] != "RUNNING":
-            return described
-        assert time.monotonic() < deadline, f"execution still running after {EXECUTION_TIMEOUT_S}s"
-        time.sleep(0.02)
-
-
-def resize(aws: Aws, request: Approval, expected_state: str = "running", **workflow: Any) -> dict[str, Any]:
-    arn = aws.workflow(**workflow).start(request, expected_state=expected_state)
-    return wait_for(aws, arn)
-
-
-def executions_for(aws: Aws, request: Approval) -> list[str]:
-    """This request's executions (the module's tests share one state machine)."""
-    paginator = aws.sfn.get_paginator("list_executions")
-    pages = paginator.paginate(stateMachineArn=aws.state_machine_arn)
-    name = execution_name(request.recommendation_id)
-    return [e["executionArn"] for page in pages for e in page["executions"] if e["name"] == name]
-
-
-def audit_events(aws: Aws, rec_id: str) -> list[str]:
-    return [entry.event for entry in aws.store.audit_log(rec_id)]
 
 
 # ------------------------------------------------------------------------------- the happy paths
@@ -414,10 +178,11 @@ def test_capacity_failure_on_start_rolls_back_to_the_original_type_and_state(
     assert "starting as g5.2xlarge failed" in result["cause"]
     assert "sufficient g5.2xlarge capacity" in result["cause"]
     assert aws.describe(instance_id) == ("g5.12xlarge", "running")
+    # EC2 names no error apart (every one is Ec2.Ec2Exception), so the start is retried before the rollback
     assert aws.ec2_calls.calls == [
         ("stop", instance_id, ""),
         ("modify", instance_id, "instance_type=g5.2xlarge"),
-        ("start", instance_id, "refused as g5.2xlarge"),
+        *[("start", instance_id, "refused as g5.2xlarge")] * ec2_attempts("StartInstance"),
         ("modify", instance_id, "instance_type=g5.12xlarge"),
         ("start", instance_id, "g5.12xlarge"),
     ]
@@ -708,7 +473,13 @@ def test_execution_input_carries_the_whole_request() -> None:
 
     arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:stack-resize"
     workflow = StepFunctionsResizeWorkflow(
-        NoClient(), arn, wait_seconds=15, managed_tag_key="team:managed", opt_out_tag="team:ignore", table_name="t"
+        NoClient(),
+        arn,
+        wait_seconds=15,
+        managed_tag_key="team:managed",
+        opt_out_tag="team:ignore",
+        table_name="t",
+        clock=lambda: APPROVED_AT + timedelta(minutes=5),
     )
     payload = workflow.execution_input(to_jsonable(approval("i-0abc")), "stopped")
 
@@ -727,6 +498,9 @@ def test_execution_input_carries_the_whole_request() -> None:
         "table_name": "t",
         "max_polls": 30,
         "audit_expiration": str(int(APPROVED_AT.timestamp()) + 800 * 86400),
+        # the clock's now + the execution's TimeoutSeconds (3 h) + 10 minutes
+        "lock_expires_at": "2026-12-01T15:15:00Z",
+        "lock_expiration": str(int(APPROVED_AT.timestamp()) + 3 * 3600 + 15 * 60),
     }
 
 
@@ -783,7 +557,7 @@ def test_from_settings_uses_the_stack_tag_keys() -> None:
 
 
 def _template() -> dict[str, Any]:
-    from samtranslator.yaml_helper import yaml_parse  # type: ignore[import-untyped]
+    from samtranslator.yaml_helper import yaml_parse
 
     parsed: dict[str, Any] = yaml_parse(TEMPLATE_PATH.read_text())
     return parsed
@@ -827,16 +601,17 @@ def test_template_wires_the_state_machine_and_the_notifier() -> None:
     assert placeholders == set(machine["DefinitionSubstitutions"])
     notifier = resources["NotifierFunction"]["Properties"]
     assert notifier["Handler"] == "rightsizer.handlers.notify.handler"
-    (rule,) = notifier["Events"].values()
-    assert rule["Type"] == "EventBridgeRule"
-    assert rule["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
+    progress, ended = notifier["Events"]["ResizeProgress"], notifier["Events"]["ExecutionEnded"]
+    assert progress["Type"] == ended["Type"] == "EventBridgeRule"
+    assert progress["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
+    assert ended["Properties"]["Pattern"]["detail"]["stateMachineArn"] == [{"Ref": "ResizeStateMachine"}]
     assert "NotifierLogs" in resources
     assert "ResizeStateMachineArn" in _template()["Outputs"]
 
 
 def test_the_definition_passes_cfn_lint_step_functions_checks() -> None:
     """`make template` lints template.yaml, where the ASL is only a DefinitionUri: lint it inline here."""
-    from cfnlint.api import lint  # type: ignore[import-untyped]
+    from cfnlint.api import lint
 
     template = {
         "AWSTemplateFormatVersion": "2010-09-09",

@@ -164,7 +164,8 @@ def world() -> Iterator[World]:
         )
         lambda_client = QueuedLambda()
         try:
-            yield World(slack, store, workflow, lambda_client, LambdaEntry(app, lambda_client=lambda_client))
+            entry = LambdaEntry(app, signing_secret=SIGNING_SECRET, lambda_client=lambda_client)
+            yield World(slack, store, workflow, lambda_client, entry)
         finally:
             slack.stop()
 

@@ -9,9 +9,12 @@ import pytest
 from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.services.ports import Approval
+from rightsizer.domain.approval import ApprovalStatus, allowed
+from rightsizer.services.ports import Approval, PostedMessage
+from tests.fakes import MemoryStore
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+ARN = "arn:aws:states:us-east-1:123456789012:execution:gpu-rightsizer-resize:rec-a"
 
 
 def approval(rec_id: str) -> Approval:
@@ -28,19 +31,86 @@ def test_an_approval_is_created_once_and_listed_while_open(store: DynamoStore) -
     assert store.create_approval(approval("rec-a")) is True
     assert store.create_approval(approval("rec-a")) is False  # a double click loses the conditional write
     assert store.create_approval(approval("rec-b")) is True
-    store.update_approval("rec-b", status="running")
+    store.update_approval("rec-b", status=ApprovalStatus.RUNNING)
 
     assert sorted(a.recommendation_id for a in store.pending_approvals()) == ["rec-a", "rec-b"]
 
-    store.update_approval("rec-a", status="succeeded")
+    store.update_approval("rec-a", status=ApprovalStatus.SUCCEEDED)
     assert [a.recommendation_id for a in store.pending_approvals()] == ["rec-b"]
 
 
 def test_an_outcome_is_final(store: DynamoStore) -> None:
     store.create_approval(approval("rec-c"))
-    store.update_approval("rec-c", status="refused", detail="type changed")
+    store.update_approval("rec-c", status=ApprovalStatus.REFUSED, detail="type changed")
 
-    late = store.update_approval("rec-c", status="running", execution_arn="arn:aws:states:::execution:x")
+    late = store.update_approval("rec-c", status=ApprovalStatus.RUNNING, detail="", execution_arn=ARN)
 
-    assert late.status == "refused" and late.execution_arn == "arn:aws:states:::execution:x"
+    assert not late.moved
+    assert late.approval.status is ApprovalStatus.REFUSED and late.approval.detail == "type changed"
+    assert late.approval.execution_arn == ARN, "fields outside the lifecycle are still written"
     assert store.pending_approvals() == []
+
+
+def test_an_outcome_is_written_exactly_once(store: DynamoStore) -> None:
+    store.create_approval(approval("rec-d"))
+
+    first = store.update_approval("rec-d", status=ApprovalStatus.ROLLED_BACK)
+    again = store.update_approval("rec-d", status=ApprovalStatus.ROLLED_BACK)
+    other = store.update_approval("rec-d", status=ApprovalStatus.FAILED)
+
+    assert (first.moved, again.moved, other.moved) == (True, False, False)
+    assert other.approval.status is ApprovalStatus.ROLLED_BACK
+
+
+def test_the_execution_arn_is_written_once_and_the_thread_whenever_given(store: DynamoStore) -> None:
+    store.create_approval(approval("rec-e"))
+
+    store.update_approval("rec-e", execution_arn=ARN, slack_channel="C1", slack_ts="1.1")
+    update = store.update_approval("rec-e", execution_arn="arn:other", slack_ts="2.2")
+
+    written = update.approval
+    assert (written.execution_arn, written.slack_channel, written.slack_ts) == (ARN, "C1", "2.2")
+    assert store.approval("rec-e") == update.approval
+
+
+def test_updating_an_unknown_approval_raises_instead_of_creating_one(store: DynamoStore) -> None:
+    with pytest.raises(KeyError):
+        store.update_approval("rec-nope", status=ApprovalStatus.RUNNING)
+    with pytest.raises(KeyError):
+        store.update_approval("rec-nope", slack_ts="1.1")
+    assert store.approval("rec-nope") is None
+
+
+@pytest.mark.parametrize("start", list(ApprovalStatus))
+@pytest.mark.parametrize("requested", list(ApprovalStatus))
+def test_the_store_and_the_fake_follow_the_same_lifecycle(
+    store: DynamoStore, start: ApprovalStatus, requested: ApprovalStatus
+) -> None:
+    """Every (current, requested) pair: DynamoDB's conditional write and the in-memory fake agree with
+    domain.approval.allowed."""
+    rec_id = f"rec-{start}-{requested}"
+    fake = MemoryStore.of(approvals=(approval(rec_id),))
+    store.create_approval(approval(rec_id))
+    for writer in (store, fake):
+        writer.update_approval(rec_id, status=start)  # from pending, every status is reachable in one write
+        assert writer.approval(rec_id) is not None
+
+    results = [writer.update_approval(rec_id, status=requested) for writer in (store, fake)]
+
+    expected = requested if allowed(start, requested) else start
+    assert [r.approval.status for r in results] == [expected, expected]
+    assert [r.moved for r in results] == [allowed(start, requested)] * 2
+
+
+def test_posted_messages_are_kept_indexed_by_recommendation_and_resumable(store: DynamoStore) -> None:
+    block = {"type": "actions", "block_id": "act:rec-a", "elements": []}
+    message = PostedMessage("C1", "1.1", "report", (block,), ("rec-a",))
+
+    store.save_message(message, NOW, post_key="C1#2026-12-01T09:00:00Z", index=0)
+    store.replace_message(PostedMessage("C1", "1.1", "report", ({**block, "type": "context"},), ("rec-a",)))
+    store.replace_message(PostedMessage("C1", "9.9", "never saved", (), ()))
+
+    [shown] = store.messages_showing("rec-a")
+    assert (shown.ts, shown.blocks[0]["type"]) == ("1.1", "context")
+    assert store.report_progress("C1#2026-12-01T09:00:00Z") == {0: "1.1"}
+    assert store.message("C1", "9.9") is None

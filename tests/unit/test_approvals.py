@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -10,61 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.approval import ApprovalStatus
+from rightsizer.domain.models import Finding
 from rightsizer.services import approvals
-from rightsizer.services.approvals import DurationError, Outcome
-from rightsizer.services.ports import Approval, AuditEntry, Decision
-from tests.slack_double import NOW, no_data, recommendation, superseding
+from rightsizer.services.approvals import DurationError, Outcome, ResizeScope
+from rightsizer.services.ports import Approval
+from tests.fakes import MemoryStore
+from tests.slack_double import ACCOUNT, NOW, no_data, recommendation, superseding
 
 APPROVER, OTHER = "U0APPROVER", "U0MALLORY"
-
-
-class MemoryStore:
-    """Same semantics as DynamoStore for what the use-cases touch (create_approval is conditional)."""
-
-    def __init__(self, *recs: Recommendation) -> None:
-        self.by_id = {rec.recommendation_id: rec for rec in recs}
-        self.latest = {rec.instance_id: rec for rec in recs}
-        self.decisions: list[Decision] = []
-        self.approvals: dict[str, Approval] = {}
-        self.audits: list[AuditEntry] = []
-
-    def publish(self, rec: Recommendation) -> None:
-        self.by_id[rec.recommendation_id] = rec
-        self.latest[rec.instance_id] = rec
-
-    def recommendation(self, recommendation_id: str) -> Recommendation | None:
-        return self.by_id.get(recommendation_id)
-
-    def is_current(self, rec: Recommendation) -> bool:
-        latest = self.latest.get(rec.instance_id)
-        return latest is not None and latest.recommendation_id == rec.recommendation_id
-
-    def latest_for_instance(self, instance_id: str) -> Recommendation | None:
-        return self.latest.get(instance_id)
-
-    def put_decision(self, decision: Decision) -> None:
-        self.decisions.append(decision)
-
-    def create_approval(self, approval: Approval) -> bool:
-        if approval.recommendation_id in self.approvals:
-            return False
-        self.approvals[approval.recommendation_id] = approval
-        return True
-
-    def approval(self, recommendation_id: str) -> Approval | None:
-        return self.approvals.get(recommendation_id)
-
-    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
-        updated = replace(self.approvals[recommendation_id], **changes)
-        self.approvals[recommendation_id] = updated
-        return updated
-
-    def audit(self, entry: AuditEntry) -> None:
-        self.audits.append(entry)
-
-    def events(self) -> list[str]:
-        return [entry.event for entry in self.audits]
 
 
 class RecordingWorkflow:
@@ -128,7 +81,7 @@ def test_parse_duration_only_raises_duration_errors(text: str) -> None:
 
 def test_approver_starts_the_workflow_once_and_it_is_recorded() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
 
     result = approve(store, workflow, rec.recommendation_id, slack_channel="C1", slack_ts="171.1")
 
@@ -137,7 +90,7 @@ def test_approver_starts_the_workflow_once_and_it_is_recorded() -> None:
     stored = store.approval(rec.recommendation_id)
     assert stored is not None
     assert (stored.status, stored.approver, stored.slack_channel, stored.slack_ts) == (
-        "running",
+        ApprovalStatus.RUNNING,
         APPROVER,
         "C1",
         "171.1",
@@ -148,7 +101,7 @@ def test_approver_starts_the_workflow_once_and_it_is_recorded() -> None:
 
 def test_second_approval_does_not_start_a_second_workflow() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
     approve(store, workflow, rec.recommendation_id)
 
     again = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(seconds=1))
@@ -160,7 +113,7 @@ def test_second_approval_does_not_start_a_second_workflow() -> None:
 
 def test_non_approver_is_refused_and_audited() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
 
     result = approve(store, workflow, rec.recommendation_id, actor=OTHER)
 
@@ -171,7 +124,7 @@ def test_non_approver_is_refused_and_audited() -> None:
 
 def test_superseded_recommendation_is_refused() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
     store.publish(superseding(rec))
 
     result = approve(store, workflow, rec.recommendation_id)
@@ -182,7 +135,7 @@ def test_superseded_recommendation_is_refused() -> None:
 
 def test_unknown_and_not_actionable_recommendations_start_nothing() -> None:
     idle = recommendation(2, finding=Finding.IDLE, target_type=None, cost_after="0.00", actionable=False)
-    store, workflow = MemoryStore(idle), RecordingWorkflow()
+    store, workflow = MemoryStore.of(idle), RecordingWorkflow()
 
     assert approve(store, workflow, "rec-nope").outcome is Outcome.NOT_FOUND
     assert approve(store, workflow, idle.recommendation_id).outcome is Outcome.NOT_ACTIONABLE
@@ -191,13 +144,15 @@ def test_unknown_and_not_actionable_recommendations_start_nothing() -> None:
 
 def test_failed_start_is_reported_and_a_later_approval_retries() -> None:
     rec = recommendation()
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
     broken = RecordingWorkflow(fail=RuntimeError("throttled"))
 
     failed = approve(store, broken, rec.recommendation_id)
-    assert failed.outcome is Outcome.FAILED and "throttled" in failed.detail
+    assert failed.outcome is Outcome.FAILED and "could not be started" in failed.detail
+    assert "RuntimeError" not in failed.detail, "no exception names for people"
+    assert failed.cause == "RuntimeError: throttled", "but the log gets them"
     stored = store.approval(rec.recommendation_id)
-    assert stored is not None and stored.status == "failed"
+    assert stored is not None and stored.status is ApprovalStatus.START_FAILED
 
     working = RecordingWorkflow()
     retried = approve(store, working, rec.recommendation_id, now=NOW + timedelta(seconds=5))
@@ -208,7 +163,7 @@ def test_failed_start_is_reported_and_a_later_approval_retries() -> None:
 
 def test_an_approval_abandoned_before_its_workflow_started_is_resumed_only_when_old() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
     # A winner that wrote the approval and died before StartExecution.
     store.create_approval(
         Approval(
@@ -235,7 +190,7 @@ def test_an_approval_abandoned_before_its_workflow_started_is_resumed_only_when_
 
 def test_dismiss_hides_that_advice_only() -> None:
     rec = recommendation()
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
 
     result = approvals.dismiss(store, rec.recommendation_id, OTHER, now=NOW)
 
@@ -250,7 +205,7 @@ def test_dismiss_hides_that_advice_only() -> None:
 
 def test_snooze_hides_the_host_until_it_expires() -> None:
     rec = recommendation()
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
 
     result = approvals.snooze(store, rec.recommendation_id, OTHER, now=NOW)
 
@@ -264,7 +219,7 @@ def test_snooze_hides_the_host_until_it_expires() -> None:
 
 def test_buttons_on_superseded_advice_write_nothing() -> None:
     rec = recommendation()
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
     store.publish(superseding(rec))
 
     assert approvals.dismiss(store, rec.recommendation_id, OTHER, now=NOW).outcome is Outcome.STALE
@@ -275,7 +230,7 @@ def test_buttons_on_superseded_advice_write_nothing() -> None:
 
 def test_snooze_instance_by_id() -> None:
     rec = no_data(3)
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
 
     result = approvals.snooze_instance(store, rec.instance_id, OTHER, now=NOW, duration=timedelta(hours=12))
 
@@ -290,7 +245,7 @@ def test_snooze_instance_by_id() -> None:
 
 def test_the_winner_opens_a_thread_before_the_workflow_starts() -> None:
     rec = recommendation()
-    store, workflow = MemoryStore(rec), RecordingWorkflow()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
     opened: list[str] = []
 
     def open_thread(approval: Approval) -> tuple[str, str]:
@@ -309,15 +264,59 @@ def test_the_winner_opens_a_thread_before_the_workflow_starts() -> None:
 
 def test_a_status_the_notifier_already_moved_on_is_not_set_back() -> None:
     rec = recommendation()
-    store = MemoryStore(rec)
+    store = MemoryStore.of(rec)
 
     class RefusedAtOnce(RecordingWorkflow):
         def start(self, approval: Approval) -> str:
             arn = super().start(approval)
-            store.update_approval(approval.recommendation_id, status="refused", execution_arn=arn)
+            store.update_approval(approval.recommendation_id, status=ApprovalStatus.REFUSED, execution_arn=arn)
             return arn
 
     result = approve(store, RefusedAtOnce(), rec.recommendation_id)
 
     assert result.outcome is Outcome.STARTED
-    assert result.approval is not None and result.approval.status == "refused"
+    assert result.approval is not None and result.approval.status is ApprovalStatus.REFUSED
+
+
+@pytest.mark.parametrize("decide", ["dismiss", "snooze"])
+def test_dismissed_or_snoozed_advice_cannot_be_approved_from_an_older_message(decide: str) -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
+    getattr(approvals, decide)(store, rec.recommendation_id, OTHER, now=NOW)
+
+    result = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(hours=1))
+
+    assert result.outcome is Outcome.HIDDEN
+    assert result.decision is not None and (result.decision.kind, result.decision.actor) == (decide, OTHER)
+    assert workflow.started == [] and store.approvals == {}
+    assert store.events()[-1] == "approve-refused"
+
+
+def test_an_expired_snooze_no_longer_blocks_the_approval() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
+    approvals.snooze(store, rec.recommendation_id, OTHER, now=NOW, duration=timedelta(hours=1))
+
+    result = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(hours=2))
+
+    assert result.outcome is Outcome.STARTED
+
+
+def test_hosts_outside_the_workflows_account_or_region_are_refused_with_the_reason() -> None:
+    elsewhere = recommendation(region="eu-west-1")
+    store, workflow = MemoryStore.of(elsewhere), RecordingWorkflow()
+    scope = ResizeScope(account_id=ACCOUNT, region="us-east-1")
+
+    result = approve(store, workflow, elsewhere.recommendation_id, scope=scope)
+
+    assert result.outcome is Outcome.OUT_OF_SCOPE
+    assert "eu-west-1" in result.detail and "us-east-1" in result.detail and "by hand" in result.detail
+    assert workflow.started == [] and store.approvals == {}
+    assert approvals.can_resize(elsewhere) and not approvals.can_resize(elsewhere, scope)
+
+
+def test_the_scope_comes_from_the_state_machine_arn() -> None:
+    scope = ResizeScope.of_state_machine("arn:aws:states:eu-west-1:111122223333:stateMachine:stack-resize")
+    assert scope == ResizeScope("111122223333", "eu-west-1")
+    assert ResizeScope.of_state_machine("") is None
+    assert ResizeScope.of_state_machine("arn:aws:states:eu-west-1:111122223333:activity:x") is None

@@ -335,7 +335,7 @@ def test_more_than_500_queries_are_packed_into_full_batches(fast_moto: None) -> 
         host_dims = [{"Name": "InstanceId", "Value": host.instance_id}]
         rows.append({"MetricName": "mem_used_percent", "Dimensions": host_dims, "Timestamp": at, "Value": 30.0})
     for start in range(0, len(rows), 1000):
-        client.put_metric_data(Namespace="CWAgent", MetricData=rows[start : start + 1000])
+        client.put_metric_data(Namespace="CWAgent", MetricData=rows[start : start + 1000])  # type: ignore[arg-type]
     calls = record(client)
     progress = RecordingProgress()
 

@@ -18,7 +18,7 @@ DIAGRAMMED = ("AWS::Serverless::Function", "AWS::Serverless::StateMachine", "AWS
 
 def mermaid() -> str:
     (diagram,) = re.findall(r"```mermaid\n(.*?)```", README.read_text(), re.DOTALL)
-    return diagram
+    return str(diagram)
 
 
 def test_the_architecture_diagram_names_every_function_and_state_machine() -> None:

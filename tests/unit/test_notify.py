@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.handlers import notify as notify_handler
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -17,8 +18,10 @@ from rightsizer.services.notify import (
     Outcome,
     ResizeProgress,
     handle_progress,
+    progress_of_execution_end,
 )
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval, AuditEntry
+from tests.fakes import MemoryStore
 
 NOW = datetime(2026, 12, 1, 12, 5, tzinfo=UTC)
 REC = "rec-0123456789abcdef0123"
@@ -36,11 +39,13 @@ def approval(**changes: Any) -> Approval:
         to_type="g5.2xlarge",
         approver="U0APPROVER",
         approved_at=datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
-        status="running",
+        status=ApprovalStatus.RUNNING,
         execution_arn=EXECUTION,
         slack_channel="C0RESIZE",
         slack_ts="1733054400.000100",
     )
+    if "status" in changes:
+        changes["status"] = ApprovalStatus(changes["status"])
     return replace(base, **changes)
 
 
@@ -49,7 +54,7 @@ def progress(step: str = "validated", status: str = "running", **changes: Any) -
         recommendation_id=REC,
         instance_id="i-0123456789abcdef0",
         step=step,
-        status=status,
+        status=ApprovalStatus(status),
         message=f"{step} message",
         from_type="g5.12xlarge",
         to_type="g5.2xlarge",
@@ -57,23 +62,8 @@ def progress(step: str = "validated", status: str = "running", **changes: Any) -
     return replace(base, **changes)
 
 
-class FakeStore:
-    def __init__(self, *approvals: Approval) -> None:
-        self.approvals = {a.recommendation_id: a for a in approvals}
-        self.entries: list[AuditEntry] = []
-        self.updates: list[dict[str, Any]] = []
-
-    def approval(self, recommendation_id: str) -> Approval | None:
-        return self.approvals.get(recommendation_id)
-
-    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
-        self.updates.append(changes)
-        updated = replace(self.approvals[recommendation_id], **changes)
-        self.approvals[recommendation_id] = updated
-        return updated
-
-    def audit(self, entry: AuditEntry) -> None:
-        self.entries.append(entry)
+def store_with(*approvals: Approval) -> MemoryStore:
+    return MemoryStore.of(approvals=approvals)
 
 
 class FakeNotifier:
@@ -87,7 +77,8 @@ class FakeNotifier:
             raise NotificationFailed("chat_postMessage failed: channel_not_found")
         self.replies.append((channel, thread_ts, text))
 
-    def update_root(self, channel: str, ts: str, text: str) -> None:
+    def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
+        assert recommendation_id == REC
         self.roots.append((channel, ts, text))
 
 
@@ -95,7 +86,7 @@ class FakeNotifier:
 
 
 def test_progress_moves_a_pending_approval_to_running_and_replies_in_its_thread() -> None:
-    store, slack = FakeStore(approval(status="pending")), FakeNotifier()
+    store, slack = store_with(approval(status="pending")), FakeNotifier()
 
     result = handle_progress(progress("validated", "running"), store, slack, NOW)
 
@@ -105,12 +96,12 @@ def test_progress_moves_a_pending_approval_to_running_and_replies_in_its_thread(
     assert "validated message" in slack.replies[0][2]
     assert "g5.12xlarge → g5.2xlarge" in slack.replies[0][2]
     assert slack.roots == [], "the root message changes only when the resize is over"
-    assert store.entries == [AuditEntry(REC, NOW, "rightsizer", "notified_validated", "running: validated message")]
+    assert store.audits == [AuditEntry(REC, NOW, "rightsizer", "notified_validated", "running: validated message")]
 
 
 @pytest.mark.parametrize("status", ["succeeded", "rolled_back", "refused", "failed"])
 def test_terminal_status_is_recorded_and_the_root_message_updated(status: str) -> None:
-    store, slack = FakeStore(approval()), FakeNotifier()
+    store, slack = store_with(approval()), FakeNotifier()
 
     result = handle_progress(progress(status, status), store, slack, NOW)
 
@@ -124,48 +115,49 @@ def test_terminal_status_is_recorded_and_the_root_message_updated(status: str) -
 
 
 def test_a_repeated_terminal_event_changes_and_posts_nothing() -> None:
-    store, slack = FakeStore(approval(status="succeeded")), FakeNotifier()
+    store, slack = store_with(approval(status="succeeded")), FakeNotifier()
+    before = store.approvals[REC]
 
     result = handle_progress(progress("succeeded", "succeeded"), store, slack, NOW)
 
-    assert result.outcome is Outcome.DUPLICATE
-    assert (store.updates, store.entries, slack.replies, slack.roots) == ([], [], [], [])
+    assert result.outcome is Outcome.DUPLICATE and not result.closed
+    assert (store.approvals[REC], store.audits, slack.replies, slack.roots) == (before, [], [], [])
 
 
 def test_a_late_running_event_never_reopens_a_finished_resize() -> None:
-    store, slack = FakeStore(approval(status="rolled_back")), FakeNotifier()
+    store, slack = store_with(approval(status="rolled_back")), FakeNotifier()
 
     result = handle_progress(progress("modified", "running"), store, slack, NOW)
 
     assert (result.outcome, result.status) == (Outcome.RECORDED, "rolled_back")
     assert store.approvals[REC].status == "rolled_back"
-    assert [e.event for e in store.entries] == ["notified_modified"], "still on the audit trail"
+    assert [e.event for e in store.audits] == ["notified_modified"], "still on the audit trail"
     assert slack.replies == [], "but not posted under the outcome"
 
 
 def test_unknown_recommendation_is_answered_not_raised() -> None:
-    store, slack = FakeStore(), FakeNotifier()
+    store, slack = store_with(), FakeNotifier()
 
     result = handle_progress(progress(recommendation_id="rec-unknown"), store, slack, NOW)
 
     assert result.outcome is Outcome.UNKNOWN
     assert "rec-unknown" in result.detail
-    assert (store.updates, store.entries, slack.replies) == ([], [], [])
+    assert (store.updates, store.audits, slack.replies) == ([], [], [])
 
 
 def test_approval_without_a_thread_still_gets_its_status_and_audit() -> None:
-    store, slack = FakeStore(approval(slack_channel="", slack_ts="")), FakeNotifier()
+    store, slack = store_with(approval(slack_channel="", slack_ts="")), FakeNotifier()
 
     result = handle_progress(progress("succeeded", "succeeded"), store, slack, NOW)
 
     assert (result.outcome, result.status) == (Outcome.RECORDED, "succeeded")
     assert store.approvals[REC].status == "succeeded"
-    assert len(store.entries) == 1
+    assert len(store.audits) == 1
     assert slack.replies == []
 
 
 def test_slack_failure_keeps_the_recorded_status_and_says_why() -> None:
-    store, slack = FakeStore(approval()), FakeNotifier(fail=True)
+    store, slack = store_with(approval()), FakeNotifier(fail=True)
 
     result = handle_progress(progress("refused", "refused"), store, slack, NOW)
 
@@ -175,7 +167,7 @@ def test_slack_failure_keeps_the_recorded_status_and_says_why() -> None:
 
 
 def test_execution_arn_is_filled_in_once_from_the_event() -> None:
-    store = FakeStore(approval(execution_arn="", status="pending"))
+    store = store_with(approval(execution_arn="", status="pending"))
     handle_progress(progress(execution_arn=EXECUTION), store, FakeNotifier(), NOW)
     assert store.approvals[REC].execution_arn == EXECUTION
 
@@ -226,14 +218,14 @@ def test_sample_event_matches_what_the_workflow_puts() -> None:
     event = sample_event()
     assert (event["source"], event["detail-type"]) == (RESIZE_EVENT_SOURCE, RESIZE_EVENT_DETAIL_TYPE)
     parsed = notify_handler.progress_from_event(event)
-    assert parsed.recommendation_id == REC
+    assert parsed is not None and parsed.recommendation_id == REC
     assert parsed.execution_arn == EXECUTION
 
 
 def test_process_posts_the_sample_event_through_a_slack_client() -> None:
     web = FakeWebClient()
-    store = FakeStore(approval())
-    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web))
+    store = store_with(approval())
+    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
 
     answer = notify_handler.process(sample_event(), deps, NOW)
 
@@ -245,8 +237,99 @@ def test_process_posts_the_sample_event_through_a_slack_client() -> None:
     assert update_args["blocks"][0]["text"]["text"] == update_args["text"]
 
 
+def test_an_outcome_on_a_daily_report_changes_only_that_recommendations_line() -> None:
+    from rightsizer.services.ports import PostedMessage
+
+    web = FakeWebClient()
+    report = PostedMessage(
+        channel="C0RESIZE",
+        ts="1733054400.000100",
+        text="GPU fleet report",
+        blocks=(
+            {"type": "section", "block_id": "rec:rec-other", "text": {"type": "mrkdwn", "text": "other host"}},
+            {"type": "actions", "block_id": "act:rec-other", "elements": []},
+            {"type": "section", "block_id": f"rec:{REC}", "text": {"type": "mrkdwn", "text": "this host"}},
+            {"type": "context", "block_id": f"act:{REC}", "elements": [{"type": "mrkdwn", "text": "started"}]},
+        ),
+        recommendation_ids=("rec-other", REC),
+    )
+    store = store_with(approval())
+    store.messages[(report.channel, report.ts)] = report
+    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
+
+    notify_handler.process(sample_event(), deps, NOW)
+
+    (_, update_args) = web.calls[-1]
+    blocks = update_args["blocks"]
+    assert [b["block_id"] for b in blocks] == ["rec:rec-other", "act:rec-other", f"rec:{REC}", f"act:{REC}"]
+    assert blocks[1]["type"] == "actions", "the other recommendation keeps its buttons"
+    assert "Resized" in json.dumps(blocks[3]) and update_args["text"] == "GPU fleet report"
+    saved = store.message(report.channel, report.ts)
+    assert saved is not None and "Resized" in json.dumps(saved.blocks), "the saved copy follows"
+
+
+def execution_end(status: str, **detail: Any) -> dict[str, Any]:
+    run = {"recommendation_id": REC, "instance_id": "i-0123456789abcdef0", "expected_type": "g5.12xlarge",
+           "target_type": "g5.2xlarge"}  # fmt: skip
+    return {"status": status, "executionArn": EXECUTION, "name": REC, "input": json.dumps(run), **detail}
+
+
+@pytest.mark.parametrize(
+    ("detail", "status", "words"),
+    [
+        (
+            execution_end(
+                "SUCCEEDED",
+                output=json.dumps({"to_type": "g5.2xlarge", "state": "running", "health": "status checks ok"}),
+            ),
+            "succeeded",
+            "is now g5.2xlarge and running",
+        ),
+        (execution_end("FAILED", error="ResizeRefused", cause="x is not tagged"), "refused", "x is not tagged"),
+        (
+            execution_end("FAILED", error="InvalidRequest", cause="The execution input lacks a field"),
+            "refused",
+            "lacks a field",
+        ),
+        (execution_end("FAILED", error="ResizeUnchanged", cause="Nothing was changed"), "unchanged", "Nothing"),
+        (execution_end("FAILED", error="AuditUnavailable", cause="Nothing was changed: audit"), "unchanged", "audit"),
+        (execution_end("FAILED", error="ResizeRolledBack", cause="Rolled back: ok"), "rolled_back", "Rolled back"),
+        (execution_end("FAILED", error="RollbackFailed", cause="Needs a person"), "failed", "Needs a person"),
+        (execution_end("FAILED", error="States.Runtime", cause="KeyError: boom"), "failed", "failed unexpectedly"),
+        (execution_end("TIMED_OUT"), "failed", "ran out of time"),
+        (execution_end("ABORTED", error="Operator", cause="stop"), "failed", "stopped by hand"),
+    ],
+)
+def test_every_end_of_an_execution_has_an_outcome_in_words(detail: dict[str, Any], status: str, words: str) -> None:
+    progress = progress_of_execution_end(detail)
+
+    assert progress is not None
+    assert (progress.recommendation_id, progress.status, progress.execution_arn) == (REC, status, EXECUTION)
+    assert (progress.from_type, progress.to_type) == ("g5.12xlarge", "g5.2xlarge")
+    assert words in progress.message
+    assert "States." not in progress.message and "KeyError" not in progress.message, "no error names for people"
+
+
+def test_a_running_execution_has_no_outcome_and_one_without_a_recommendation_is_malformed() -> None:
+    assert progress_of_execution_end(execution_end("RUNNING")) is None
+    with pytest.raises(MalformedProgress, match="recommendation_id"):
+        progress_of_execution_end({"status": "FAILED", "input": "{not json"})
+
+
+def test_an_outcome_arriving_twice_is_recorded_and_posted_once() -> None:
+    store, slack = store_with(approval()), FakeNotifier()
+
+    first = handle_progress(progress("rolled_back", "rolled_back"), store, slack, NOW)
+    second = handle_progress(progress("execution_failed", "rolled_back"), store, slack, NOW)
+    late = handle_progress(progress("execution_failed", "failed"), store, slack, NOW)
+
+    assert (first.closed, second.outcome, late.outcome) == (True, Outcome.DUPLICATE, Outcome.RECORDED)
+    assert store.approvals[REC].status is ApprovalStatus.ROLLED_BACK, "a second, different outcome changes nothing"
+    assert len(slack.roots) == 1
+
+
 def test_process_answers_a_malformed_event_without_raising() -> None:
-    deps = notify_handler.Dependencies(FakeStore(), notify_handler.SlackThreadNotifier(FakeWebClient))
+    deps = notify_handler.Dependencies(store_with(), notify_handler.SlackThreadNotifier(FakeWebClient, store_with()))
     answer = notify_handler.process({"id": "x", "detail": "not an object"}, deps, NOW)
     assert answer["outcome"] == "malformed"
 
@@ -258,13 +341,13 @@ def test_slack_errors_and_missing_configuration_become_notification_failures() -
 
     failing = FakeWebClient(SlackApiError("boom", {"ok": False, "error": "not_in_channel"}))  # type: ignore[no-untyped-call]
     with pytest.raises(NotificationFailed, match="not_in_channel"):
-        notify_handler.SlackThreadNotifier(lambda: failing).reply("C1", "1.2", "hi")
+        notify_handler.SlackThreadNotifier(lambda: failing, store_with()).reply("C1", "1.2", "hi")
 
     def unconfigured() -> Any:
         raise SlackNotConfigured("secret stack/slack has no value yet")
 
     with pytest.raises(NotificationFailed, match="has no value yet"):
-        notify_handler.SlackThreadNotifier(unconfigured).reply("C1", "1.2", "hi")
+        notify_handler.SlackThreadNotifier(unconfigured, store_with()).reply("C1", "1.2", "hi")
 
 
 def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.MonkeyPatch) -> None:

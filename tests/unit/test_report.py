@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from rightsizer import cli
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.services.formatting import ASCII_BARS
 from rightsizer.services.ports import Decision
 from rightsizer.services.report import (
     EVIDENCE_FIELDS,
@@ -250,7 +251,7 @@ def test_the_table_says_why_a_host_has_no_one_click_resize() -> None:
 
 
 def test_ascii_charset_draws_ascii_sparklines() -> None:
-    table = cli.render_table(mixed_report(), width=200, charset=cli.Charset(cli.ASCII_BARS, "..."))
+    table = cli.render_table(mixed_report(), width=200, charset=cli.Charset(ASCII_BARS, "..."))
 
     table.encode("ascii")  # nothing outside ASCII
     assert re.search(r"[_.:\-=+*#]{14}", table)

@@ -146,3 +146,122 @@ def test_the_demos_plain_yaml_reading_of_the_template_equals_sams() -> None:
     from demo.aws_table import cloudformation_yaml
 
     assert cloudformation_yaml(TEMPLATE.read_text()) == sam()
+
+
+# ---------------------------------------------------------------------------------------------
+# operations: every function and state machine is watched, every asynchronous failure is kept
+
+
+def _of_type(kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in expanded()["Resources"].items() if r["Type"] == kind}
+
+
+def _alarms_on(namespace: str, metric: str, dimension: str, value: Any) -> list[dict[str, Any]]:
+    """Alarms whose metric (or one of whose metric-math inputs) is namespace/metric with that dimension."""
+    found = []
+    for alarm in _of_type("AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        stats = [q["MetricStat"]["Metric"] for q in props.get("Metrics", []) if "MetricStat" in q]
+        if "MetricName" in props:
+            stats.append(props)
+        for stat in stats:
+            dims = {d["Name"]: d["Value"] for d in stat.get("Dimensions", [])}
+            if (stat["Namespace"], stat["MetricName"]) == (namespace, metric) and dims.get(dimension) == value:
+                found.append(props)
+    return found
+
+
+def _notifies_the_topic(alarm: dict[str, Any]) -> bool:
+    return {"Ref": "AlarmTopic"} in alarm.get("AlarmActions", [])
+
+
+DLQ = {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]}
+
+
+@pytest.mark.parametrize("function", sorted(functions()))
+def test_every_function_has_error_and_throttle_alarms_and_a_failure_destination(function: str) -> None:
+    for metric in ("Errors", "Throttles"):
+        alarms = _alarms_on("AWS/Lambda", metric, "FunctionName", {"Ref": function})
+        assert alarms and all(_notifies_the_topic(a) for a in alarms), f"{function}: no {metric} alarm"
+    invoke_configs = [
+        c["Properties"]
+        for c in _of_type("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": function}
+    ]
+    assert [c["DestinationConfig"]["OnFailure"]["Destination"] for c in invoke_configs] == [DLQ], function
+    assert "sqs:SendMessage" in json.dumps(expanded()["Resources"][f"{function}Role"]), "may write the DLQ"
+
+
+def test_every_schedule_and_eventbridge_target_has_a_dead_letter_queue() -> None:
+    schedules = _of_type("AWS::Scheduler::Schedule")
+    rules = _of_type("AWS::Events::Rule")
+    assert len(schedules) == 4 and len(rules) == 2
+    for name, schedule in schedules.items():
+        assert schedule["Properties"]["Target"]["DeadLetterConfig"] == {"Arn": DLQ}, name
+        role = schedule["Properties"]["Target"]["RoleArn"]["Fn::GetAtt"][0]
+        assert "sqs:SendMessage" in json.dumps(expanded()["Resources"][role]), name
+    (grant,) = sam()["Resources"]["DeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert grant["Principal"] == {"Service": "events.amazonaws.com"} and grant["Action"] == "sqs:SendMessage"
+    for name, rule in rules.items():
+        for target in rule["Properties"]["Targets"]:
+            assert target["DeadLetterConfig"] == {"Arn": DLQ}, name
+            assert target["RetryPolicy"]["MaximumRetryAttempts"] >= 1, name
+
+
+@pytest.mark.parametrize("machine", ["PipelineStateMachine", "ResizeStateMachine"])
+def test_every_state_machine_logs_its_executions_and_raises_alarms(machine: str) -> None:
+    props = expanded()["Resources"][machine]["Properties"]
+    logging = props["LoggingConfiguration"]
+    assert logging["Level"] == "ALL" and logging["IncludeExecutionData"] is False
+    (destination,) = logging["Destinations"]
+    group = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    assert sam()["Resources"][group]["Properties"]["LogGroupName"]["Fn::Sub"].startswith("/aws/vendedlogs/states/")
+    watched = [
+        metric
+        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")
+        if _alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})
+    ]
+    role = props["RoleArn"]["Fn::GetAtt"][0]
+    assert "logs:CreateLogDelivery" in json.dumps(expanded()["Resources"][role]), "the role may deliver the logs"
+    expected = ["ExecutionsTimedOut", "ExecutionsAborted"]  # a refused resize ends FAILED on purpose
+    assert watched == (["ExecutionsFailed", *expected] if machine == "PipelineStateMachine" else expected)
+
+
+def test_failed_resizes_and_dead_letters_raise_alarms() -> None:
+    needs_person = _alarms_on("GpuRightsizer", "ResizeOutcomes", "outcome", "failed")
+    queue = {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}
+    dead_letters = _alarms_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", queue)
+    assert needs_person and dead_letters
+    assert all(_notifies_the_topic(a["Properties"]) for a in _of_type("AWS::CloudWatch::Alarm").values())
+    assert sam()["Resources"]["AlarmEmailSubscription"]["Condition"] == "HasAlarmEmail"
+
+
+def test_the_resize_state_machines_role_may_log_and_only_touch_audit_and_lock_items() -> None:
+    role = sam()["Resources"]["ResizeStateMachineRole"]["Properties"]
+    documents = [p["PolicyDocument"] for p in role["Policies"] if "Statement" in p["PolicyDocument"]]
+    statements = {s["Sid"]: s for document in documents for s in document["Statement"]}
+    assert "logs:CreateLogDelivery" in statements["ExecutionLogging"]["Action"]
+    leading = statements["AuditLogAndInstanceLock"]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+    assert leading == ["AUDIT#*", "LOCK#*"]
+    lock = statements["ReadAndReleaseInstanceLock"]
+    assert lock["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["LOCK#*"]
+
+
+def test_the_notifier_hears_every_end_of_a_resize_execution() -> None:
+    rule = expanded()["Resources"]["NotifierFunctionExecutionEnded"]["Properties"]["EventPattern"]
+    assert rule["source"] == ["aws.states"] and rule["detail-type"] == ["Step Functions Execution Status Change"]
+    assert rule["detail"]["stateMachineArn"] == [{"Ref": "ResizeStateMachine"}]
+    assert set(rule["detail"]["status"]) == {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+
+
+def test_the_dashboard_shows_savings_findings_and_outcomes_the_code_emits() -> None:
+    body = sam()["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    dashboard = json.loads(re.sub(r"\$\{[^}]+\}", "x", body))
+    text = json.dumps(dashboard)
+    sources = "".join(
+        (ROOT / "src" / "rightsizer" / "handlers" / name).read_text() for name in ("report.py", "notify.py")
+    )
+    for metric in ("ActionableSavingsUSD", "Findings", "ResizeOutcomes"):
+        assert metric in text and f'"{metric}"' in sources, metric
+    namespace = sam()["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
+    assert namespace in text

@@ -1,4 +1,9 @@
-"""NotifierFunction: resize progress events (EventBridge) -> approval status, audit, Slack thread."""
+"""NotifierFunction: resize events (EventBridge) -> approval status, audit, Slack thread, instance lock.
+
+Two rules deliver here (template.yaml): the resize state machine's own progress events, and Step Functions'
+"Execution Status Change" for the resize state machine, which reports every end of an execution, also
+the ones the state machine cannot catch (a timeout, an abort).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +11,36 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
+from rightsizer.adapters.slack.messages import MessageStore
+from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
-    ApprovalRecords,
     MalformedProgress,
     NotificationFailed,
     ResizeProgress,
     ThreadNotifier,
     handle_progress,
+    progress_of_execution_end,
 )
+from rightsizer.services.ports import RESIZE_EVENT_SOURCE, ApprovalRecords
 
 logger = Logger()
+EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change"
+OUTCOME_METRIC = "ResizeOutcomes"  # one datapoint per closed approval, dimension "outcome"
+
+
+class NotifierStore(ApprovalRecords, MessageStore, Protocol):
+    """What the notifier reads and writes (DynamoStore in AWS)."""
+
+    def release_instance_lock(self, instance_id: str, holder: str) -> bool: ...
 
 
 @dataclass(frozen=True)
 class Dependencies:
-    store: ApprovalRecords
+    store: NotifierStore
     notifier: ThreadNotifier
 
 
@@ -38,9 +54,18 @@ def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict
         progress = progress_from_event(event)
     except MalformedProgress as error:
         # Retries cannot fix a malformed event: log it and let EventBridge's delivery end here.
-        logger.error("malformed resize progress event", extra={"reason": str(error), "event_id": event.get("id")})
+        logger.error("malformed resize event", extra={"reason": str(error), "event_id": event.get("id")})
         return {"outcome": "malformed", "detail": str(error)}
+    if progress is None:
+        return {"outcome": "ignored", "detail": "the execution has not ended"}
+    if event.get("detail-type") == EXECUTION_STATUS_CHANGE and progress.execution_arn:
+        # The state machine releases its lock at every end it can catch; a timeout or an abort cannot.
+        released = deps.store.release_instance_lock(progress.instance_id, progress.execution_arn)
+        if released:
+            logger.info("instance lock released", extra={"instance_id": progress.instance_id})
     result = handle_progress(progress, deps.store, deps.notifier, now)
+    if result.closed:  # the dashboard's resize outcomes
+        count_by(OUTCOME_METRIC, "outcome", result.status)
     answer = {"outcome": result.outcome.value, "status": result.status, "detail": result.detail}
     logger.info(
         "resize progress",
@@ -49,10 +74,14 @@ def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict
     return answer
 
 
-def progress_from_event(event: Mapping[str, Any]) -> ResizeProgress:
+def progress_from_event(event: Mapping[str, Any]) -> ResizeProgress | None:
     detail = event.get("detail")
     if not isinstance(detail, Mapping):
         raise MalformedProgress("event has no detail object")
+    if event.get("detail-type") == EXECUTION_STATUS_CHANGE:
+        return progress_of_execution_end(detail)
+    if event.get("source") != RESIZE_EVENT_SOURCE:
+        raise MalformedProgress(f"unexpected event source {str(event.get('source'))[:80]!r}")
     # Step Functions' putEvents integration lists the state machine and execution ARNs in `resources`.
     resources = event.get("resources") or []
     execution = next((str(r) for r in resources if ":execution:" in str(r)), "")
@@ -69,34 +98,36 @@ def dependencies() -> Dependencies:
     settings = Settings.from_env()
     store = DynamoStore.from_name(boto3.Session(), settings.table_name, settings.home_region)
     secret_name, api_url = settings.slack.secret_name, settings.slack.api_url
-    return Dependencies(store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url)))
+    return Dependencies(store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url), store))
 
 
 def slack_client(secret_name: str, api_url: str = "https://slack.com/api/") -> Any:
-    from slack_sdk import WebClient
-
+    from rightsizer.adapters.slack.client import web_client
     from rightsizer.adapters.slack.secrets import slack_credentials
 
-    return WebClient(token=slack_credentials(secret_name).bot_token, base_url=api_url)
+    return web_client(slack_credentials(secret_name).bot_token, api_url)
 
 
 class SlackThreadNotifier:
     """`ThreadNotifier` over a slack_sdk WebClient, created on first use (no secret read when there is no
     thread to post to). `client_factory` is injectable so tests can hand in a fake client."""
 
-    def __init__(self, client_factory: Callable[[], Any]) -> None:
+    def __init__(self, client_factory: Callable[[], Any], messages: MessageStore) -> None:
         self._client_factory = client_factory
         self._client: Any | None = None
+        self._messages = messages
 
     def reply(self, channel: str, thread_ts: str, text: str) -> None:
-        self._call("chat_postMessage", channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False)
+        self._call(lambda client: client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text,
+                                                          unfurl_links=False))  # fmt: skip
 
-    def update_root(self, channel: str, ts: str, text: str) -> None:
-        # Replacing the blocks retires the root's Approve button once the resize is over.
-        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-        self._call("chat_update", channel=channel, ts=ts, text=text, blocks=[block])
+    def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
+        # Retires the Approve button: in a daily report only this recommendation's line changes.
+        from rightsizer.adapters.slack.messages import MessageBoard
 
-    def _call(self, method: str, **kwargs: Any) -> None:
+        self._call(lambda client: MessageBoard(client, self._messages).settle(channel, ts, recommendation_id, text))
+
+    def _call(self, action: Callable[[Any], object]) -> None:
         from slack_sdk.errors import SlackClientError
 
         from rightsizer.adapters.slack.secrets import SlackNotConfigured
@@ -104,13 +135,13 @@ class SlackThreadNotifier:
         try:
             if self._client is None:
                 self._client = self._client_factory()
-            getattr(self._client, method)(**kwargs)
+            action(self._client)
         except SlackNotConfigured as error:
             raise NotificationFailed(str(error)) from error  # names the secret, never its value
         except SlackClientError as error:
-            raise NotificationFailed(f"{method} failed: {_slack_reason(error)}") from error
+            raise NotificationFailed(f"Slack refused: {_slack_reason(error)}") from error
         except OSError as error:  # network trouble (URLError, timeouts)
-            raise NotificationFailed(f"{method} failed: {type(error).__name__}: {error}") from error
+            raise NotificationFailed(f"Slack unreachable: {error}") from error
 
 
 def _slack_reason(error: Exception) -> str:

@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
 from rightsizer.adapters.aws.session import AwsSession
+from rightsizer.handlers.metrics import count_by
 from rightsizer.handlers.payload import event_payload
 from rightsizer.settings import Settings
 
@@ -23,5 +24,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(
         name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
     )
+    for finding, count in report["totals"]["by_finding"].items():  # the dashboard's findings by type
+        count_by("Findings", "finding", finding, count)
     logger.info("report", extra={"totals": report["totals"], "posted": bool(report.get("posted"))})
     return report

@@ -5,10 +5,10 @@ from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger
-from slack_sdk import WebClient
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack.app import LambdaEntry, build_app, step_functions_workflow
+from rightsizer.adapters.slack.client import web_client
 from rightsizer.adapters.slack.secrets import SlackCredentials, SlackNotConfigured, slack_credentials
 from rightsizer.settings import Settings
 
@@ -21,12 +21,14 @@ _invocation: dict[str, Any] = {"context": None}  # the current Lambda context, f
 def _entry(credentials: SlackCredentials) -> LambdaEntry:
     config, session = settings(), boto3.Session()
     store = DynamoStore.from_name(session, config.table_name, config.home_region)
-    client = WebClient(token=credentials.bot_token, base_url=config.slack.api_url)
+    client = web_client(credentials.bot_token, config.slack.api_url)
     workflow = step_functions_workflow(config, store, session, lambda: _invocation["context"])
     app = build_app(
         config, client=client, store=store, workflow_factory=workflow, signing_secret=credentials.signing_secret
     )
-    return LambdaEntry(app, lambda_client=lambda_client(session, config.home_region))
+    return LambdaEntry(
+        app, signing_secret=credentials.signing_secret, lambda_client=lambda_client(session, config.home_region)
+    )
 
 
 def lambda_client(session: boto3.Session, region: str) -> Any:

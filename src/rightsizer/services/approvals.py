@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
+from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Recommendation
-from rightsizer.services.ports import Approval, AuditEntry, Decision, ResizeWorkflow
+from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, Decision, ResizeWorkflow
 
 MAX_SNOOZE = timedelta(days=90)
 BUTTON_SNOOZE = timedelta(days=7)
@@ -27,7 +28,7 @@ _DURATION = re.compile(r"^\s*(\d{1,4})\s*(h|hr|hrs|hours?|d|days?|w|wk|wks|weeks
 _UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
 
-class ApprovalStore(Protocol):
+class ApprovalStore(ApprovalRecords, Protocol):
     """The part of the store (DynamoStore in AWS) the use-cases need."""
 
     def recommendation(self, recommendation_id: str) -> Recommendation | None: ...
@@ -38,13 +39,7 @@ class ApprovalStore(Protocol):
 
     def put_decision(self, decision: Decision) -> None: ...
 
-    def create_approval(self, approval: Approval) -> bool: ...
-
-    def approval(self, recommendation_id: str) -> Approval | None: ...
-
-    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval: ...
-
-    def audit(self, entry: AuditEntry) -> None: ...
+    def active_decisions(self, now: datetime) -> list[Decision]: ...
 
 
 class Outcome(StrEnum):
@@ -54,6 +49,8 @@ class Outcome(StrEnum):
     NOT_FOUND = "not_found"  # unknown or expired recommendation id
     STALE = "stale"  # a newer recommendation replaced it
     NOT_ACTIONABLE = "not_actionable"  # no in-place resize to run (e.g. idle, schedulable, ASG)
+    OUT_OF_SCOPE = "out_of_scope"  # another account or region than the workflow's (see ResizeScope)
+    HIDDEN = "hidden"  # dismissed or snoozed: a decision hides the advice everywhere, Approve included
     FAILED = "failed"  # the workflow could not be started; approving again retries
     DISMISSED = "dismissed"
     SNOOZED = "snoozed"
@@ -65,7 +62,9 @@ class ActionResult:
     recommendation: Recommendation | None = None
     approval: Approval | None = None
     until: datetime | None = None  # snoozes
-    detail: str = ""
+    detail: str = ""  # for people: never an exception name
+    decision: Decision | None = None  # what hid the advice (HIDDEN)
+    cause: str = ""  # for the log: what went wrong, exception type included
 
 
 class DurationError(ValueError):
@@ -115,8 +114,37 @@ def split_hidden(
     return visible, hidden
 
 
-def can_resize(rec: Recommendation) -> bool:
-    return rec.actionable and bool(rec.target_type)
+@dataclass(frozen=True)
+class ResizeScope:
+    """Where the resize workflow can act: its role, in its account and region. Cross-account and
+    cross-region resizes do not exist yet, so advice for hosts elsewhere is never offered an Approve."""
+
+    account_id: str
+    region: str
+
+    @classmethod
+    def of_state_machine(cls, state_machine_arn: str) -> ResizeScope | None:
+        """arn:<partition>:states:<region>:<account>:stateMachine:<name> -> its scope; None if not such an ARN."""
+        parts = state_machine_arn.split(":")
+        if len(parts) != 7 or parts[2] != "states" or parts[5] != "stateMachine" or not (parts[3] and parts[4]):
+            return None
+        return cls(account_id=parts[4], region=parts[3])
+
+    def covers(self, account_id: str, region: str) -> bool:
+        return (account_id, region) == (self.account_id, self.region)
+
+    def refusal(self, instance_id: str, account_id: str, region: str) -> str:
+        return (
+            f"`{instance_id}` is in account {account_id}, region {region}, but the resize workflow can only "
+            f"change hosts in its own account and region ({self.account_id}, {self.region}). "
+            "Resize it by hand for now (see docs/resize-workflow.md, Limits)."
+        )
+
+
+def can_resize(rec: Recommendation, scope: ResizeScope | None = None) -> bool:
+    """Is there a one-click resize for `rec`? `scope` None: the workflow's scope is not known here."""
+    in_scope = scope is None or scope.covers(rec.account_id, rec.region)
+    return rec.actionable and bool(rec.target_type) and in_scope
 
 
 def _current(store: ApprovalStore, recommendation_id: str) -> tuple[Recommendation | None, ActionResult | None]:
@@ -136,6 +164,7 @@ def approve(
     *,
     is_approver: Callable[[str], bool],
     now: datetime,
+    scope: ResizeScope | None = None,
     slack_channel: str = "",
     slack_ts: str = "",
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
@@ -154,11 +183,14 @@ def approve(
     if not is_approver(actor):
         store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER, recommendation=rec)
-    if not store.is_current(rec):
-        return ActionResult(Outcome.STALE, recommendation=rec)
-    target = rec.target_type
-    if not rec.actionable or not target:
-        return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
+    refused = _refusal(store, rec, scope, now)
+    if refused is not None:
+        decision = refused.decision
+        if decision is not None or refused.outcome is Outcome.OUT_OF_SCOPE:  # an approver tried: keep a trace
+            reason = f"{decision.kind} by {decision.actor}" if decision is not None else refused.detail
+            store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", reason[:1000]))
+        return refused
+    target = rec.target_type or ""
     approval = Approval(
         recommendation_id=rec.recommendation_id,
         account_id=rec.account_id,
@@ -186,32 +218,46 @@ def approve(
     if open_thread is not None and not (approval.slack_channel and approval.slack_ts):
         thread = open_thread(approval)
         if thread is not None:
-            approval = store.update_approval(rec.recommendation_id, slack_channel=thread[0], slack_ts=thread[1])
+            update = store.update_approval(rec.recommendation_id, slack_channel=thread[0], slack_ts=thread[1])
+            approval = update.approval
     try:
         execution_arn = workflow_factory().start(approval)
     except Exception as error:  # the click must get an answer; the approval stays retryable
-        detail = f"could not start the resize workflow: {type(error).__name__}: {str(error)[:200]}"
-        failed = store.update_approval(rec.recommendation_id, status="failed", detail=detail)
-        store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-failed", detail))
-        return ActionResult(Outcome.FAILED, recommendation=rec, approval=failed, detail=detail)
-    return ActionResult(Outcome.STARTED, recommendation=rec, approval=_record_start(store, approval, execution_arn))
+        cause = f"{type(error).__name__}: {str(error)[:300]}"
+        detail = "the resize workflow could not be started (the error has been logged)"
+        failed = store.update_approval(rec.recommendation_id, status=ApprovalStatus.START_FAILED, detail=detail)
+        store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-failed", cause))
+        return ActionResult(Outcome.FAILED, recommendation=rec, approval=failed.approval, detail=detail, cause=cause)
+    started = store.update_approval(
+        rec.recommendation_id, status=ApprovalStatus.RUNNING, detail="", execution_arn=execution_arn
+    )
+    # A quick refusal may already have reached the notifier: the lifecycle keeps that outcome.
+    return ActionResult(Outcome.STARTED, recommendation=rec, approval=started.approval)
 
 
-def _record_start(store: ApprovalStore, approval: Approval, execution_arn: str) -> Approval:
-    # The notifier may already have moved the status on (a quick refusal): statuses only move forward.
-    current = store.approval(approval.recommendation_id) or approval
-    changes: dict[str, Any] = {}
-    if not current.execution_arn:
-        changes["execution_arn"] = execution_arn
-    if current.status in ("pending", "failed"):
-        changes.update(status="running", detail="")
-    return store.update_approval(approval.recommendation_id, **changes) if changes else current
+def _refusal(
+    store: ApprovalStore, rec: Recommendation, scope: ResizeScope | None, now: datetime
+) -> ActionResult | None:
+    """Why `rec` cannot be approved now, or None."""
+    if not store.is_current(rec):
+        return ActionResult(Outcome.STALE, recommendation=rec)
+    if not rec.actionable or not rec.target_type:
+        return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
+    if scope is not None and not scope.covers(rec.account_id, rec.region):
+        detail = scope.refusal(rec.instance_id, rec.account_id, rec.region)
+        return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=detail)
+    decision = hidden_by(rec, store.active_decisions(now), now)
+    if decision is not None:
+        return ActionResult(Outcome.HIDDEN, recommendation=rec, decision=decision)
+    return None
 
 
 def _needs_resume(existing: Approval, now: datetime) -> bool:
     if existing.execution_arn:
         return False
-    return existing.status == "failed" or (existing.status == "pending" and now - existing.approved_at >= RESUME_AFTER)
+    if existing.status is ApprovalStatus.START_FAILED:
+        return True
+    return existing.status is ApprovalStatus.PENDING and now - existing.approved_at >= RESUME_AFTER
 
 
 def dismiss(store: ApprovalStore, recommendation_id: str, actor: str, *, now: datetime) -> ActionResult:

@@ -1,37 +1,43 @@
 """Resize progress -> approval status, audit trail and the recommendation's Slack thread.
 
-The resize state machine puts one EventBridge event per milestone (see `ports.RESIZE_EVENT_SOURCE`).
+Two kinds of events arrive (see the NotifierFunction in template.yaml):
+  * the resize state machine's own milestones (`ports.RESIZE_EVENT_SOURCE`), detailed and in its words;
+  * Step Functions' "Execution Status Change" for every end of a resize execution, including the ends the
+    state machine cannot catch itself (a timeout, an abort, a run-time error, invalid input).
 EventBridge delivers at least once and in no guaranteed order, so this use-case is written for
-duplicates and stragglers: a terminal status is never overwritten by a late "running" event, and a
-repeated terminal event changes nothing and posts nothing.
+duplicates and stragglers: the approval lifecycle (`domain.approval`) lets an outcome be recorded once,
+and only the write that records it posts it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from rightsizer.services.ports import Approval, AuditEntry
+from rightsizer.domain.approval import TERMINAL, ApprovalStatus
+from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry
 
-TERMINAL_STATUSES = frozenset({"succeeded", "rolled_back", "refused", "failed"})
-PROGRESS_STATUSES = frozenset({"running"}) | TERMINAL_STATUSES
+PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL
 NOTIFIER_ACTOR = "rightsizer"
 _DETAIL_FIELDS = ("recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type")
 _ICONS = {
-    "running": ":hourglass_flowing_sand:",
-    "succeeded": ":white_check_mark:",
-    "rolled_back": ":leftwards_arrow_with_hook:",
-    "refused": ":no_entry_sign:",
-    "failed": ":rotating_light:",
+    ApprovalStatus.RUNNING: ":hourglass_flowing_sand:",
+    ApprovalStatus.SUCCEEDED: ":white_check_mark:",
+    ApprovalStatus.ROLLED_BACK: ":leftwards_arrow_with_hook:",
+    ApprovalStatus.UNCHANGED: ":heavy_minus_sign:",
+    ApprovalStatus.REFUSED: ":no_entry_sign:",
+    ApprovalStatus.FAILED: ":rotating_light:",
 }
 _HEADLINES = {
-    "succeeded": "Resized",
-    "rolled_back": "Resize rolled back",
-    "refused": "Resize refused",
-    "failed": "Resize failed, needs a person",
+    ApprovalStatus.SUCCEEDED: "Resized",
+    ApprovalStatus.ROLLED_BACK: "Resize rolled back",
+    ApprovalStatus.UNCHANGED: "Resize failed, nothing was changed",
+    ApprovalStatus.REFUSED: "Resize refused",
+    ApprovalStatus.FAILED: "Resize failed, needs a person",
 }
 
 
@@ -48,7 +54,7 @@ class ResizeProgress:
     recommendation_id: str
     instance_id: str
     step: str
-    status: str  # running | succeeded | rolled_back | refused | failed
+    status: ApprovalStatus  # running, or an outcome
     message: str
     from_type: str
     to_type: str
@@ -64,21 +70,89 @@ class ResizeProgress:
             raise MalformedProgress("resize progress detail has an empty recommendation_id")
         if values["status"] not in PROGRESS_STATUSES:
             raise MalformedProgress(f"unknown resize status {values['status']!r}")
-        return cls(**values, execution_arn=execution_arn)
+        status = ApprovalStatus(values.pop("status"))
+        return cls(**values, status=status, execution_arn=execution_arn)
 
     @property
     def terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
+        return self.status.terminal
 
 
-class ApprovalRecords(Protocol):
-    """The part of the store (DynamoStore in AWS) this use-case needs."""
+# ---------------------------------------------------------------------------------------------
+# Step Functions "Execution Status Change": every end of an execution, in the notifier's words
 
-    def approval(self, recommendation_id: str) -> Approval | None: ...
+# The resize state machine's Fail states (statemachine/resize.asl.json) and the outcome each one means.
+# Their causes are written for people by the state machine itself.
+_FAIL_OUTCOMES = {
+    "ResizeRefused": ApprovalStatus.REFUSED,
+    "InvalidRequest": ApprovalStatus.REFUSED,
+    "ResizeUnchanged": ApprovalStatus.UNCHANGED,
+    "AuditUnavailable": ApprovalStatus.UNCHANGED,
+    "ResizeRolledBack": ApprovalStatus.ROLLED_BACK,
+    "RollbackFailed": ApprovalStatus.FAILED,
+}
+_UNCATCHABLE = {
+    "TIMED_OUT": "The resize workflow ran out of time (its TimeoutSeconds)",
+    "ABORTED": "The resize workflow was stopped by hand (StopExecution)",
+}
+_ENDS = {"SUCCEEDED", "FAILED", *_UNCATCHABLE}
 
-    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval: ...
 
-    def audit(self, entry: AuditEntry) -> None: ...
+def progress_of_execution_end(detail: Mapping[str, Any]) -> ResizeProgress | None:
+    """The outcome an execution status change reports; None while the execution still runs.
+
+    Raises MalformedProgress when the detail names no recommendation (e.g. a hand-started execution
+    with an input the state machine refused before anything ran)."""
+    status = str(detail.get("status") or "")
+    if status not in _ENDS:
+        return None
+    run = _json_object(detail.get("input"))
+    recommendation_id = run.get("recommendation_id")
+    if not isinstance(recommendation_id, str) or not recommendation_id:
+        raise MalformedProgress("the execution's input names no recommendation_id")
+    instance_id = str(run.get("instance_id") or "the host")
+    outcome, message = _describe_end(status, detail, instance_id, str(detail.get("name") or ""))
+    return ResizeProgress(
+        recommendation_id=recommendation_id,
+        instance_id=instance_id,
+        step=f"execution_{status.lower()}",
+        status=outcome,
+        message=message,
+        from_type=str(run.get("expected_type") or "?"),
+        to_type=str(run.get("target_type") or "?"),
+        execution_arn=str(detail.get("executionArn") or ""),
+    )
+
+
+def _describe_end(status: str, detail: Mapping[str, Any], instance_id: str, name: str) -> tuple[ApprovalStatus, str]:
+    check = f"Check `{instance_id}` and the execution `{name}` in the Step Functions console."
+    if status == "SUCCEEDED":
+        output = _json_object(detail.get("output"))
+        now_is = f"{output.get('to_type', '?')} and {output.get('state', '?')}"
+        return ApprovalStatus.SUCCEEDED, f"Done: {instance_id} is now {now_is} ({output.get('health', '')})."
+    if status in _UNCATCHABLE:
+        return ApprovalStatus.FAILED, f"{_UNCATCHABLE[status]}; the host may be in any state. {check}"
+    outcome = _FAIL_OUTCOMES.get(str(detail.get("error") or ""))
+    if outcome is None:
+        return ApprovalStatus.FAILED, f"The resize workflow failed unexpectedly. {check}"
+    cause = str(detail.get("cause") or "").strip()
+    return outcome, cause[:1500] or f"The resize workflow ended without a reason. {check}"
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if not isinstance(value, str):
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# the use-case
 
 
 class ThreadNotifier(Protocol):
@@ -86,13 +160,15 @@ class ThreadNotifier(Protocol):
 
     def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
 
-    def update_root(self, channel: str, ts: str, text: str) -> None: ...
+    def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
+        """Show the outcome on the message the resize was approved from (its thread's root)."""
+        ...
 
 
 class Outcome(StrEnum):
     POSTED = "posted"  # status recorded and the thread told
     RECORDED = "recorded"  # status recorded; no Slack thread to tell, or Slack failed (see detail)
-    DUPLICATE = "duplicate"  # the same terminal status again: nothing to do
+    DUPLICATE = "duplicate"  # the same outcome again: nothing to do
     UNKNOWN = "unknown"  # no approval with this recommendation id
 
 
@@ -101,27 +177,21 @@ class NotifyResult:
     outcome: Outcome
     status: str = ""  # the approval's status afterwards
     detail: str = ""
+    closed: bool = False  # this call recorded the approval's outcome (exactly one call does)
 
 
 def handle_progress(
     progress: ResizeProgress, store: ApprovalRecords, notifier: ThreadNotifier, now: datetime
 ) -> NotifyResult:
-    approval = store.approval(progress.recommendation_id)
-    if approval is None:
+    if store.approval(progress.recommendation_id) is None:
         # Retrying cannot make an approval appear: answer instead of failing the invocation.
         return NotifyResult(Outcome.UNKNOWN, detail=f"no approval for {progress.recommendation_id}")
-    if progress.terminal and approval.status == progress.status:
+    update = store.update_approval(
+        progress.recommendation_id, status=progress.status, execution_arn=progress.execution_arn or None
+    )
+    approval = update.approval
+    if progress.terminal and not update.moved and approval.status == progress.status:
         return NotifyResult(Outcome.DUPLICATE, status=approval.status)
-
-    new_status = _next_status(approval.status, progress.status)
-    straggler = new_status != progress.status  # a "running" event that arrived after the outcome
-    changes: dict[str, Any] = {}
-    if new_status != approval.status:
-        changes["status"] = new_status
-    if progress.execution_arn and not approval.execution_arn:
-        changes["execution_arn"] = progress.execution_arn
-    if changes:
-        approval = store.update_approval(progress.recommendation_id, **changes)
     store.audit(
         AuditEntry(
             recommendation_id=progress.recommendation_id,
@@ -131,27 +201,22 @@ def handle_progress(
             detail=f"{progress.status}: {progress.message}"[:1000],
         )
     )
-
-    if straggler:
-        # Posting "stopping..." under "done" would mislead whoever reads the thread.
+    closed = update.moved and progress.terminal
+    if not update.moved:
+        # A "stopping..." (or a second, different outcome) posted under the outcome would mislead.
         return NotifyResult(Outcome.RECORDED, status=approval.status, detail=f"late {progress.step} event")
     if not (approval.slack_channel and approval.slack_ts):
-        return NotifyResult(Outcome.RECORDED, status=approval.status, detail="no Slack thread recorded")
+        return NotifyResult(Outcome.RECORDED, status=approval.status, detail="no Slack thread recorded", closed=closed)
     try:
         notifier.reply(approval.slack_channel, approval.slack_ts, thread_text(progress))
         if progress.terminal:
-            notifier.update_root(approval.slack_channel, approval.slack_ts, root_text(progress, approval))
+            notifier.update_root(
+                approval.slack_channel, approval.slack_ts, approval.recommendation_id, root_text(progress, approval)
+            )
     except NotificationFailed as error:
         # The status and audit entry are written; a retry would only repeat them. Say so and move on.
-        return NotifyResult(Outcome.RECORDED, status=approval.status, detail=f"Slack: {error}")
-    return NotifyResult(Outcome.POSTED, status=approval.status)
-
-
-def _next_status(current: str, incoming: str) -> str:
-    """Statuses only move forward: pending -> running -> one terminal status."""
-    if current in TERMINAL_STATUSES and incoming == "running":
-        return current  # a straggler from earlier in the run
-    return incoming
+        return NotifyResult(Outcome.RECORDED, status=approval.status, detail=f"Slack: {error}", closed=closed)
+    return NotifyResult(Outcome.POSTED, status=approval.status, closed=closed)
 
 
 def thread_text(progress: ResizeProgress) -> str:
@@ -160,7 +225,7 @@ def thread_text(progress: ResizeProgress) -> str:
 
 
 def root_text(progress: ResizeProgress, approval: Approval) -> str:
-    headline = _HEADLINES.get(progress.status, progress.status)
+    headline = _HEADLINES.get(progress.status, progress.status.value)
     return (
         f"{_ICONS.get(progress.status, '')} {headline}: `{progress.instance_id}` "
         f"{progress.from_type} → {progress.to_type} (approved by <@{approval.approver}>). Details in the thread."

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
+from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Instance, InstanceTypeSpec
 from rightsizer.domain.usage import RawUsage
 
@@ -117,14 +118,20 @@ class Approval:
     approver: str
     approved_at: datetime
     expected_state: str = "running"  # the host's state when the recommendation was made
-    status: str = "pending"  # pending | running | succeeded | rolled_back | refused | failed
+    status: ApprovalStatus = ApprovalStatus.PENDING  # moves only as domain.approval.transition allows
     execution_arn: str = ""
     slack_channel: str = ""
     slack_ts: str = ""  # the message (thread root) progress is posted to
     detail: str = ""
 
 
-TERMINAL_APPROVAL_STATUSES = frozenset({"succeeded", "rolled_back", "refused", "failed"})
+@dataclass(frozen=True)
+class ApprovalUpdate:
+    """The approval after an update, and whether this very write moved its status (False: the lifecycle
+    refused the move, or another writer got there first; the other fields may still have been written)."""
+
+    approval: Approval
+    moved: bool
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,45 @@ class AuditEntry:
     actor: str  # Slack user id, "rightsizer", or "resize-workflow"
     event: str  # e.g. "approve", "approve-refused", "dismiss", "snooze", "stopped", "modified", "rolled_back"
     detail: str = ""
+
+
+class ApprovalRecords(Protocol):
+    """Approvals and their audit trail (DynamoStore in AWS, tests.fakes.MemoryStore in tests).
+
+    `update_approval` moves the status only where `domain.approval.transition` allows it (a conditional
+    write in DynamoDB); `detail` travels with the status and is dropped when the move is refused;
+    `execution_arn` is written once; the Slack thread fields are written whenever given.
+    Raises KeyError for an unknown recommendation id.
+    """
+
+    def create_approval(self, approval: Approval) -> bool: ...
+
+    def approval(self, recommendation_id: str) -> Approval | None: ...
+
+    def update_approval(
+        self,
+        recommendation_id: str,
+        *,
+        status: ApprovalStatus | None = None,
+        detail: str | None = None,
+        execution_arn: str | None = None,
+        slack_channel: str | None = None,
+        slack_ts: str | None = None,
+    ) -> ApprovalUpdate: ...
+
+    def audit(self, entry: AuditEntry) -> None: ...
+
+
+@dataclass(frozen=True)
+class PostedMessage:
+    """A message the bot posted and may have to edit later (the daily report): Slack cannot be asked for
+    it back without extra scopes, so the store keeps what was sent."""
+
+    channel: str
+    ts: str
+    text: str
+    blocks: tuple[Mapping[str, Any], ...]
+    recommendation_ids: tuple[str, ...] = ()  # whose buttons it shows
 
 
 class ResizeWorkflow(Protocol):
@@ -146,7 +192,7 @@ class ResizeWorkflow(Protocol):
 
 # Progress events the resize workflow puts on the default EventBridge bus; the notifier posts them
 # to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "step",
-# "status" ("running" | "succeeded" | "rolled_back" | "refused" | "failed"), "message",
-# "from_type", "to_type"}.
+# "status" ("running" or an outcome: "succeeded" | "rolled_back" | "unchanged" | "refused" | "failed"),
+# "message", "from_type", "to_type"}.
 RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
 RESIZE_EVENT_DETAIL_TYPE = "Resize progress"

@@ -13,6 +13,10 @@ Key design (PK / SK), one access pattern each:
   APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
   AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
   SLACKREQ#<digest>           / SLACKREQ                        replay guard for Slack requests
+  MESSAGE#<channel>#<ts>      / MESSAGE                         a posted report message (to edit it later)
+  SHOWN#<rec id>              / <channel>#<ts>                  the messages showing a recommendation's buttons
+  REPORTPOST#<post key>       / <index>                         a daily report's posted messages (to resume)
+  LOCK#<instance id>          / LOCK                            the resize workflow's per-instance lock
   IDEMPOTENCY#<function>      / <function>#<hash>               Powertools idempotency records
 Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
 idempotency records use as well.
@@ -23,7 +27,6 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -33,10 +36,11 @@ from botocore.exceptions import ClientError
 
 from rightsizer.adapters import bundled
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
+from rightsizer.domain.approval import ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.prices import PriceBook
-from rightsizer.services.ports import TERMINAL_APPROVAL_STATUSES, Approval, AuditEntry, Decision, Window
+from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, Window
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
     from rightsizer.services.collect import RegionData
@@ -46,7 +50,10 @@ RUN_RETENTION = timedelta(days=35)
 HISTORY_RETENTION = timedelta(days=400)
 RECOMMENDATION_RETENTION = timedelta(days=90)
 AUDIT_RETENTION = timedelta(days=800)
-PENDING_STATUSES = ("pending", "running")
+MESSAGE_RETENTION = timedelta(days=30)
+OPEN_APPROVALS = "APPROVAL#PENDING"  # GSI1 partition of the approvals still waiting for an outcome
+# Approval fields that change after creation; each is an attribute of its own (see create_approval).
+_APPROVAL_MUTABLE = ("status", "detail", "execution_arn", "slack_channel", "slack_ts")
 
 
 def _pack(value: Any) -> bytes:
@@ -65,6 +72,37 @@ def _expires(now: datetime, keep: timedelta) -> int:
 
 def _instance_key(account_id: str, region: str, instance_id: str) -> str:
     return f"{account_id}#{region}#{instance_id}"
+
+
+def _message_item(message: PostedMessage) -> dict[str, Any]:
+    return {
+        "PK": f"MESSAGE#{message.channel}#{message.ts}",
+        "SK": "MESSAGE",
+        "text": message.text,
+        "blocks": _pack(list(message.blocks)),
+        "recommendation_ids": list(message.recommendation_ids),
+    }
+
+
+def _message_of(item: Mapping[str, Any]) -> PostedMessage:
+    channel, _, ts = str(item["PK"]).removeprefix("MESSAGE#").partition("#")
+    return PostedMessage(
+        channel=channel,
+        ts=ts,
+        text=str(item.get("text", "")),
+        blocks=tuple(_unpack(item["blocks"])),
+        recommendation_ids=tuple(str(r) for r in item.get("recommendation_ids", [])),
+    )
+
+
+def _approval_attributes(approval: Approval) -> dict[str, str]:
+    return {name: str(to_jsonable(getattr(approval, name))) for name in _APPROVAL_MUTABLE}
+
+
+def _approval_of(item: Mapping[str, Any]) -> Approval:
+    fields = json.loads(item["data"])
+    fields.update({name: str(item[name]) for name in _APPROVAL_MUTABLE if name in item})
+    return from_jsonable(Approval, fields)
 
 
 class DynamoStore:
@@ -318,9 +356,11 @@ class DynamoStore:
         item = {
             "PK": f"APPROVAL#{approval.recommendation_id}",
             "SK": "APPROVAL",
-            "data": json.dumps(to_jsonable(approval)),
-            "status": approval.status,
-            "GSI1PK": "APPROVAL#PENDING",
+            # What an approval is (who, what, when) never changes; its mutable fields are attributes of
+            # their own, so that updates are conditional UpdateItems instead of read-then-put.
+            "data": json.dumps({k: v for k, v in to_jsonable(approval).items() if k not in _APPROVAL_MUTABLE}),
+            **{name: value for name, value in _approval_attributes(approval).items() if value},
+            "GSI1PK": OPEN_APPROVALS,
             "GSI1SK": approval.approved_at.isoformat(),
         }
         try:
@@ -333,32 +373,83 @@ class DynamoStore:
 
     def approval(self, recommendation_id: str) -> Approval | None:
         item = self._get(f"APPROVAL#{recommendation_id}", "APPROVAL")
-        return None if item is None else from_jsonable(Approval, json.loads(item["data"]))
+        return None if item is None else _approval_of(item)
 
-    def update_approval(self, recommendation_id: str, **changes: Any) -> Approval:
-        current = self.approval(recommendation_id)
-        if current is None:
-            raise KeyError(recommendation_id)
-        if current.status in TERMINAL_APPROVAL_STATUSES and changes.get("status", current.status) != current.status:
-            # An outcome is final: a late "running" (e.g. the Slack app after a fast refusal) must not undo it.
-            changes.pop("status")
-        updated = replace(current, **changes)
-        item: dict[str, Any] = {
-            "PK": f"APPROVAL#{recommendation_id}",
-            "SK": "APPROVAL",
-            "data": json.dumps(to_jsonable(updated)),
-            "status": updated.status,
-        }
-        if updated.status in PENDING_STATUSES:  # sparse index: only open approvals are listed
-            item["GSI1PK"] = "APPROVAL#PENDING"
-            item["GSI1SK"] = updated.approved_at.isoformat()
-        self._table.put_item(Item=item)
-        return updated
+    def update_approval(
+        self,
+        recommendation_id: str,
+        *,
+        status: ApprovalStatus | None = None,
+        detail: str | None = None,
+        execution_arn: str | None = None,
+        slack_channel: str | None = None,
+        slack_ts: str | None = None,
+    ) -> ApprovalUpdate:
+        """One conditional UpdateItem (see ports.ApprovalRecords): the condition lists the statuses the
+        lifecycle lets `status` replace; when it fails, the same update runs without status and detail."""
+        always: dict[str, str] = {}
+        if slack_channel is not None:
+            always["slack_channel"] = slack_channel
+        if slack_ts is not None:
+            always["slack_ts"] = slack_ts
+        if status is not None:
+            moving = {"status": status.value, **({"detail": detail} if detail is not None else {})}
+            try:
+                return ApprovalUpdate(self._update_approval(recommendation_id, always, execution_arn, moving), True)
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+                # Either the lifecycle refused the move, or there is no such approval: tell them apart.
+        item = self._update_approval(recommendation_id, always, execution_arn, {})
+        return ApprovalUpdate(item, False)
+
+    def _update_approval(
+        self, recommendation_id: str, always: Mapping[str, str], execution_arn: str | None, moving: Mapping[str, str]
+    ) -> Approval:
+        key = {"PK": f"APPROVAL#{recommendation_id}", "SK": "APPROVAL"}
+        names: dict[str, str] = {"#pk": "PK"}
+        values: dict[str, Any] = {}
+        sets: list[str] = []
+        for number, (name, value) in enumerate({**always, **moving}.items()):
+            names[f"#f{number}"], values[f":f{number}"] = name, value
+            sets.append(f"#f{number} = :f{number}")
+        if execution_arn:  # written once: a second execution never replaces the first one's ARN
+            names["#arn"], values[":arn"] = "execution_arn", execution_arn
+            sets.append("#arn = if_not_exists(#arn, :arn)")
+        if not sets:
+            found = self._get(key["PK"], key["SK"])
+            if found is None:
+                raise KeyError(recommendation_id)
+            return _approval_of(found)
+        expression, condition = f"SET {', '.join(sets)}", "attribute_exists(#pk)"
+        if moving:
+            requested = ApprovalStatus(moving["status"])
+            sources = sorted(sources_of(requested))
+            names["#status"] = "status"
+            values.update({f":from{n}": source.value for n, source in enumerate(sources)})
+            condition += f" AND #status IN ({', '.join(f':from{n}' for n in range(len(sources)))})"
+            if requested.terminal:  # sparse index: only open approvals are listed
+                expression += " REMOVE GSI1PK, GSI1SK"
+        try:
+            answer = self._table.update_item(
+                Key=key,
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if not moving and error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise KeyError(recommendation_id) from None
+            raise
+        return _approval_of(answer["Attributes"])
 
     def pending_approvals(self) -> list[Approval]:
+        """Approvals still waiting for an outcome (pending, start_failed, running)."""
         return [
-            from_jsonable(Approval, json.loads(item["data"]))
-            for item in self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq("APPROVAL#PENDING"))
+            _approval_of(item)
+            for item in self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq(OPEN_APPROVALS))
         ]
 
     def audit(self, entry: AuditEntry) -> None:
@@ -387,6 +478,76 @@ class DynamoStore:
                 )
             )
         return entries
+
+    # -- Slack messages the bot posted ----------------------------------------------------------
+
+    def save_message(self, message: PostedMessage, now: datetime, *, post_key: str = "", index: int = 0) -> None:
+        """Keep a posted message (and which recommendations it shows); with `post_key`, also note it as
+        message `index` of that report post, so that a retried post resumes after it."""
+        key = f"{message.channel}#{message.ts}"
+        expiration = _expires(now, MESSAGE_RETENTION)
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            batch.put_item(Item={**_message_item(message), TTL_ATTRIBUTE: expiration})
+            for recommendation_id in message.recommendation_ids:
+                batch.put_item(Item={"PK": f"SHOWN#{recommendation_id}", "SK": key, TTL_ATTRIBUTE: expiration})
+            if post_key:
+                batch.put_item(
+                    Item={
+                        "PK": f"REPORTPOST#{post_key}",
+                        "SK": f"{index:04d}",
+                        "ts": message.ts,
+                        TTL_ATTRIBUTE: expiration,
+                    }
+                )
+
+    def replace_message(self, message: PostedMessage) -> None:
+        """Store an edited copy of a message saved before (nothing happens for a message never saved)."""
+        item = _message_item(message)
+        try:
+            self._table.update_item(
+                Key={"PK": item["PK"], "SK": item["SK"]},
+                UpdateExpression="SET #text = :text, #blocks = :blocks",
+                ConditionExpression=Attr("PK").exists(),
+                ExpressionAttributeNames={"#text": "text", "#blocks": "blocks"},
+                ExpressionAttributeValues={":text": item["text"], ":blocks": item["blocks"]},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def message(self, channel: str, ts: str) -> PostedMessage | None:
+        item = self._get(f"MESSAGE#{channel}#{ts}", "MESSAGE")
+        return None if item is None else _message_of(item)
+
+    def messages_showing(self, recommendation_id: str) -> list[PostedMessage]:
+        found = []
+        for shown in self._query(KeyConditionExpression=Key("PK").eq(f"SHOWN#{recommendation_id}")):
+            channel, _, ts = str(shown["SK"]).partition("#")
+            message = self.message(channel, ts)
+            if message is not None:
+                found.append(message)
+        return found
+
+    def report_progress(self, post_key: str) -> dict[int, str]:
+        """The messages of report post `post_key` already in Slack: index -> ts."""
+        items = self._query(KeyConditionExpression=Key("PK").eq(f"REPORTPOST#{post_key}"), ConsistentRead=True)
+        return {int(item["SK"]): str(item["ts"]) for item in items}
+
+    # -- the resize workflow's per-instance lock -------------------------------------------------
+
+    def release_instance_lock(self, instance_id: str, holder: str) -> bool:
+        """Delete the lock the resize state machine took for `instance_id`, if `holder` (an execution ARN)
+        still holds it. The state machine releases it at each end it can catch; this is for the others."""
+        try:
+            self._table.delete_item(
+                Key={"PK": f"LOCK#{instance_id}", "SK": "LOCK"},
+                ConditionExpression=Attr("holder").eq(holder),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     # -- Slack replay guard ----------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ Two layers keep a retry from resizing twice:
      with that name (ExecutionAlreadyExists) and we answer with the existing execution's ARN.
   2. Optionally, Powertools idempotency records the answer in our table, so a retried Lambda invocation
      gets the stored ARN without calling Step Functions at all, and concurrent starters are serialised.
+Different recommendations for the same host are different executions: the state machine's per-instance
+lock (a conditional put in the table) lets only one of them touch the host at a time.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from rightsizer.adapters.codec import to_jsonable
+from rightsizer.services.approvals import ResizeScope
 from rightsizer.services.ports import Approval
 from rightsizer.settings import Settings
 
@@ -29,6 +32,13 @@ AUDIT_RETENTION = timedelta(days=800)
 IDEMPOTENCY_TTL = timedelta(days=90)
 IDEMPOTENCY_PK = "IDEMPOTENCY#resize-start"
 RESIZABLE_STATES = ("running", "stopped")
+# statemachine/resize.asl.json's TimeoutSeconds: no execution outlives it, so a lock older than this (plus a
+# margin for the start) belongs to an execution that has ended without releasing it.
+EXECUTION_TIMEOUT = timedelta(hours=3)
+LOCK_TTL = EXECUTION_TIMEOUT + timedelta(minutes=10)
+# The state machine's bounds on its wait loops (CheckRequest): larger values are refused as invalid input.
+MAX_WAIT_SECONDS = 60
+MAX_POLLS = 30
 
 _NAME_MAX = 80
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -78,9 +88,10 @@ class StepFunctionsResizeWorkflow:
         max_polls: int = 30,
         expected_state_of: Callable[[str], str | None] | None = None,
         persistence_store: Any | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        if wait_seconds < 0 or max_polls < 1:
-            raise ValueError("wait_seconds must be >= 0 and max_polls >= 1")
+        if not (0 <= wait_seconds <= MAX_WAIT_SECONDS and 1 <= max_polls <= MAX_POLLS):
+            raise ValueError(f"wait_seconds must be 0..{MAX_WAIT_SECONDS} and max_polls 1..{MAX_POLLS}")
         self._client = client
         self.state_machine_arn = state_machine_arn
         self._wait_seconds = wait_seconds
@@ -89,6 +100,7 @@ class StepFunctionsResizeWorkflow:
         self._table_name = table_name
         self._max_polls = max_polls
         self._expected_state_of = expected_state_of
+        self._clock = clock
         self._idempotent_start: Callable[..., str] | None = None
         self._idempotency_config: Any | None = None
         if persistence_store is not None:
@@ -174,10 +186,11 @@ class StepFunctionsResizeWorkflow:
     # -- internals ---------------------------------------------------------------------------------
 
     def execution_input(self, approval: dict[str, Any], expected_state: str) -> dict[str, Any]:
-        """The state machine's input. Deterministic for one approval, so a repeated StartExecution of a
-        still-running execution is answered by Step Functions itself with the same ARN."""
+        """The state machine's input. A repeated StartExecution of the same approval is answered with the
+        first execution's ARN (see _start_from_approval), whatever the lock's expiry says."""
         approved_at = str(approval["approved_at"])
         expires = int((datetime.fromisoformat(approved_at) + AUDIT_RETENTION).timestamp())
+        lock_until = self._clock().astimezone(UTC) + LOCK_TTL
         return {
             "recommendation_id": approval["recommendation_id"],
             "instance_id": approval["instance_id"],
@@ -194,6 +207,9 @@ class StepFunctionsResizeWorkflow:
             "max_polls": self._max_polls,
             # DynamoDB wants N as a string; the state machine cannot do date arithmetic itself.
             "audit_expiration": str(expires),
+            # Compared as text with $$.State.EnteredTime (ISO 8601, UTC): same prefix format.
+            "lock_expires_at": lock_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "lock_expiration": str(int(lock_until.timestamp())),
         }
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
@@ -213,12 +229,13 @@ class StepFunctionsResizeWorkflow:
     def _check_scope(self, approval: Approval) -> None:
         # The workflow's SDK calls run with its own role in its own region: it cannot reach a host in a
         # member account or another region, and would refuse it only after a confusing "not found".
-        parts = self.state_machine_arn.split(":")
-        region, account = (parts[3], parts[4]) if len(parts) >= 5 else ("", "")
-        if approval.region != region or approval.account_id != account:
+        # (approvals.approve refuses these first; this guards every other caller.)
+        scope = ResizeScope.of_state_machine(self.state_machine_arn)
+        if scope is None or not scope.covers(approval.account_id, approval.region):
+            where = f"{scope.account_id}/{scope.region}" if scope else "unknown"
             raise ValueError(
                 f"{approval.instance_id} is in {approval.account_id}/{approval.region}; the resize workflow "
-                f"only manages instances in its own account and region ({account}/{region})"
+                f"only manages instances in its own account and region ({where})"
             )
 
 

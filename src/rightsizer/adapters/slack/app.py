@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,13 +21,16 @@ from aws_lambda_powertools.logging import Logger
 from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.middleware import Middleware
+from slack_bolt.request.internals import build_context
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from rightsizer.adapters.slack import blocks
+from rightsizer.adapters.slack.edge import Rejection, Verified, verify
+from rightsizer.adapters.slack.messages import MessageBoard, MessageStore
 from rightsizer.domain.models import Recommendation
 from rightsizer.services import approvals
-from rightsizer.services.approvals import ActionResult, DurationError, Outcome
+from rightsizer.services.approvals import ActionResult, DurationError, Outcome, ResizeScope
 from rightsizer.services.ports import Approval, Decision, ResizeWorkflow
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings
@@ -34,6 +38,10 @@ from rightsizer.settings import Settings
 logger = Logger(child=True)
 
 INSTANCE_ID = re.compile(r"^i-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+TOP_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only: str.isdigit() also accepts "¹" and "①", int() does not
+# Bolt configures the logger named after the app on every request (level and all). Named like the Powertools
+# service logger ("gpu-rightsizer"), the app would reset the project's log level; so it has a name of its own.
+BOLT_APP_NAME = "gpu-rightsizer-slack-bolt"
 RETRY_HEADER = "x-slack-retry-num"
 # Bolt's LambdaLazyListenerRunner re-invokes the function with these headers and a top-level "method": "NONE"
 # in the payload. A Function URL request can carry any header but never a top-level "method" key: that is
@@ -43,7 +51,7 @@ SELF_INVOKE_MARKER = ("method", "NONE")
 MAX_RESPONSES = 5  # Slack accepts five posts per response_url
 
 
-class SlackStore(approvals.ApprovalStore, Protocol):
+class SlackStore(approvals.ApprovalStore, MessageStore, Protocol):
     """What the Slack app reads and writes (DynamoStore in AWS)."""
 
     def latest_recommendations(
@@ -90,7 +98,7 @@ def parse_command(text: str, default_top: int = 10) -> Command:
     if verb == "top":
         if not args:
             return Command("top", count=default_top)
-        if len(args) == 1 and args[0].isdigit() and int(args[0]) > 0:
+        if len(args) == 1 and TOP_COUNT.fullmatch(args[0]) and int(args[0]) > 0:
             return Command("top", count=int(args[0]))
         return Command("top", error="`top` takes one optional positive number, e.g. `top 5`.")
     if verb in ("show", "why", "snooze"):
@@ -197,12 +205,13 @@ SUPERSEDED = (
 
 
 class _Conversation:
-    """Answers to one click: private notes to the clicker, and in-place updates of the message."""
+    """Answers to one click: private notes to the clicker, and in-place updates of the messages."""
 
-    def __init__(self, click: Click, client: WebClient, respond: Any) -> None:
+    def __init__(self, click: Click, client: WebClient, respond: Any, board: MessageBoard) -> None:
         self.click = click
         self._client = client
         self._respond = respond
+        self._board = board
 
     def tell(self, text: str) -> None:
         if not self.click.ephemeral and self.click.channel:
@@ -214,16 +223,17 @@ class _Conversation:
         self._respond(text=text, response_type="ephemeral", replace_original=False)
 
     def mark(self, rec: Recommendation, note: str) -> None:
+        """Replace the recommendation's buttons with `note`: in the clicked message, and in every saved
+        report message that shows them too (a decision hides the advice everywhere)."""
+        clicked = (self.click.channel, self.click.message_ts)
         if self.click.ephemeral:
             # Ephemeral messages cannot be read back or chat.update'd: replace through response_url.
             self._respond(text=note, blocks=blocks.resolved_blocks(rec, note), replace_original=True)
-            return
-        self._client.chat_update(
-            channel=self.click.channel,
-            ts=self.click.message_ts,
-            text=self.click.message_text,
-            blocks=blocks.resolve_in_message(self.click.message_blocks, rec.recommendation_id, note),
-        )
+        else:
+            updated = blocks.resolve_in_message(self.click.message_blocks, rec.recommendation_id, note)
+            self._client.chat_update(channel=clicked[0], ts=clicked[1], text=self.click.message_text, blocks=updated)
+            self._board.edited(clicked[0], clicked[1], self.click.message_text, updated)
+        self._board.resolve(rec.recommendation_id, note, except_in=None if self.click.ephemeral else clicked)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,6 +253,7 @@ def build_app(
     slack = settings.slack
     command_name = slack.command if slack.command.startswith("/") else f"/{slack.command}"
     bot_token = client.token
+    scope = ResizeScope.of_state_machine(settings.resize_state_machine_arn)
 
     def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
         # A single-workspace app: the token is known. Bolt's default would call auth.test on the first
@@ -250,7 +261,7 @@ def build_app(
         return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id, bot_token=bot_token)
 
     app = App(
-        name="gpu-rightsizer",
+        name=BOLT_APP_NAME,
         # Bolt gives each request a copy of this client with the token from `authorize`.
         client=WebClient(base_url=client.base_url, timeout=client.timeout, retry_handlers=client.retry_handlers),
         signing_secret=signing_secret,
@@ -296,10 +307,11 @@ def build_app(
     def needs_data(command: dict[str, Any]) -> bool:
         return parse_command(str(command.get("text", "")), slack.top_n).needs_data
 
-    def run_gpu_command(command: dict[str, Any], respond: Any) -> None:
+    def run_gpu_command(command: dict[str, Any], respond: Any, client: WebClient) -> None:
         parsed = parse_command(str(command.get("text", "")), slack.top_n)
         try:
-            for message in _answer(parsed, str(command.get("user_id", "")))[:MAX_RESPONSES]:
+            answers = _answer(parsed, str(command.get("user_id", "")), MessageBoard(client, store))
+            for message in answers[:MAX_RESPONSES]:
                 respond(**message, response_type="ephemeral")
         except Exception:
             logger.exception("slash command failed", extra={"verb": parsed.name})
@@ -308,7 +320,7 @@ def build_app(
                 response_type="ephemeral",
             )
 
-    def _answer(parsed: Command, user: str) -> list[dict[str, Any]]:
+    def _answer(parsed: Command, user: str, board: MessageBoard) -> list[dict[str, Any]]:
         now = clock()
         if parsed.name in ("report", "top"):
             report = build_report(
@@ -316,11 +328,13 @@ def build_app(
             )
             decisions = store.active_decisions(now)
             if parsed.name == "report":
-                return [blocks.report_summary_message(report, decisions, now).payload()]
-            return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now)]
+                return [blocks.report_summary_message(report, decisions, now, scope).payload()]
+            return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now, scope)]
         if parsed.name == "snooze" and parsed.duration is not None:
             result = approvals.snooze_instance(store, parsed.instance_id, user, now=now, duration=parsed.duration)
-            if result.outcome is Outcome.SNOOZED and result.until is not None:
+            if result.outcome is Outcome.SNOOZED and result.until is not None and result.recommendation is not None:
+                # The report already in the channel must not keep offering buttons for the snoozed host.
+                board.resolve(result.recommendation.recommendation_id, blocks.snoozed_note(user, result.until))
                 note = (
                     f"`{parsed.instance_id}` is snoozed until {result.until:%Y-%m-%d %H:%M} UTC: reports leave it out."
                 )
@@ -332,7 +346,11 @@ def build_app(
         if parsed.name == "why":
             return [blocks.why_message(rec).payload()]
         message = blocks.detail_message(
-            rec, decisions=store.active_decisions(now), approval=store.approval(rec.recommendation_id), now=now
+            rec,
+            decisions=store.active_decisions(now),
+            approval=store.approval(rec.recommendation_id),
+            now=now,
+            scope=scope,
         )
         return [message.payload()]
 
@@ -352,7 +370,7 @@ def build_app(
 
     def guarded(handler: Callable[[_Conversation, WebClient], None]) -> Callable[..., None]:
         def run(body: dict[str, Any], client: WebClient, respond: Any) -> None:
-            talk = _Conversation(Click.of(body), client, respond)
+            talk = _Conversation(Click.of(body), client, respond, MessageBoard(client, store))
             try:
                 handler(talk, client)
             except Exception:
@@ -390,14 +408,17 @@ def build_app(
             click.user,
             is_approver=is_approver_via(web),
             now=clock(),
+            scope=scope,
             slack_channel="" if click.ephemeral else click.channel,
             slack_ts="" if click.ephemeral else click.message_ts,
             open_thread=open_thread,
         )
         if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
             _started(talk, web, result.recommendation, result.approval)
-        else:
-            talk.tell(_approve_answer(result))
+            return
+        if result.cause:  # for operators; the clicker gets a sentence without exception names
+            logger.error("resize not started", extra={"cause": result.cause, "recommendation": click.recommendation_id})
+        talk.tell(_approve_answer(result))
 
     def _started(talk: _Conversation, web: WebClient, rec: Recommendation, approval: Approval) -> None:
         note = blocks.started_note(approval)
@@ -427,7 +448,21 @@ def build_app(
             )
         if result.outcome is Outcome.NOT_ACTIONABLE:
             return "There is no in-place resize to approve for this recommendation (see `show` for the advice)."
-        return f":x: The resize could not be started: {blocks.escape(result.detail)}. Approve again to retry."
+        if result.outcome is Outcome.OUT_OF_SCOPE:
+            return f":no_entry_sign: Not approved: {result.detail}"
+        if result.outcome is Outcome.HIDDEN and result.decision is not None:
+            return _hidden_answer(result.decision)
+        return f":x: Not started: {blocks.escape(result.detail)}. Approve again in a minute to retry."
+
+    def _hidden_answer(decision: Decision) -> str:
+        if decision.kind == "snooze" and decision.until is not None:
+            why = f"<@{decision.actor}> snoozed this host until {decision.until:%Y-%m-%d %H:%M} UTC"
+        else:
+            why = f"<@{decision.actor}> dismissed this recommendation"
+        return (
+            f":zzz: Not approved: {why}, so it is no longer offered. "
+            f"`{command_name} show <instance-id>` shows the advice and who decided."
+        )
 
     def dismiss(talk: _Conversation, web: WebClient) -> None:
         result = approvals.dismiss(store, talk.click.recommendation_id, talk.click.user, now=clock())
@@ -454,22 +489,60 @@ def build_app(
 
 
 class LambdaEntry:
-    """The Function URL handler around an app; `lambda_client` runs lazy listeners (tests pass an in-process one)."""
+    """The Function URL handler around an app: `edge.verify` judges the raw request first, Bolt handles what
+    passes. `lambda_client` runs lazy listeners (tests and the demo pass an in-process one)."""
 
-    def __init__(self, app: App, *, lambda_client: Any | None = None) -> None:
-        from slack_bolt.adapter.aws_lambda import SlackRequestHandler
+    def __init__(
+        self,
+        app: App,
+        *,
+        signing_secret: str,
+        lambda_client: Any | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         from slack_bolt.adapter.aws_lambda.lazy_listener_runner import LambdaLazyListenerRunner
 
-        self._handler = SlackRequestHandler(app)  # installs a LambdaLazyListenerRunner without a client
-        if lambda_client is not None:
-            # A client made at init time keeps its creation (~50 ms) off the first acknowledgement.
-            app.listener_runner.lazy_listener_runner = LambdaLazyListenerRunner(
-                self._handler.logger, lambda_client=lambda_client
-            )
+        self._app = app
+        self._signing_secret = signing_secret
+        self._clock = clock
+        # A client made at init time keeps its creation (~50 ms) off the first acknowledgement; without
+        # one, Bolt's runner creates a boto3 Lambda client on the first lazy listener.
+        app.listener_runner.lazy_listener_runner = LambdaLazyListenerRunner(app.logger, lambda_client=lambda_client)
 
     def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        response: dict[str, Any] = self._handler.handle(event, context)  # type: ignore[no-untyped-call]
-        return response
+        checked = verify(event, self._signing_secret, self._clock())
+        if isinstance(checked, Rejection):
+            logger.warning("Slack request rejected", extra={"status": checked.status, "reason": checked.reason})
+            return checked.response()
+        request = _VerifiedRequest(checked, event, context)
+        response = self._app.dispatch(request)
+        return {"statusCode": response.status, "body": response.body, "headers": response.first_headers()}
+
+
+class _VerifiedRequest(BoltRequest):
+    """A BoltRequest whose body is the edge's parse of the verified form, not Bolt's own parse of the raw
+    body (which routes any form containing the text "payload" as an interaction). Bolt still checks the
+    signature over `raw_body`, the exact text Slack signed."""
+
+    def __init__(self, verified: Verified, event: dict[str, Any], context: Any) -> None:
+        query = event.get("queryStringParameters")
+        strings = {k: v for k, v in query.items() if isinstance(v, str)} if isinstance(query, dict) else {}
+        super().__init__(body="", query=strings, headers=dict(verified.headers))
+        self.raw_body = verified.raw_body
+        self.body = verified.body
+        self.context = build_context(self.context, verified.body)
+        # What Bolt's AWS Lambda adapter puts in the context: the lazy listener runner re-invokes with it.
+        self.context["aws_lambda_function_name"] = getattr(context, "function_name", "")
+        self.context["aws_lambda_invoked_function_arn"] = getattr(context, "invoked_function_arn", "")
+        self.context["lambda_request"] = event
+        self._verified = verified
+        self._event = event
+        self._lambda_context = context
+
+    def to_copyable(self) -> BoltRequest:
+        copied = _VerifiedRequest(self._verified, self._event, self._lambda_context)
+        copied.context = self.context.to_copyable()
+        return copied
 
 
 def step_functions_workflow(

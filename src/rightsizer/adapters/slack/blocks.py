@@ -8,7 +8,7 @@ the models do not check, 50 blocks per message, is enforced here by `paginate`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from slack_sdk.models.blocks import (
 )
 
 from rightsizer.domain.models import Finding, Recommendation
-from rightsizer.services.approvals import can_resize, hidden_by, split_hidden
+from rightsizer.services.approvals import ResizeScope, can_resize, hidden_by, split_hidden
 from rightsizer.services.formatting import shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import FleetReport, Totals, fleet_totals, money_sentences
@@ -181,10 +181,10 @@ def approve_confirm(rec: Recommendation) -> ConfirmObject:
     )
 
 
-def recommendation_actions(rec: Recommendation) -> ActionsBlock:
+def recommendation_actions(rec: Recommendation, scope: ResizeScope | None = None) -> ActionsBlock:
     # The value carries only the id: the server reloads the recommendation and never trusts the message.
     buttons: list[ButtonElement] = []
-    if can_resize(rec):
+    if can_resize(rec, scope):
         buttons.append(
             ButtonElement(
                 text="Approve resize",
@@ -201,11 +201,29 @@ def recommendation_actions(rec: Recommendation) -> ActionsBlock:
     return ActionsBlock(elements=buttons, block_id=actions_id(rec.recommendation_id))
 
 
-def recommendation_blocks(rec: Recommendation, *, buttons: bool = True) -> list[Block]:
-    blocks: list[Block] = [recommendation_section(rec)]
-    if buttons:
-        blocks.append(recommendation_actions(rec))
+def out_of_scope_note(rec: Recommendation, scope: ResizeScope | None) -> ContextBlock | None:
+    """Why a resize recommendation has no Approve button: the workflow cannot reach the host (yet)."""
+    if scope is None or not rec.actionable or not rec.target_type or can_resize(rec, scope):
+        return None
+    return _context(
+        f":information_source: No Approve button: the resize workflow can only change hosts in account "
+        f"{scope.account_id}, region {scope.region}, and this host is in {rec.account_id}, {rec.region}. "
+        "Resize it by hand for now."
+    )
+
+
+def recommendation_blocks(rec: Recommendation, scope: ResizeScope | None = None) -> list[Block]:
+    blocks: list[Block] = [recommendation_section(rec), recommendation_actions(rec, scope)]
+    note = out_of_scope_note(rec, scope)
+    if note is not None:
+        blocks.append(note)
     return blocks
+
+
+def recommendation_ids_in(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The recommendations whose buttons (or their resolved notes) a message holds."""
+    prefix = actions_id("")
+    return tuple(str(b["block_id"])[len(prefix) :] for b in blocks if str(b.get("block_id") or "").startswith(prefix))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,9 +287,12 @@ class ReportView:
     hidden: tuple[Recommendation, ...]  # snoozed or dismissed
     no_data: tuple[Recommendation, ...]  # insufficient data, visible
     totals: Totals  # of every visible recommendation: the same function the CLI's totals come from
+    scope: ResizeScope | None = None  # where one click can resize
 
     @classmethod
-    def of(cls, report: FleetReport, decisions: Hiding, now: datetime | None = None) -> ReportView:
+    def of(
+        cls, report: FleetReport, decisions: Hiding, now: datetime | None = None, scope: ResizeScope | None = None
+    ) -> ReportView:
         at = now or report.generated_at
         visible, hidden = split_hidden(report.recommendations, list(decisions), at)
         relevant = (*ATTENTION, Finding.INSUFFICIENT_DATA)
@@ -281,6 +302,7 @@ class ReportView:
             hidden=tuple(r for r in hidden if r.finding in relevant),
             no_data=tuple(r for r in visible if r.finding is Finding.INSUFFICIENT_DATA),
             totals=fleet_totals(visible, report.home_account),
+            scope=scope,
         )
 
 
@@ -342,14 +364,19 @@ def _fallback(view: ReportView) -> str:
 
 
 def daily_report_messages(
-    report: FleetReport, decisions: Hiding, *, top_n: int, now: datetime | None = None
+    report: FleetReport,
+    decisions: Hiding,
+    *,
+    top_n: int,
+    now: datetime | None = None,
+    scope: ResizeScope | None = None,
 ) -> list[Message]:
     """First message: summary and the top `top_n`; every other recommendation and host in thread replies.
 
     Nothing is dropped: each listed recommendation and each host without metrics appears in exactly one message.
     """
-    view = ReportView.of(report, decisions, now)
-    groups = [recommendation_blocks(rec) for rec in view.listed]
+    view = ReportView.of(report, decisions, now, scope)
+    groups = [recommendation_blocks(rec, scope) for rec in view.listed]
     head = summary_blocks(view)
     top = groups[: max(0, top_n)]
     rest = groups[len(top) :] + insufficient_data_groups(view.no_data)
@@ -375,18 +402,22 @@ def daily_report_messages(
     return messages
 
 
-def report_summary_message(report: FleetReport, decisions: Hiding, now: datetime) -> Message:
+def report_summary_message(
+    report: FleetReport, decisions: Hiding, now: datetime, scope: ResizeScope | None = None
+) -> Message:
     """`/gpu report`: the summary only."""
-    view = ReportView.of(report, decisions, now)
+    view = ReportView.of(report, decisions, now, scope)
     blocks = summary_blocks(view)
     if view.listed:
         blocks.append(_context("`top [N]` lists the biggest savings with buttons; `show <instance-id>` explains one."))
     return Message(_fallback(view), tuple(blocks))
 
 
-def top_messages(report: FleetReport, decisions: Hiding, n: int, now: datetime) -> list[Message]:
+def top_messages(
+    report: FleetReport, decisions: Hiding, n: int, now: datetime, scope: ResizeScope | None = None
+) -> list[Message]:
     """`/gpu top N`: the N largest savings with buttons, split into messages of at most 50 blocks."""
-    view = ReportView.of(report, decisions, now)
+    view = ReportView.of(report, decisions, now, scope)
     count = max(1, min(n, MAX_TOP))
     chosen = view.listed[:count]
     if not chosen:
@@ -399,7 +430,7 @@ def top_messages(report: FleetReport, decisions: Hiding, n: int, now: datetime) 
         note += f" (at most {MAX_TOP} here; the daily report lists all)"
     if view.hidden:
         note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
-    pages = paginate([[_context(note)], *[recommendation_blocks(rec) for rec in chosen]])
+    pages = paginate([[_context(note)], *[recommendation_blocks(rec, scope) for rec in chosen]])
     return [Message(note, tuple(page)) for page in pages]
 
 
@@ -463,7 +494,12 @@ def status_text(rec: Recommendation, decision: Decision | None, approval: Approv
 
 
 def detail_message(
-    rec: Recommendation, *, decisions: Iterable[Decision] = (), approval: Approval | None = None, now: datetime
+    rec: Recommendation,
+    *,
+    decisions: Iterable[Decision] = (),
+    approval: Approval | None = None,
+    now: datetime,
+    scope: ResizeScope | None = None,
 ) -> Message:
     """`/gpu show <instance-id>`."""
     title = f"{rec.instance_name} ({rec.instance_id})" if rec.instance_name else rec.instance_id
@@ -485,7 +521,7 @@ def detail_message(
     if status:
         blocks.append(_context(status))
     elif rec.finding in ATTENTION:
-        blocks.append(recommendation_actions(rec))
+        blocks.extend(recommendation_blocks(rec, scope)[1:])
     return Message(f"{rec.instance_id}: {FINDING_LABELS[rec.finding]}", tuple(blocks))
 
 
@@ -542,7 +578,7 @@ def snoozed_note(actor: str, until: datetime) -> str:
     return f":zzz: Snoozed by <@{actor}> until {until:%Y-%m-%d %H:%M} UTC."
 
 
-def resolve_in_message(blocks: Sequence[dict[str, Any]], recommendation_id: str, note: str) -> list[dict[str, Any]]:
+def resolve_in_message(blocks: Sequence[Mapping[str, Any]], recommendation_id: str, note: str) -> list[dict[str, Any]]:
     """The original message's blocks with this recommendation's buttons replaced by `note`."""
     target = actions_id(recommendation_id)
     replacement = _context(note, block_id=target).to_dict()

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from slack_sdk import WebClient
 
-from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages
+from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, recommendation_ids_in
+from rightsizer.services.approvals import ResizeScope
+from rightsizer.services.ports import PostedMessage
 from rightsizer.services.report import FleetReport
+
+
+class ReportLedger(Protocol):
+    """Where posted report messages are kept (DynamoStore in AWS)."""
+
+    def save_message(self, message: PostedMessage, now: datetime, *, post_key: str = "", index: int = 0) -> None: ...
+
+    def report_progress(self, post_key: str) -> dict[int, str]: ...
 
 
 def post_daily_report(
@@ -18,28 +30,54 @@ def post_daily_report(
     top_n: int,
     *,
     now: datetime | None = None,
+    scope: ResizeScope | None = None,
+    ledger: ReportLedger | None = None,
+    post_key: str = "",
 ) -> list[str]:
     """Post the report and return the timestamps of its messages, the thread root first.
 
     `decisions` are the active snoozes and dismissals; what they hide leaves the actionable list and the
-    summary says how many.
+    summary says how many. Every message is validated (`to_dict`) before the first one is sent, so a
+    report never stops half-posted because of a Block Kit limit.
 
-    Every message is validated (`to_dict`) before the first one is sent, so a report never stops half-posted
-    because of a Block Kit limit. Slack API errors propagate (SlackApiError): the caller's retry reposts.
+    With a `ledger`, each posted message is kept (so that buttons can be retired in it later); with a
+    `post_key` as well, a post that failed half-way (rate limited beyond slack_sdk's retries, Slack down)
+    resumes after the last message that reached Slack when it is retried with the same key: idempotent
+    per message. Slack API errors propagate (SlackApiError).
     """
     if not channel:
         raise ValueError("no Slack channel configured for the daily report (SLACK_CHANNEL)")
-    payloads = [message.payload() for message in daily_report_messages(report, decisions, top_n=top_n, now=now)]
+    at = now or datetime.now(UTC)
+    payloads = [
+        message.payload() for message in daily_report_messages(report, decisions, top_n=top_n, now=now, scope=scope)
+    ]
+    done = ledger.report_progress(post_key) if ledger is not None and post_key else {}
     timestamps: list[str] = []
-    for payload in payloads:
-        # Unfurling would add previews of any link in reasons; the report should stay compact.
-        response = client.chat_postMessage(
-            channel=channel,
-            text=payload["text"],
-            blocks=payload["blocks"],
-            thread_ts=timestamps[0] if timestamps else None,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
-        timestamps.append(str(response["ts"]))
+    for index, payload in enumerate(payloads):
+        if index in done:
+            timestamps.append(done[index])
+            continue
+        ts = _post(client, channel, payload, thread_ts=timestamps[0] if timestamps else None)
+        timestamps.append(ts)
+        if ledger is not None:
+            message = PostedMessage(
+                channel, ts, payload["text"], tuple(payload["blocks"]), recommendation_ids_in(payload["blocks"])
+            )
+            ledger.save_message(message, at, post_key=post_key, index=index)
     return timestamps
+
+
+def _post(client: WebClient, channel: str, payload: Mapping[str, Any], thread_ts: str | None) -> str:
+    # Unfurling would add previews of any link in reasons; the report should stay compact.
+    response = client.chat_postMessage(
+        channel=channel,
+        text=payload["text"],
+        blocks=payload["blocks"],
+        thread_ts=thread_ts,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    return str(response["ts"])
+
+
+__all__: Sequence[str] = ("ReportLedger", "post_daily_report")

@@ -1,0 +1,75 @@
+"""The lifecycle of an approved resize: one status at a time, and it only moves forward.
+
+    pending ──► running ──► succeeded | rolled_back | unchanged | refused | failed
+       │  ▲        ▲
+       ▼  │        │
+    start_failed ──┘        (pending and start_failed may also jump straight to an outcome)
+
+Writers (the Slack app, the notifier, the store and the tests' fakes) never decide a move themselves:
+they ask `transition`, and the store turns `sources_of` into the condition of its DynamoDB write, so a
+late or repeated write can never undo an outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+
+class ApprovalStatus(StrEnum):
+    PENDING = "pending"  # approved; the workflow has not been started yet
+    START_FAILED = "start_failed"  # StartExecution failed: approving again retries
+    RUNNING = "running"  # the resize workflow runs
+    SUCCEEDED = "succeeded"  # the host runs (or stays stopped) on the target type
+    ROLLED_BACK = "rolled_back"  # the host was changed, then restored to its original type and state
+    UNCHANGED = "unchanged"  # the resize failed before anything changed (e.g. the stop failed)
+    REFUSED = "refused"  # validation refused it; nothing was touched
+    FAILED = "failed"  # the host may be in any state (rollback failed, timeout, abort): a person must look
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+    @property
+    def open(self) -> bool:
+        """Still waiting for an outcome (listed by the store's pending-approvals index)."""
+        return not self.terminal
+
+
+TERMINAL = frozenset(
+    {
+        ApprovalStatus.SUCCEEDED,
+        ApprovalStatus.ROLLED_BACK,
+        ApprovalStatus.UNCHANGED,
+        ApprovalStatus.REFUSED,
+        ApprovalStatus.FAILED,
+    }
+)
+
+# Moves to a different status. A fast refusal can reach the notifier before the Slack app records
+# "running", so an open status may jump straight to an outcome; an outcome is final.
+_MOVES: Mapping[ApprovalStatus, frozenset[ApprovalStatus]] = {
+    ApprovalStatus.PENDING: frozenset({ApprovalStatus.RUNNING, ApprovalStatus.START_FAILED}) | TERMINAL,
+    ApprovalStatus.START_FAILED: frozenset({ApprovalStatus.RUNNING}) | TERMINAL,
+    ApprovalStatus.RUNNING: TERMINAL,
+    **{status: frozenset() for status in TERMINAL},
+}
+
+
+def allowed(current: ApprovalStatus, requested: ApprovalStatus) -> bool:
+    """May a write of `requested` replace `current`? Re-writing an open status is a harmless no-op;
+    an outcome is written exactly once, so a repeated one is refused (its writer is the duplicate)."""
+    if current == requested:
+        return not requested.terminal
+    return requested in _MOVES[current]
+
+
+def transition(current: ApprovalStatus, requested: ApprovalStatus) -> ApprovalStatus:
+    """The status after asking to move `current` to `requested`: `requested` when allowed, else `current`.
+    Never raises: late and repeated writes are expected (Slack retries, EventBridge stragglers)."""
+    return requested if allowed(current, requested) else current
+
+
+def sources_of(requested: ApprovalStatus) -> frozenset[ApprovalStatus]:
+    """Every status a write of `requested` may replace: the condition of the store's conditional write."""
+    return frozenset(status for status in ApprovalStatus if allowed(status, requested))

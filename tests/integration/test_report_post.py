@@ -1,0 +1,146 @@
+"""The daily report through the real ReportFunction entry point, against a Slack API double that rate-limits:
+slack_sdk's retry handlers absorb a 429, and a post that failed half-way resumes where it stopped."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from demo.aws_table import create_table_from_template
+from demo.lambda_context import FakeLambdaContext
+from moto import mock_aws
+from slack_sdk.errors import SlackApiError
+
+from rightsizer.adapters.aws.store import DynamoStore
+from rightsizer.adapters.slack.client import RATE_LIMIT_RETRIES
+from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble, recommendation
+
+pytestmark = pytest.mark.integration
+
+CHANNEL, REGION, ACCOUNT = "C0GPUREPORT", "us-east-1", "123456789012"
+SCHEDULED = {
+    "version": "0",
+    "id": "0e5b2f8a-7c4c-4b5e-9d3e-scheduled",
+    "detail-type": "Scheduled Event",
+    "source": "aws.scheduler",
+    "account": ACCOUNT,
+    "time": "2026-12-01T09:00:00Z",
+    "region": REGION,
+    "resources": ["arn:aws:scheduler:us-east-1:123456789012:schedule/default/gpu-rightsizer-report"],
+    "detail": "{}",
+}
+
+
+@dataclass
+class SlackWaits:
+    """What slack_sdk's retry handlers would sleep (Retry-After), recorded instead of slept."""
+
+    seconds: list[float] = field(default_factory=list)
+
+    def sleep(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+
+@dataclass
+class Stack:
+    slack: SlackDouble
+    store: DynamoStore
+    waits: SlackWaits
+
+    def posts(self) -> list[dict[str, Any]]:
+        return [call.params for call in self.slack.of("chat.postMessage")]
+
+
+@pytest.fixture
+def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    from slack_sdk.http_retry import builtin_handlers
+
+    waits = SlackWaits()
+    monkeypatch.setattr(builtin_handlers, "time", waits)  # the module's only use of `time` is time.sleep
+    slack = SlackDouble().start()
+    with mock_aws():
+        table = create_table_from_template(boto3.client("dynamodb", region_name=REGION))
+        store = DynamoStore(boto3.resource("dynamodb", region_name=REGION).Table(table))
+        recs = [recommendation(n, cost_after=f"{600 + n}.00") for n in range(1, 71)]
+        store.put_recommendations("run-1", ACCOUNT, REGION, recs, datetime.now(UTC))
+        name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"
+        boto3.client("secretsmanager", region_name=REGION).create_secret(
+            Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})
+        )
+        for key, value in {
+            "TABLE_NAME": table,
+            "AWS_REGION": REGION,
+            "SLACK_SECRET_NAME": name,
+            "SLACK_CHANNEL": CHANNEL,
+            "SLACK_API_URL": slack.api_url,
+            "RESIZE_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:gpu-rightsizer-resize",
+        }.items():
+            monkeypatch.setenv(key, value)
+        try:
+            yield Stack(slack, store, waits)
+        finally:
+            slack.stop()
+
+
+def post(event: dict[str, Any] | None = None) -> dict[str, Any]:
+    # Imported here: the handler reads its metrics namespace from the environment at import.
+    from rightsizer.handlers import report
+
+    result: dict[str, Any] = report.handler(json.loads(json.dumps(event or SCHEDULED)), FakeLambdaContext())
+    return result
+
+
+def _identities(posts: list[dict[str, Any]]) -> list[str]:
+    return [json.dumps(p["blocks"], sort_keys=True) for p in posts]
+
+
+def test_a_429_in_the_middle_of_the_report_is_retried_by_slack_sdk(stack: Stack) -> None:
+    stack.slack.rate_limit("chat.postMessage", after=2, times=1)
+
+    result = post()
+
+    posts = stack.posts()
+    assert len(posts) == len(result["posted"]) >= 4
+    assert len(set(_identities(posts))) == len(posts), "no message twice"
+    assert stack.waits.seconds and 1 <= stack.waits.seconds[0] < 2, "waited Retry-After (1 s) plus jitter"
+
+
+def test_a_report_that_failed_half_way_resumes_without_duplicates(stack: Stack) -> None:
+    stack.slack.rate_limit("chat.postMessage", after=2, times=RATE_LIMIT_RETRIES + 1)  # beyond slack_sdk's retries
+
+    with pytest.raises(SlackApiError):
+        post()
+    first_attempt = stack.posts()
+    assert len(first_attempt) == 2
+
+    result = post()  # Lambda's (or the scheduler's) retry delivers the same scheduled event
+
+    posts = stack.posts()
+    assert len(posts) == len(result["posted"]), "every message exactly once over both attempts"
+    assert len(set(_identities(posts))) == len(posts)
+    root = first_attempt[0]
+    assert "thread_ts" not in root
+    assert {p.get("thread_ts") for p in posts[1:]} == {result["posted"][0]}, "the thread continues"
+    assert result["posted"][:2] == [c.answer["ts"] for c in stack.slack.of("chat.postMessage")[:2]]
+
+
+def test_every_posted_message_is_kept_for_later_edits(stack: Stack) -> None:
+    result = post()
+
+    kept = [stack.store.message(CHANNEL, ts) for ts in result["posted"]]
+    assert all(message is not None for message in kept)
+    shown = {rec_id for message in kept if message for rec_id in message.recommendation_ids}
+    assert len(shown) == 70, "each recommendation's buttons can be found again"
+
+
+def test_an_unscheduled_post_is_posted_afresh(stack: Stack) -> None:
+    first = post({"post": True})["posted"]
+    second = post({"post": True})["posted"]
+
+    assert len(stack.posts()) == len(first) + len(second), "a manual run is a new post"
