@@ -314,7 +314,7 @@ def test_the_table_fits_columns(served: Served, columns: int) -> None:
 def test_the_table_says_why_there_is_no_one_click_resize(served: Served) -> None:
     result = run_once(served, "analyze", *SMALL, "--no-progress", COLUMNS="200")
 
-    assert "ACT no: member of Auto Scaling group serving-asg: change the group's launch template" in result.out
+    assert "ACT no: change the launch template of Auto Scaling group 'serving-asg'" in result.out
     idle = next(rec for rec in fleet_json(served)["recommendations"] if rec["finding"] == "idle")
     assert idle["not_actionable_reason"] == "stop or terminate it: there is nothing to resize to"
 

@@ -111,6 +111,7 @@ TYPES = {
         _type("g5.2xlarge",      8,  32, "A10G",           1, A10G_MIB,   5.0,   450),
         _type("g5.4xlarge",     16,  64, "A10G",           1, A10G_MIB,  10.0,   600),
         _type("g5.8xlarge",     32, 128, "A10G",           1, A10G_MIB,  25.0,   900, efa=True),
+        _type("g5.16xlarge",    64, 256, "A10G",           1, A10G_MIB,  25.0,  1900, efa=True),
         _type("g5.12xlarge",    48, 192, "A10G",           4, A10G_MIB,  40.0,  3800, efa=True),
         _type("g5.48xlarge",   192, 768, "A10G",           8, A10G_MIB, 100.0,  7600, efa=True),
         _type("g6.xlarge",       4,  16, "L4",             1, L4_MIB,     2.5,   250),
@@ -139,7 +140,7 @@ TYPES = {
 HOURLY = {
     "g4dn.xlarge": "0.526", "g4dn.2xlarge": "0.752", "g4dn.12xlarge": "3.912",
     "g5.xlarge": "1.006", "g5.2xlarge": "1.212", "g5.4xlarge": "1.624", "g5.8xlarge": "2.448",
-    "g5.12xlarge": "5.672", "g5.48xlarge": "16.288",
+    "g5.12xlarge": "5.672", "g5.16xlarge": "4.096", "g5.48xlarge": "16.288",
     "g6.xlarge": "0.8048", "g6.2xlarge": "0.9776", "g6.4xlarge": "1.3232", "g6.12xlarge": "4.6016",
     "g6e.xlarge": "1.861", "g6e.2xlarge": "2.24208", "g6e.4xlarge": "3.00424",
     "g5g.xlarge": "0.42", "g5g.2xlarge": "0.556",

@@ -36,6 +36,7 @@ class Workload:
     days: int = 14
     end: datetime = NOW
     neuron: bool = False  # NeuronCores: utilisation only, as neuron-monitor publishes
+    hourly_maxima: bool = True  # False: only 5-minute averages came back (no hourly Maximum series)
 
 
 def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
@@ -71,7 +72,7 @@ def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", see
             DeviceSeries(
                 index=str(index),
                 utilization_avg=_series(FIVE_MINUTES, utilization),
-                utilization_max=_hourly_max(utilization),
+                utilization_max=_hourly_max(utilization) if workload.hourly_maxima else EMPTY,
                 memory_used_max=_hourly_max(memory) if memory else EMPTY,
                 memory_total_max=_daily_max(total, start, workload.days) if memory and total else EMPTY,
                 memory_activity_max=_hourly_max(activity) if activity else EMPTY,

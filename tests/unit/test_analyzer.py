@@ -143,14 +143,15 @@ def test_overprovisioned_g5_12xlarge_using_one_of_four_gpus_moves_to_a_one_gpu_g
     assert rec.monthly_savings == Decimal("2353.52")
     assert rec.actionable is True
     assert rec.confidence is Confidence.HIGH
-    assert has_reason(rec, "GPU 0: p95 60%", "busiest hours 63%", "memory peak 9.8 GiB of 22.5 GiB", "GPUs 1-3 idle")
+    # Busiest hours: the highest 5-minute average (66 %) is above the p99 of the hourly maxima (63 %).
+    assert has_reason(rec, "GPU 0: p95 60%", "busiest hours 66%", "memory peak 9.8 GiB of 22.5 GiB", "GPUs 1-3 idle")
     assert has_reason(
         rec,
         "g5.8xlarge: 1x A10G",
         "peak x 1.2 (11.7 GiB)",
         "32 vCPUs (needs 14)",
         "128.0 GiB RAM (needs 69.1 GiB)",
-        "projected GPU p95 60% and busiest hours 63%",
+        "projected GPU p95 60% and busiest hours 66%",
     )
     assert (rec.evidence.busy_units, rec.evidence.total_units) == (1, 4)
 
@@ -307,8 +308,8 @@ def test_not_gpu_bound_when_cpu_is_saturated_adds_vcpus_and_keeps_the_gpu_model(
     assert rec.monthly_cost == Decimal("884.76")  # 1.212 x 730
     assert rec.monthly_cost_after == Decimal("1185.52")  # 1.624 x 730
     assert rec.monthly_savings == Decimal("-300.76")
-    assert rec.actionable is True
-    assert rec.confidence is Confidence.HIGH  # same family, same GPU
+    assert rec.actionable is True  # the CPU is saturated and the GPU waits: the evidence is direct
+    assert rec.confidence is Confidence.MEDIUM  # but it costs more: a paid upgrade is never high confidence
     assert has_reason(rec, "CPU p95 97%", "GPU p95 is only 30%", "more vCPUs")
     assert has_reason(rec, "g5.4xlarge", "16 vCPUs (needs 12)")
 
@@ -335,8 +336,8 @@ def test_unused_gpus_on_a_busy_host_are_not_gpu_bound_with_non_gpu_advice() -> N
         rec,
         "all 4 GPUs are unused: p99 below 5% and no hour above 10% (peak 1%)",
         "while the host works (CPU p95 50% of 48 vCPUs)",
-        "non-GPU instance type",
     )
+    assert rec.reasons[-1].startswith("move the work to a non-GPU instance type")  # the advice comes last
     assert not has_reason(rec, "terminate")
 
 
@@ -535,10 +536,10 @@ def test_a_spot_host_is_analysed_and_reported_at_spot_prices() -> None:
         rec,
         "would be overprovisioned to g5.8xlarge",
         "a Spot instance (cost at its Spot price)",
-        "change the request or fleet that launches it",
         "never resized in place",
     )
     assert rec.reasons[0].startswith("would be overprovisioned")
+    assert rec.reasons[-1] == "change the request or fleet that launches it to g5.8xlarge"
     assert has_reason(rec, "g5.8xlarge: 1x A10G", "needs 14")  # the analysis behind it is kept
 
 
@@ -569,12 +570,8 @@ def test_asg_member_is_excluded_and_names_the_group_and_the_would_be_target() ->
     assert rec.target_type == "g5.8xlarge"
     # Per member, once the launch template changes: 4140.56 - 1787.04 (2.448 x 730).
     assert rec.monthly_savings == Decimal("2353.52")
-    assert has_reason(
-        rec,
-        "would be overprovisioned to g5.8xlarge",
-        "member of Auto Scaling group 'gpu-workers'",
-        "change the launch template of Auto Scaling group 'gpu-workers' to g5.8xlarge",
-    )
+    assert has_reason(rec, "would be overprovisioned to g5.8xlarge", "member of Auto Scaling group 'gpu-workers'")
+    assert rec.reasons[-1] == "change the launch template of Auto Scaling group 'gpu-workers' to g5.8xlarge"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -674,15 +671,20 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
     source = spec_of(case.host)
     source_acc = fx.ACCELERATORS[source.accelerator_model]
 
-    # What the rules are entitled to know, recomputed from the inputs.
-    in_use = [d for d in case.devices if _active(d) or _memory_share(d, source) >= POLICY.in_use_memory_pct]
+    # What the rules are entitled to know, recomputed from the inputs. Units that only hold memory do no
+    # work: they may go (named, and the advice is then at most medium confidence).
+    in_use = [d for d in case.devices if _active(d)]
+    holding = [d for d in case.devices if not _active(d) and _memory_share(d, source) >= POLICY.in_use_memory_pct]
     reserved = any(_reserved(d, source) for d in in_use)
     peaks = [d.memory_used_peak_mib for d in in_use if d.memory_used_peak_mib is not None]
     memory_floor = max(peaks) * HEADROOM if peaks and not reserved else source.memory_per_unit_mib
-    needed_vcpus = math.ceil(source.vcpus * case.cpu_p95 / CPU_TARGET)
+    cpu_p99 = min(100.0, case.cpu_p95 * 1.05)  # what tests.factories.usage() publishes as CPU p99
+    needed_vcpus = max(math.ceil(source.vcpus * case.cpu_p95 / CPU_TARGET), math.ceil(source.vcpus * cpu_p99 / 100))
     host_busy = case.cpu_p95 >= POLICY.cpu_idle_pct
     p95 = max(d.utilization.p95 for d in case.devices if d.utilization)
-    burst = max(max(d.utilization.p99, d.utilization_burst or 0.0) for d in case.devices if d.utilization)
+    burst = max(
+        max(d.utilization.p99, d.utilization.peak, d.utilization_burst or 0.0) for d in case.devices if d.utilization
+    )
 
     # Idle only when no GPU did anything, ever, and the host is quiet; unused GPUs on a busy host
     # are "not GPU-bound", pointing at a non-GPU instance.
@@ -723,13 +725,13 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
         if len(in_use) > 1 and source.family.startswith("p"):
             assert target.family.startswith("p")
         # The target carries the steady load and the busiest hours.
+        # A target at least as fast carries today's load as today; a slower one must stay within the ceilings.
         ratio = slowdown(case.host, rec.target_type)
-        assert ratio * burst <= POLICY.burst_max_util_pct + 1e-9
-        assert ratio * p95 <= max(POLICY.target_max_util_pct, p95) + 1e-9
-        if rec.finding is Finding.OVERPROVISIONED:
+        if ratio > 1.0:
+            assert ratio * burst <= POLICY.burst_max_util_pct + 1e-9
             assert ratio * p95 <= POLICY.target_max_util_pct + 1e-9
-            if reserved or not peaks:
-                assert rec.confidence is not Confidence.HIGH  # the working set is unknown
+        if rec.finding is Finding.OVERPROVISIONED and (reserved or not peaks or (holding and in_use)):
+            assert rec.confidence is not Confidence.HIGH  # the working set is unknown, or replicas are dropped
         if target.family != source.family:
             assert rec.confidence is not Confidence.HIGH
         assert rec.monthly_cost_after == fx.monthly(rec.target_type)

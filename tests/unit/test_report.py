@@ -90,6 +90,18 @@ def test_totals_separate_savings_one_click_other_owners_and_upsizes() -> None:
     assert sum(totals.by_finding.values()) == 8
 
 
+def test_spot_advice_needs_another_owner_and_a_held_back_target_says_why() -> None:
+    spot = replace(
+        recommendation(9, finding=Finding.EXCLUDED, cost="328.50", cost_after="0.00", actionable=False),
+        lifecycle="spot",
+    )
+    held = replace(recommendation(10, actionable=False), held_back="host memory not measured: publish it first")
+
+    assert category(spot, ACCOUNT) is Category.OTHER_OWNER
+    assert fleet_totals([spot], ACCOUNT).other_owner_savings == Decimal("328.50")
+    assert not_actionable_reason(held, ACCOUNT) == "host memory not measured: publish it first"
+
+
 def test_categories_and_the_reason_behind_act_no() -> None:
     recs = {int(rec.instance_id[2:], 16): rec for rec in mixed_fleet()}
 

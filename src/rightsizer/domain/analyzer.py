@@ -24,7 +24,7 @@ from rightsizer.domain.models import Evidence, Finding, Instance, Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
-from rightsizer.domain.sizing import busiest, unit_view
+from rightsizer.domain.sizing import busiest, memory_reserved, unit_view
 
 
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:
@@ -47,8 +47,8 @@ def decide(facts: Facts) -> tuple[Draft, Measured | None]:
     measured: Measured | None = None
     draft = next((d for gate in GATES if (d := gate(facts)) is not None), None)
     if draft is None:
-        # The gates guarantee a spec and a usage summary with enough accelerator history.
-        assert facts.spec is not None and facts.usage is not None
+        if facts.spec is None or facts.usage is None:  # the gates answer for both: a broken rule order
+            raise RuntimeError(f"{facts.instance.instance_id} passed the gates without a spec and usage")
         measured = Measured(facts, facts.spec, facts.usage)
         draft = next(d for rule in FINDINGS if (d := rule(measured)) is not None)
     for adjust in ADJUSTMENTS:
@@ -84,10 +84,12 @@ def analyze_instance(
         monthly_cost_after=draft.cost_after if draft.cost_after is not None else cost_now,
         confidence=draft.confidence,
         actionable=draft.actionable,
-        reasons=draft.reasons,
+        reasons=(*draft.reasons, draft.advice) if draft.advice else draft.reasons,
         evidence=_evidence(facts, measured, draft),
         alternatives=draft.alternatives,
         asg_name=instance.asg_name,
+        lifecycle=instance.lifecycle,
+        held_back=draft.held_back,
         lookback_days=policy.lookback_days,
     )
 
@@ -103,14 +105,14 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
     return Evidence(
         observed_days=round(usage.accelerator_days, 2),
         coverage=round(usage.accelerator_coverage, 3),
-        busy_units=view.needed if has_devices else 0,
+        busy_units=len(view.busy) + view.unseen if has_devices else 0,
         total_units=spec.compute_units,
         accelerator_p95=round(p95, 1) if has_devices else None,
         accelerator_peak=round(peak, 1) if has_devices else None,
         accelerator_burst=round(burst, 1) if has_devices else None,
         memory_peak_mib=max(memory_peaks) if memory_peaks else None,
         memory_per_unit_mib=spec.memory_per_unit_mib,
-        memory_reserved=bool(measured is not None and measured.memory.reserved),
+        memory_reserved=any(memory_reserved(d, spec, facts.policy) for d in usage.devices),
         cpu_p95=round(usage.cpu.p95, 1) if usage.cpu else None,
         network_peak_gbps=round(usage.network_peak_gbps, 3) if usage.network_peak_gbps is not None else None,
         network_p95_gbps=round(usage.network_p95_gbps, 3) if usage.network_p95_gbps is not None else None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -68,13 +68,9 @@ class Catalog:
             return None
         return instance_type in self.offered
 
-    def resize_candidates(self) -> Iterator[InstanceTypeSpec]:
-        """Types a host could move to in place: offered here, virtualised, with a known accelerator."""
-        for kind in AcceleratorKind:
-            yield from self.resize_targets(kind)
-
     def resize_targets(self, kind: AcceleratorKind) -> tuple[InstanceTypeSpec, ...]:
-        """`resize_candidates` of one accelerator kind, worked out once per catalog (every host asks)."""
+        """Types of one accelerator kind a host could move to in place: offered here, virtualised, with a
+        known accelerator. Worked out once per catalog: every host asks."""
         return self._targets_by_kind.get(kind, ())
 
     @cached_property

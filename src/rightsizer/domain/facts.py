@@ -59,6 +59,11 @@ class Facts:
         """What the host really costs per month (its Spot price for Spot, nothing when stopped)."""
         return self.prices.monthly_cost_of(self.instance)
 
+    @property
+    def price_note(self) -> str:
+        instance = self.instance
+        return f"no on-demand price for {instance.instance_type} in {instance.region} ({self.prices.source})"
+
     @cached_property
     def list_cost(self) -> Decimal | None:
         """The type's on-demand monthly price: what targets' on-demand prices are compared with."""
@@ -130,8 +135,8 @@ class Measured:
         if self.accelerator is None:
             name = spec.accelerator_model or f"the accelerator of {spec.instance_type}"
             return f"{name} is not in the accelerator table"
-        if self.facts.list_cost is None:
-            return f"no on-demand price for {spec.instance_type} in {facts.instance.region} ({facts.prices.source})"
+        if facts.list_cost is None:
+            return facts.price_note
         if not self.downsizes and not has_comparable_target(spec, facts.catalog, facts.prices):
             # Neuron hosts compare within their chip (other generations need a recompiled model).
             what = (
@@ -159,11 +164,16 @@ class Measured:
 
     @property
     def host_busy(self) -> bool:
-        """CPU or network shows work of its own (a service, a data pipeline)."""
+        """CPU or network shows work of its own (a service, a data pipeline, a nightly job): steadily (p95)
+        or in some hour of the week, as the accelerators' "any real activity" rule does."""
+        policy, usage = self.policy, self.usage
         cpu, network = self.cpu_p95, self.network_p95
-        return (cpu is not None and cpu >= self.policy.cpu_idle_pct) or (
-            network is not None and network >= self.policy.network_active_gbps
+        steady = (cpu is not None and cpu >= policy.cpu_idle_pct) or (
+            network is not None and network >= policy.network_active_gbps
         )
+        hourly_cpu = any(v is not None and v >= policy.cpu_activity_pct for v in usage.hourly_cpu_mean)
+        hourly_network = any(v is not None and v >= policy.network_active_gbps for v in usage.hourly_network_mean_gbps)
+        return steady or hourly_cpu or hourly_network
 
     @property
     def scarce(self) -> bool:
@@ -175,15 +185,31 @@ class Measured:
     def data_confidence(self) -> Confidence:
         """How much history there is: the ceiling for every finding about this host."""
         usage, policy = self.usage, self.policy
-        if usage.accelerator_days >= policy.lookback_days * 0.9 and usage.accelerator_coverage >= 0.9:
+        share = policy.high_confidence_coverage
+        if usage.accelerator_days >= policy.lookback_days * share and usage.accelerator_coverage >= share:
             level = Confidence.HIGH
-        elif usage.accelerator_days >= 7:
+        elif usage.accelerator_days >= policy.medium_confidence_days:
             level = Confidence.MEDIUM
         else:
             level = Confidence.LOW
         if usage.accelerator_data is AcceleratorData.ROLLUP:
             level = level.at_most(Confidence.MEDIUM)
         return level
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """Parts of the demand that had to be assumed: any advice that rests on them is at most medium."""
+        demand, view, usage = self.demand, self.view, self.usage
+        found = []
+        if not demand.memory_measured:
+            found.append("GPU memory not measured")
+        if view.unseen and usage.accelerator_data is not AcceleratorData.ROLLUP:
+            found.append("units without metrics")
+        if usage.cpu is None:
+            found.append("CPU not measured")
+        if view.holding and view.busy:
+            found.append("units that hold memory but do no work")
+        return tuple(found)
 
     # Words -----------------------------------------------------------------------------------
 
@@ -217,12 +243,19 @@ class Measured:
                 upto = "up to " if len(memory) > 1 else ""
                 text += f", memory peak {upto}{gib(max(memory))} of {gib(total)}"
             parts.append(text)
+        if view.holding:
+            held = view.holding
+            parts.append(
+                f"{unit}{'s' if len(held) > 1 else ''} {index_ranges([d.index for d in held])} hold up to "
+                f"{gib(max(d.memory_used_peak_mib or 0.0 for d in held))} but did no work in the window"
+            )
         blind = [d.index for d in view.busy if d.utilization is None]
         if blind:
             parts.append(f"{unit}{'s' if len(blind) > 1 else ''} {index_ranges(blind)} published no utilisation")
-        if view.idle and usage.accelerator_data is AcceleratorData.PER_DEVICE:
-            plural_s = "s" if len(view.idle) > 1 else ""
-            parts.append(f"{unit}{plural_s} {index_ranges([d.index for d in view.idle])} idle")
+        empty = [d for d in view.idle if d not in view.holding]
+        if empty and usage.accelerator_data is AcceleratorData.PER_DEVICE:
+            plural_s = "s" if len(empty) > 1 else ""
+            parts.append(f"{unit}{plural_s} {index_ranges([d.index for d in empty])} idle")
         silent = spec.compute_units - len(usage.devices)
         if spec.accelerator_kind is AcceleratorKind.NEURON and silent > 0:
             parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")

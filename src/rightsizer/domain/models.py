@@ -252,6 +252,8 @@ class Recommendation:
     alternatives: tuple[Alternative, ...] = ()
     asg_name: str | None = None
     lookback_days: int = 14
+    lifecycle: str = "on-demand"  # the host's: Spot advice is for whoever launches it
+    held_back: str | None = None  # why advice with a target is not one click (unmeasured RAM, ...)
 
     @property
     def monthly_savings(self) -> Decimal | None:

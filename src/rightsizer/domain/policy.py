@@ -13,10 +13,11 @@ class Policy:
     lookback_days: int = 14
     min_days: float = 3.0  # less accelerator history than this is insufficient data
     min_coverage: float = 0.25  # share of 5-minute periods with accelerator data, below: insufficient
-    memory_headroom: float = 1.2  # a downsizing target's memory >= observed peak x headroom
+    memory_headroom: float = 1.2  # a downsizing target's GPU memory >= observed peak x headroom
+    host_headroom: float = 1.2  # ...and its RAM and network >= observed peak x this
     idle_util_pct: float = 5.0  # a unit whose p99 stays below this does no steady work
     activity_peak_pct: float = 10.0  # any hourly maximum at or above this is real activity: not idle
-    in_use_memory_pct: float = 5.0  # a unit holding more than this share of its memory keeps its place
+    in_use_memory_pct: float = 5.0  # a unit holding at least this share of its memory has a model loaded
     target_max_util_pct: float = 80.0  # projected p95 on a target must stay at or below this
     burst_max_util_pct: float = 100.0  # projected p99 of the hourly maxima must fit in the target
     saturated_util_pct: float = 95.0  # median at or above this: the accelerator is pinned
@@ -27,11 +28,15 @@ class Policy:
     flat_memory_band_pct: float = 5.0  # p5..peak of the loaded hours within this share of memory.total
     oom_memory_pct: float = 95.0  # peak at or above this share of nvidia-smi's memory.total...
     memory_follows_load: float = 0.5  # ...on a line correlated with load at least this much: OOM risk
-    cpu_idle_pct: float = 10.0  # CPU p95 (or an hour's mean) below this: the host is quiet
+    cpu_idle_pct: float = 10.0  # CPU p95 (or an hour's mean, for schedules) below this: the host is quiet
+    cpu_activity_pct: float = 20.0  # any hour-of-week CPU mean at or above this: the host does work of its own
     network_active_gbps: float = 0.05  # network p95 (in + out) at or above this: the host serves traffic
     cpu_saturated_pct: float = 85.0  # CPU p95 at or above this: CPU-bound
     gpu_light_pct: float = 40.0  # busiest unit's p95 below this while the CPU is saturated: not GPU-bound
-    target_max_cpu_pct: float = 70.0
+    target_max_cpu_pct: float = 70.0  # projected CPU p95 on a target
+    burst_max_cpu_pct: float = 100.0  # projected CPU p99 (the busiest 5-minute periods) on a target
+    high_confidence_coverage: float = 0.9  # share of the window (days and periods) covered for high confidence
+    medium_confidence_days: float = 7.0  # days of history for medium confidence
     min_schedule_idle_hours: int = 40  # idle hours per week that make a stop schedule worth it
     min_schedule_days: float = 7.0  # a weekly pattern needs a full week
     min_savings_pct: float = 10.0  # a resize must save at least this share of the cost

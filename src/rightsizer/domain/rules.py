@@ -18,7 +18,6 @@ from decimal import Decimal
 from rightsizer.domain.facts import Facts, Measured
 from rightsizer.domain.models import (
     CENT,
-    HOURS_PER_MONTH,
     AcceleratorData,
     AcceleratorKind,
     Alternative,
@@ -29,12 +28,13 @@ from rightsizer.domain.models import (
 )
 from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.sizing import (
-    Candidate,
     candidates,
+    keep_today,
     memory_total,
     neuron_alternatives,
     out_of_memory_risk,
     resize_reasons,
+    vcpus_needed,
 )
 from rightsizer.domain.usage import HOURS_PER_WEEK
 from rightsizer.domain.wording import gib, index_ranges, pct, usd
@@ -54,6 +54,8 @@ class Draft:
     actionable: bool = False
     alternatives: tuple[Alternative, ...] = ()
     pattern: WeeklyPattern | None = None
+    advice: str | None = None  # what to do, said last; someone who owns the host elsewhere replaces it
+    held_back: str | None = None  # why a target is not one click, in a few words for tables
 
     def noting(self, reason: str, *, first: bool = False) -> Draft:
         return replace(self, reasons=(reason, *self.reasons) if first else (*self.reasons, reason))
@@ -179,7 +181,13 @@ def _stop_risks(m: Measured) -> list[str]:
             f"{m.spec.family} capacity is scarce: once stopped, a start can fail with InsufficientInstanceCapacity "
             "(a Capacity Reservation or Capacity Block keeps it available)"
         )
+    if m.facts.catalog.is_offered(m.spec.instance_type) is False:
+        risks.append(f"{m.spec.instance_type} is no longer offered here: once stopped, it may not start again")
     return risks
+
+
+def _may_not_restart(m: Measured) -> bool:
+    return m.scarce or m.facts.catalog.is_offered(m.spec.instance_type) is False
 
 
 def _quiet_units_text(m: Measured) -> str:
@@ -193,40 +201,36 @@ def _quiet_units_text(m: Measured) -> str:
     )
 
 
-def _memory_held_text(m: Measured) -> str | None:
-    held = [
-        d
-        for d in m.usage.devices
-        if d.memory_used_peak_mib is not None
-        and d.memory_used_peak_mib / memory_total(d, m.spec) * 100 >= m.policy.in_use_memory_pct
-    ]
-    if not held:
-        return None
-    most = max(d.memory_used_peak_mib or 0.0 for d in held)
-    return (
-        f"{m.unit}s {index_ranges([d.index for d in held])} hold up to {gib(most)} (a model is loaded but gets "
-        "no work): check that nothing still calls it"
-    )
+def _loaded_text(m: Measured) -> str | None:
+    """Why an idle host may still be someone's: a model loaded in GPU memory, or NeuronCores reporting
+    (neuron-monitor reports only cores an application holds)."""
+    if m.view.holding:
+        most = max(d.memory_used_peak_mib or 0.0 for d in m.view.holding)
+        which = index_ranges([d.index for d in m.view.holding])
+        return (
+            f"{m.unit}s {which} hold up to {gib(most)} (a model is loaded but gets no work): "
+            "check that nothing calls it"
+        )
+    if m.spec.accelerator_kind is AcceleratorKind.NEURON and m.usage.devices:
+        which = index_ranges([d.index for d in m.usage.devices])
+        return f"NeuronCores {which} are held by an application that gets no work: check that nothing calls it"
+    return None
 
 
 def idle(m: Measured) -> Draft | None:
     """No unit ever worked and the host itself is quiet: the whole cost is waste."""
     if m.accelerators_active or m.host_busy:
         return None
-    held = _memory_held_text(m)
+    loaded = _loaded_text(m)
+    risks = _stop_risks(m)
     draft = Draft(
         Finding.IDLE,
-        (
-            f"{_quiet_units_text(m)}; {m.host_text}",
-            m.observed_text,
-            *([held] if held else []),
-            *_stop_risks(m),
-            "stop the host, or terminate it if nobody claims it (snapshot its volumes first)",
-        ),
+        (f"{_quiet_units_text(m)}; {m.host_text}", m.observed_text, *([loaded] if loaded else []), *risks),
         cost_after=ZERO if m.cost_now is not None else None,
         confidence=m.data_confidence,
+        advice="stop the host, or terminate it if nobody claims it (snapshot its volumes first)",
     )
-    if m.cpu_p95 is None or held:
+    if m.cpu_p95 is None or loaded:
         draft = draft.capped(Confidence.MEDIUM)
     return draft
 
@@ -238,24 +242,12 @@ def unused_accelerator(m: Measured) -> Draft | None:
     return Draft(
         Finding.NOT_GPU_BOUND,
         (
-            f"{_quiet_units_text(m)} while the host works ({m.host_text}): the work here does not use the "
-            f"accelerator; move it to a non-GPU instance type sized for its CPU, memory and network, then stop "
-            "this host (savings depend on the type chosen)",
+            f"{_quiet_units_text(m)} while the host works ({m.host_text}): the work here does not use the accelerator",
             m.observed_text,
         ),
         confidence=m.data_confidence,
-    )
-
-
-def _upgrade(m: Measured, best: Candidate, reasons: list[str], *, actionable: bool) -> Draft:
-    """A paid upgrade: never with high confidence, and at most medium whatever the evidence."""
-    return Draft(
-        Finding.UNDERPROVISIONED,
-        tuple(reasons),
-        target=best.spec,
-        cost_after=best.monthly,
-        confidence=m.data_confidence.at_most(Confidence.MEDIUM),
-        actionable=actionable,
+        advice="move the work to a non-GPU instance type sized for its CPU, memory and network, then stop this "
+        "host (savings depend on the type chosen)",
     )
 
 
@@ -264,13 +256,9 @@ def cpu_bound(m: Measured) -> Draft | None:
     cpu, policy, spec, unit = m.cpu_p95, m.policy, m.spec, m.unit
     if cpu is None or cpu < policy.cpu_saturated_pct or m.demand.unit_util_p95 >= policy.gpu_light_pct:
         return None
-    needed_vcpus = -(-spec.vcpus * cpu // policy.target_max_cpu_pct)
-    # Keep every accelerator (the loader feeds all of them) and the RAM; only the vCPUs must grow.
+    # The accelerators in use and the RAM stay; only the vCPUs must grow.
     more_cpu = replace(
-        m.demand,
-        units=spec.compute_units,
-        vcpus=max(int(needed_vcpus), spec.vcpus + 1),
-        host_memory_mib=max(m.demand.host_memory_mib, float(spec.memory_mib)),
+        keep_today(m.demand, spec, policy), vcpus=max(vcpus_needed(spec.vcpus, m.usage, policy), spec.vcpus + 1)
     )
     reasons = [
         f"CPU-bound: CPU p95 {pct(cpu)} while the busiest {unit} p95 is only {pct(m.demand.unit_util_p95)}: "
@@ -296,6 +284,11 @@ def cpu_bound(m: Measured) -> Draft | None:
     )
 
 
+def _no_target(m: Measured, finding: Finding, reasons: list[str], fallback: str) -> Draft:
+    reasons.append(m.comparison_gap or fallback)
+    return Draft(finding, tuple(reasons), confidence=m.data_confidence.at_most(Confidence.MEDIUM))
+
+
 def out_of_memory(m: Measured) -> Draft | None:
     """A working set that follows the load up to nearly all of the GPU's memory: a real OOM risk."""
     spec, policy, unit = m.spec, m.policy, m.unit
@@ -305,17 +298,12 @@ def out_of_memory(m: Measured) -> Draft | None:
     worst = max(at_risk, key=lambda d: d.memory_used_peak_mib or 0.0)
     peak = worst.memory_used_peak_mib or 0.0
     total = memory_total(worst, spec)
+    need = peak * policy.memory_headroom
     bigger = replace(
-        m.demand,
-        units=max(m.demand.units, spec.compute_units),
-        memory_per_unit_mib=peak * policy.memory_headroom,
+        keep_today(m.demand, spec, policy),
+        memory_per_unit_mib=need,
         memory_measured=True,
-        memory_basis=f"peak x {policy.memory_headroom:g} ({gib(peak * policy.memory_headroom)})",
-        # Fixing memory must not shrink anything else; as busy as today is fine, it is out of memory.
-        vcpus=max(m.demand.vcpus, spec.vcpus),
-        host_memory_mib=max(m.demand.host_memory_mib, float(spec.memory_mib)),
-        util_ceiling=max(policy.target_max_util_pct, m.demand.unit_util_p95),
-        burst_ceiling=max(policy.burst_max_util_pct, m.demand.unit_util_burst),
+        memory_basis=f"peak x {policy.memory_headroom:g} ({gib(need)})",
     )
     reasons = [
         f"{unit} {index_ranges([d.index for d in at_risk])} memory rises with the load (correlation "
@@ -332,56 +320,67 @@ def out_of_memory(m: Measured) -> Draft | None:
         if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib
     ]
     if not options:
-        reasons.append(m.comparison_gap or "no larger offered type fits: consider sharding the model")
-        return Draft(Finding.UNDERPROVISIONED, tuple(reasons), confidence=m.data_confidence.at_most(Confidence.MEDIUM))
-    best = options[0]
-    reasons.extend(resize_reasons(spec, best, bigger, policy))
-    return _upgrade(m, best, reasons, actionable=True)
+        return _no_target(m, Finding.UNDERPROVISIONED, reasons, "no larger offered type fits: consider sharding")
+    reasons.extend(resize_reasons(spec, options[0], bigger, policy))
+    return Draft(
+        Finding.UNDERPROVISIONED,
+        tuple(reasons),
+        target=options[0].spec,
+        cost_after=options[0].monthly,
+        confidence=m.data_confidence.at_most(Confidence.MEDIUM),  # memory alone: never high
+        actionable=True,
+    )
+
+
+def _pinned_median(m: Measured) -> float | None:
+    medians = [d.utilization.p50 for d in m.view.busy if d.utilization is not None]
+    top = max(medians, default=None)
+    return top if top is not None and top >= m.policy.saturated_util_pct else None
+
+
+def _pinned_text(m: Measured, median: float) -> str:
+    return (
+        f"{m.unit} median utilisation {pct(median)}: busy nearly all the time. That is good use of the "
+        f"hardware; a faster {m.unit} only pays if the work is too slow (queueing, missed deadlines)"
+    )
 
 
 def pinned(m: Measured) -> Draft | None:
-    """Busy nearly all the time: well used; a faster accelerator is advice, never a one-click upgrade."""
-    spec, policy, unit, demand = m.spec, m.policy, m.unit, m.demand
-    medians = [d.utilization.p50 for d in m.view.busy if d.utilization is not None]
-    if not medians or max(medians) < policy.saturated_util_pct:
+    """Busy nearly all the time: well used; a faster accelerator is advice, never a one-click upgrade.
+    (When idle units make a cheaper type possible, that saving answers first and names this.)"""
+    median = _pinned_median(m)
+    if median is None or m.downsizes:
         return None
+    spec, policy, demand = m.spec, m.policy, m.demand
     faster = replace(
-        demand,
-        units=max(demand.units, spec.compute_units),
+        keep_today(demand, spec, policy),
         memory_per_unit_mib=max(demand.memory_per_unit_mib, spec.memory_per_unit_mib),
         memory_basis=f"today's {gib(spec.memory_per_unit_mib)}",
-        vcpus=max(demand.vcpus, spec.vcpus),
-        host_memory_mib=max(demand.host_memory_mib, float(spec.memory_mib)),
-        util_ceiling=max(policy.target_max_util_pct, demand.unit_util_p95),
-        burst_ceiling=max(policy.burst_max_util_pct, demand.unit_util_burst),
     )
-    reasons = [
-        f"{unit} median utilisation {pct(max(medians))}: busy nearly all the time. That is good use of the "
-        f"hardware; a faster {unit} only pays if the work is too slow (queueing, missed deadlines)",
-        m.units_text,
-        m.host_text,
-        m.observed_text,
-    ]
+    reasons = [_pinned_text(m, median), m.units_text, m.host_text, m.observed_text]
     options = [
         c
         for c in candidates(m.instance, spec, m.facts.catalog, m.facts.prices, faster)
         if c.projected_util < demand.unit_util_p95
     ]
     if not options:
-        gap = m.comparison_gap
-        reasons.append(gap or f"no faster offered type fits: consider spreading the work over more {unit}s")
-        return Draft(Finding.UNDERPROVISIONED, tuple(reasons), confidence=m.data_confidence.at_most(Confidence.MEDIUM))
+        fallback = f"no faster offered type fits: consider spreading the work over more {m.unit}s"
+        return _no_target(m, Finding.UNDERPROVISIONED, reasons, fallback)
     reasons.extend(resize_reasons(spec, options[0], faster, policy))
-    return _upgrade(m, options[0], reasons, actionable=False)
+    return Draft(
+        Finding.UNDERPROVISIONED,
+        tuple(reasons),
+        target=options[0].spec,
+        cost_after=options[0].monthly,
+        confidence=m.data_confidence.at_most(Confidence.MEDIUM),
+        held_back="a faster accelerator is advice: approve a resize only if the work is too slow",
+    )
 
 
-def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal:
-    cost = m.cost_now or ZERO
-    return (cost * pattern.idle_hours / HOURS_PER_WEEK).quantize(CENT)
-
-
-def _usable_pattern(m: Measured) -> WeeklyPattern | None:
-    return m.pattern if m.cost_now else None
+def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal | None:
+    if m.cost_now is None:
+        return None
+    return (m.cost_now * pattern.idle_hours / HOURS_PER_WEEK).quantize(CENT)
 
 
 def _resize_saving(m: Measured) -> Decimal | None:
@@ -390,14 +389,32 @@ def _resize_saving(m: Measured) -> Decimal | None:
     return m.facts.list_cost - m.downsizes[0].monthly
 
 
+def _pattern_confidence(m: Measured, pattern: WeeklyPattern) -> tuple[Confidence, str | None]:
+    """How far a weekly pattern can be trusted, and why not more."""
+    if pattern.irregular:
+        return Confidence.LOW, (
+            "the busy hours differ from week to week: no fixed schedule fits; start the host when the work "
+            "needs it (or run the work as a batch job) instead of keeping it up"
+        )
+    if pattern.repeats:
+        return m.data_confidence, None
+    if pattern.weeks_observed < 2:
+        why = "the pattern was seen in one week only"
+    elif pattern.recurring_share is None:
+        why = "whether the busy hours repeat every week could not be checked (no hourly history)"
+    else:
+        why = f"only {pattern.recurring_share:.0%} of the busy hours repeat in both weeks"
+    return m.data_confidence.at_most(Confidence.MEDIUM), why
+
+
 def schedulable(m: Measured) -> Draft | None:
     """Busy only some hours of the week: stop the host outside them (when that beats any resize)."""
-    pattern = _usable_pattern(m)
-    if pattern is None or m.cost_now is None:
+    pattern = m.pattern
+    if pattern is None:
         return None
     saved = _schedule_saving(m, pattern)
     resize_saving = _resize_saving(m)
-    if resize_saving is not None and resize_saving > saved:
+    if resize_saving is not None and (saved is None or resize_saving > saved):
         return None  # the resize saves more: `overprovisioned` answers and names the schedule
     policy = m.policy
     reasons = [
@@ -408,30 +425,12 @@ def schedulable(m: Measured) -> Draft | None:
         m.host_text,
         m.observed_text,
     ]
-    confidence = m.data_confidence
-    if pattern.irregular:
-        reasons.append(
-            "the busy hours differ from week to week: no fixed schedule fits; start the host when the work "
-            "needs it (or run the work as a batch job) instead of keeping it up"
-        )
-        confidence = Confidence.LOW
-    elif not pattern.repeats:
-        if pattern.weeks_observed < 2:
-            reasons.append("the pattern was seen in one week only")
-        elif pattern.recurring_share is None:
-            reasons.append("whether the busy hours repeat every week could not be checked (no hourly history)")
-        else:
-            reasons.append(f"only {pattern.recurring_share:.0%} of the busy hours repeat in both weeks")
-        confidence = confidence.at_most(Confidence.MEDIUM)
-    risks = _stop_risks(m)
-    if m.scarce:
-        confidence = confidence.at_most(Confidence.MEDIUM)
-    reasons.extend(risks)
-    if not pattern.irregular:
-        reasons.append(
-            "stop the host outside the busy hours (an EventBridge Scheduler stop/start pair), "
-            "allowing a few minutes for it to boot"
-        )
+    confidence, doubt = _pattern_confidence(m, pattern)
+    if doubt:
+        reasons.append(doubt)
+    reasons.extend(_stop_risks(m))
+    if _may_not_restart(m):
+        confidence = confidence.at_most(Confidence.MEDIUM)  # the schedule itself may leave the host down
     if resize_saving is not None:
         reasons.append(
             f"also possible: resizing to {m.downsizes[0].spec.instance_type}, saving {usd(resize_saving)}/month"
@@ -439,9 +438,13 @@ def schedulable(m: Measured) -> Draft | None:
     return Draft(
         Finding.SCHEDULABLE,
         tuple(reasons),
-        cost_after=m.cost_now - saved,
+        cost_after=None if m.cost_now is None or saved is None else m.cost_now - saved,
         confidence=confidence,
         pattern=pattern,
+        advice=None
+        if pattern.irregular
+        else "stop the host outside the busy hours (an EventBridge Scheduler stop/start pair), allowing a few "
+        "minutes for it to boot",
     )
 
 
@@ -451,8 +454,7 @@ def not_comparable(m: Measured) -> Draft | None:
     if gap is None:
         return None
     context = (m.units_text, m.host_text, m.observed_text)
-    idle_units = len(m.view.idle)
-    if idle_units and m.usage.accelerator_data is AcceleratorData.PER_DEVICE:
+    if m.view.idle and m.usage.accelerator_data is AcceleratorData.PER_DEVICE:
         needed, total = m.view.needed, m.spec.compute_units
         return Draft(
             Finding.OVERPROVISIONED,
@@ -475,15 +477,20 @@ def overprovisioned(m: Measured) -> Draft | None:
     reasons.extend(resize_reasons(spec, best, demand, m.policy))
     confidence = m.data_confidence
     actionable = True
-    if best.cross_family or best.cross_hypervisor or not demand.memory_measured:
+    if best.cross_family or best.cross_hypervisor or m.caveats:
         confidence = confidence.at_most(Confidence.MEDIUM)
+    held_back = None
     if not demand.host_memory_measured and best.spec.memory_mib < spec.memory_mib:
         reasons.append(m.unmeasured_ram_text)
         confidence = confidence.at_most(Confidence.MEDIUM)
         actionable = False
-    pattern = _usable_pattern(m)
-    if pattern is not None:
-        saving = _schedule_saving(m, pattern)
+        held_back = "host memory not measured: publish mem_used_percent first"
+    median = _pinned_median(m)
+    if median is not None:
+        reasons.append(_pinned_text(m, median))
+    pattern = m.pattern
+    saving = _schedule_saving(m, pattern) if pattern is not None else None
+    if pattern is not None and saving is not None:
         reasons.append(f"also possible: a stop schedule (busy only {pattern.windows}), saving {usd(saving)}/month")
     return Draft(
         Finding.OVERPROVISIONED,
@@ -493,16 +500,37 @@ def overprovisioned(m: Measured) -> Draft | None:
         confidence=confidence,
         actionable=actionable,
         alternatives=neuron_alternatives(m.instance, spec, m.facts.catalog, m.facts.prices, demand, best.hourly),
+        held_back=held_back,
+    )
+
+
+def partly_idle(m: Measured) -> Draft | None:
+    """Some units never work, yet no cheaper type keeps the others: the waste is named, not hidden."""
+    idle_units = len(m.view.idle)
+    if not idle_units or m.usage.accelerator_data is not AcceleratorData.PER_DEVICE:
+        return None
+    needed, total, unit = m.view.needed, m.spec.compute_units, m.unit
+    return Draft(
+        Finding.OVERPROVISIONED,
+        (
+            f"{needed} of {total} {unit}s do all the work, but no cheaper type offered here keeps {needed} "
+            f"{unit}(s) with the vCPUs, RAM, network and interconnect this host needs",
+            m.units_text,
+            m.host_text,
+            m.observed_text,
+            *m.demand_notes,
+        ),
+        confidence=m.data_confidence.at_most(Confidence.MEDIUM),
+        advice=f"consolidate the work onto fewer hosts or give the idle {unit}s work",
     )
 
 
 def optimized(m: Measured) -> Draft:
     """Every comparison was made and no cheaper type fits (with less certainty when part of the demand
     had to be assumed: GPU memory not measured, units that published nothing)."""
-    below = m.cost_now / HOURS_PER_MONTH if m.cost_now else None
-    alternatives = (
-        neuron_alternatives(m.instance, m.spec, m.facts.catalog, m.facts.prices, m.demand, below) if below else ()
-    )
+    hourly = m.facts.prices.hourly(m.spec.instance_type)
+    prices, catalog = m.facts.prices, m.facts.catalog
+    alternatives = neuron_alternatives(m.instance, m.spec, catalog, prices, m.demand, hourly) if hourly else ()
     return Draft(
         Finding.OPTIMIZED,
         (
@@ -512,9 +540,7 @@ def optimized(m: Measured) -> Draft:
             *m.demand_notes,
             "no cheaper type fits the measured demand, its busiest hours and headroom",
         ),
-        confidence=m.data_confidence
-        if m.demand.memory_measured and m.demand.load_known
-        else m.data_confidence.at_most(Confidence.MEDIUM),
+        confidence=m.data_confidence.at_most(Confidence.MEDIUM) if m.caveats else m.data_confidence,
         alternatives=alternatives,
     )
 
@@ -528,6 +554,7 @@ FINDINGS: tuple[Rule, ...] = (
     schedulable,
     not_comparable,
     overprovisioned,
+    partly_idle,
     optimized,
 )
 
@@ -546,15 +573,32 @@ def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
     )
     if draft.target is None:
         return draft
-    return replace(draft, actionable=False).capped(Confidence.MEDIUM)
+    held_back = f"{instance.instance_type} is no longer offered here: migrate in a maintenance window"
+    return replace(draft, actionable=False, held_back=held_back).capped(Confidence.MEDIUM)
 
 
 def unpriced(facts: Facts, draft: Draft) -> Draft:
-    if facts.cost_now is not None or facts.spec is None or any("no on-demand price" in r for r in draft.reasons):
+    if facts.list_cost is not None or facts.spec is None:
         return draft
-    instance = facts.instance
-    source = facts.prices.source
-    return draft.noting(f"no on-demand price for {instance.instance_type} in {instance.region} ({source})", first=True)
+    note = facts.price_note
+    if any(note in reason for reason in draft.reasons):  # `not_comparable` already said it
+        return draft
+    return draft.noting(note, first=True)
+
+
+def paid_upgrade(facts: Facts, draft: Draft) -> Draft:
+    """Advice that costs more than today is never high confidence, whatever the evidence."""
+    cost = facts.cost_now
+    if cost is None or draft.cost_after is None or draft.cost_after <= cost:
+        return draft
+    return draft.capped(Confidence.MEDIUM)
+
+
+# What someone who owns the launch (an Auto Scaling group, a Spot request) changes instead of the host.
+_GROUP_ADVICE = {
+    Finding.IDLE: "lower the group's desired capacity (a stopped or terminated member is replaced)",
+    Finding.SCHEDULABLE: "add scheduled scaling actions for the idle hours (a stopped member is replaced)",
+}
 
 
 def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
@@ -562,15 +606,16 @@ def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
     if draft.finding in (Finding.EXCLUDED, Finding.INSUFFICIENT_DATA):
         return draft.noting(f"{who}: never resized in place", first=True)
     to = f" to {draft.target.instance_type}" if draft.target else ""
-    lead = f"would be {draft.finding.value}{to}, but this is {who}: {change}{to}; never resized in place"
-    return replace(draft.noting(lead, first=True), finding=Finding.EXCLUDED, actionable=False)
+    lead = f"would be {draft.finding.value}{to}, but this is {who}; never resized in place"
+    owned = replace(draft.noting(lead, first=True), finding=Finding.EXCLUDED, actionable=False)
+    return replace(owned, advice=f"{change}{to}", held_back=change)
 
 
 def auto_scaling_member(facts: Facts, draft: Draft) -> Draft:
     group = facts.instance.asg_name
     if not group:
         return draft
-    change = f"change the launch template of Auto Scaling group '{group}'" if draft.target else f"adjust '{group}'"
+    change = _GROUP_ADVICE.get(draft.finding, f"change the launch template of Auto Scaling group '{group}'")
     return _owned_elsewhere(draft, f"a member of Auto Scaling group '{group}'", change)
 
 
@@ -578,13 +623,24 @@ def spot_host(facts: Facts, draft: Draft) -> Draft:
     instance, prices = facts.instance, facts.prices
     if instance.lifecycle != "spot":
         return draft
-    rate = "its Spot price" if instance.instance_type in prices.spot else "the on-demand rate (no recent Spot price)"
+    known = instance.instance_type in prices.spot
+    rate = "its Spot price" if known else "the on-demand rate (no recent Spot price)"
+    if draft.finding is Finding.EXCLUDED and instance.asg_name:
+        return draft.noting(f"a Spot instance (cost at {rate})")  # the group's lead already says it all
     draft = _owned_elsewhere(draft, f"a Spot instance (cost at {rate})", "change the request or fleet that launches it")
+    if not known:
+        return replace(draft, cost_after=None)  # no Spot price: no saving is claimed at on-demand rates
     if draft.target is None:
         return draft
-    # A resize's saving is only known at the target's Spot price; on-demand figures would mislead.
+    # A resize's saving is only known at the target's Spot price; on-demand figures would mislead, and a
+    # target that costs more at Spot prices is no saving at all.
     target_spot = prices.spot.get(draft.target.instance_type)
-    return replace(draft, cost_after=monthly(target_spot) if target_spot is not None else None)
+    target_cost = monthly(target_spot) if target_spot is not None else None
+    if target_cost is not None and facts.cost_now is not None and target_cost >= facts.cost_now:
+        return replace(draft, target=None, cost_after=None).noting(
+            f"{draft.target.instance_type} costs as much or more at its Spot price: no saving"
+        )
+    return replace(draft, cost_after=target_cost)
 
 
-ADJUSTMENTS: tuple[Adjustment, ...] = (no_longer_offered, unpriced, auto_scaling_member, spot_host)
+ADJUSTMENTS: tuple[Adjustment, ...] = (no_longer_offered, unpriced, paid_upgrade, auto_scaling_member, spot_host)

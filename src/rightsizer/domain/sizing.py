@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
@@ -38,9 +38,10 @@ from rightsizer.domain.wording import gib, pct
 
 @dataclass(frozen=True)
 class UnitView:
-    busy: tuple[DeviceUsage, ...]
-    idle: tuple[DeviceUsage, ...]
+    busy: tuple[DeviceUsage, ...]  # did real work at some point in the window
+    idle: tuple[DeviceUsage, ...]  # never did (some may hold memory: see `holding`)
     unseen: int  # units the spec has but no series was published for, counted as busy
+    holding: tuple[DeviceUsage, ...] = ()  # idle units that hold memory: a loaded model nobody calls
 
     @property
     def needed(self) -> int:
@@ -61,26 +62,28 @@ def unit_active(device: DeviceUsage, policy: Policy) -> bool:
     return (device.utilization_peak or 0.0) >= policy.activity_peak_pct
 
 
-def _unit_in_use(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
-    if unit_active(device, policy):
-        return True
-    # A unit that holds memory (a model shard, a loaded service) keeps its place in k-of-n sizing.
-    if device.memory_used_peak_mib is not None and spec.memory_per_unit_mib > 0:
-        return device.memory_used_peak_mib / memory_total(device, spec) * 100 >= policy.in_use_memory_pct
-    return False
+def holds_memory(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    """Does the unit hold a real share of its memory (a loaded model), whatever it computes?"""
+    if device.memory_used_peak_mib is None:
+        return False
+    return device.memory_used_peak_mib / memory_total(device, spec) * 100 >= policy.in_use_memory_pct
 
 
 def unit_view(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> UnitView:
-    busy = tuple(d for d in usage.devices if _unit_in_use(d, spec, policy))
+    """Which units worked. A unit that only holds memory for 14 days does no work: a model shard would
+    compute with its siblings, so it is an idle replica or a stale process; it is named, not kept."""
+    busy = tuple(d for d in usage.devices if unit_active(d, policy))
     idle = tuple(d for d in usage.devices if d not in busy)
+    holding = tuple(d for d in idle if holds_memory(d, spec, policy))
     if usage.accelerator_data is AcceleratorData.ROLLUP:
         # A roll-up (max over GPUs) cannot tell how many GPUs work: assume all of them, unless idle.
-        return UnitView(busy=busy, idle=idle, unseen=spec.compute_units - 1 if busy else 0)
+        return UnitView(busy=busy, idle=idle, unseen=spec.compute_units - 1 if busy else 0, holding=holding)
     if spec.accelerator_kind is AcceleratorKind.NEURON:
         # neuron-monitor reports only the NeuronCores a running application uses: silence means unused.
-        return UnitView(busy=busy, idle=idle, unseen=0)
+        return UnitView(busy=busy, idle=idle, unseen=0, holding=holding)
     # nvidia-smi reports every GPU it sees; a silent GPU is a fault, so count it as needed.
-    return UnitView(busy=busy, idle=idle, unseen=max(0, spec.compute_units - len(usage.devices)))
+    unseen = max(0, spec.compute_units - len(usage.devices))
+    return UnitView(busy=busy, idle=idle, unseen=unseen, holding=holding)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,8 +160,11 @@ class Demand:
 
 
 def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
-    """(p95, burst, peak) of the busiest unit(s); burst falls back to p99 without hourly maxima.
+    """(p95, burst, peak) of the busiest unit(s).
 
+    The burst a target must carry is the larger of the p99 of the hourly maxima (what the busiest hours
+    reach again and again) and the highest 5-minute average (any load sustained for five minutes, such
+    as a weekly job): a spike of a minute or two, such as a model load, counts in neither.
     A unit without 5-minute averages but with hourly maxima counts at its peak: its steady load is
     unknown, and assuming the maximum is the safe side for sizing.
     """
@@ -166,7 +172,7 @@ def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
     for device in devices:
         if device.utilization is not None:
             p95 = max(p95, device.utilization.p95)
-            burst = max(burst, device.utilization.p99)
+            burst = max(burst, device.utilization.p99, device.utilization.peak)
         elif device.utilization_peak is not None:
             p95 = max(p95, device.utilization_peak)
         if device.utilization_burst is not None:
@@ -176,6 +182,27 @@ def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
             if device.utilization is None:
                 burst = max(burst, device.utilization_peak)
     return p95, burst, peak
+
+
+def vcpus_needed(vcpus: int, usage: UsageSummary, policy: Policy) -> int:
+    """vCPUs that keep CPU p95 at the target level and the busiest 5-minute periods (p99) within 100 %."""
+    if usage.cpu is None:
+        return vcpus
+    steady = vcpus * usage.cpu.p95 / policy.target_max_cpu_pct
+    bursts = vcpus * usage.cpu.p99 / policy.burst_max_cpu_pct
+    return max(1, math.ceil(max(steady, bursts)))
+
+
+def keep_today(demand: Demand, spec: InstanceTypeSpec, policy: Policy) -> Demand:
+    """The demand for a paid change (more memory, vCPUs or speed): nothing may shrink, and a target as busy
+    as today is acceptable, since the change is about something else."""
+    return replace(
+        demand,
+        vcpus=max(demand.vcpus, spec.vcpus),
+        host_memory_mib=max(demand.host_memory_mib, float(spec.memory_mib)),
+        util_ceiling=max(policy.target_max_util_pct, demand.unit_util_p95),
+        burst_ceiling=max(policy.burst_max_util_pct, demand.unit_util_burst),
+    )
 
 
 def demand(
@@ -189,19 +216,16 @@ def demand(
     else:
         memory_per_unit, memory_measured = spec.memory_per_unit_mib, False
         basis = f"today's {gib(memory_per_unit)}, memory not measured"
-    if usage.cpu is not None:
-        vcpus = max(1, math.ceil(spec.vcpus * usage.cpu.p95 / policy.target_max_cpu_pct))
-    else:
-        vcpus = spec.vcpus
+    vcpus = vcpus_needed(spec.vcpus, usage, policy) if usage.cpu is not None else spec.vcpus
     if usage.host_memory_peak_pct is not None:
-        host_memory = spec.memory_mib * usage.host_memory_peak_pct / 100 * policy.memory_headroom
+        host_memory = spec.memory_mib * usage.host_memory_peak_pct / 100 * policy.host_headroom
         host_memory_measured = True
     else:
         # Unmeasured RAM follows the accelerators kept: hosts are built with RAM in proportion to them.
         host_memory = spec.memory_mib * min(units, spec.compute_units) / max(1, spec.compute_units)
         host_memory_measured = False
     if usage.network_peak_gbps is not None:
-        network = usage.network_peak_gbps * policy.memory_headroom
+        network = usage.network_peak_gbps * policy.host_headroom
     else:
         network = spec.network_gbps
     return Demand(
@@ -260,6 +284,8 @@ def projection(source: AcceleratorSpec, target: AcceleratorSpec) -> Projection |
         source_unit, target_unit = _per_unit(source, source_value), _per_unit(target, target_value)
         if source_unit and target_unit:
             ratios[name] = source_unit / target_unit
+    if source.tensor_tflops and not target.tensor_tflops:
+        return None  # the work may use tensor cores the target's figures cannot speak for
     if "tensor" not in ratios and "FP32" not in ratios:
         return None  # no compute figure on both sides: the accelerators cannot be compared
     bound = max(ratios, key=lambda name: ratios[name])
@@ -317,8 +343,12 @@ def fit(
     if source_acc.compute_capability_tuple > target_acc.compute_capability_tuple:
         return None  # e.g. A10G -> T4 loses BF16: models built for the newer GPU may not run
     projected = projection(source_acc, target_acc)
-    if projected is None or (not demand.load_known and projected.ratio > 1.0):
+    if projected is None:
         return None
+    if projected.ratio <= 1.0:
+        return projected  # at least as fast: the same work runs as busy as today, or less
+    if not demand.load_known:
+        return None  # a slower accelerator for a load nobody measured
     if projected.of(demand.unit_util_p95) > demand.util_ceiling:
         return None
     if projected.of(demand.unit_util_burst) > demand.burst_ceiling:

@@ -160,6 +160,25 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _RegularHours:
+    """How a series without gaps, at a period dividing the hour, falls into clock hours."""
+
+    first_hour: int  # epoch of the clock hour holding the first datapoint
+    per_hour: int  # datapoints in a whole hour
+    first_stop: int  # datapoints in the first (possibly partial) hour
+
+
+def _regular_hours(series: Series) -> _RegularHours | None:
+    stamps, period = series.timestamps, series.period_seconds
+    count = len(stamps)
+    if not count or 3600 % period or stamps[-1] - stamps[0] != (count - 1) * period:
+        return None
+    per_hour = 3600 // period
+    first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
+    return _RegularHours(stamps[0] - stamps[0] % 3600, per_hour, first_stop)
+
+
 def _hour_slices(series: Series) -> Iterator[tuple[int, int, int]]:
     """(clock-hour start epoch, start, stop) slices of an ascending series, one per hour with data.
 
@@ -169,16 +188,11 @@ def _hour_slices(series: Series) -> Iterator[tuple[int, int, int]]:
     """
     stamps = series.timestamps
     count = len(stamps)
-    if not count:
-        return
-    period = series.period_seconds
-    if 3600 % period == 0 and stamps[-1] - stamps[0] == (count - 1) * period:
-        per_hour = 3600 // period
-        first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
-        first_hour = stamps[0] - stamps[0] % 3600
-        yield first_hour, 0, first_stop
-        for n, start in enumerate(range(first_stop, count, per_hour), start=1):
-            yield first_hour + n * 3600, start, min(count, start + per_hour)
+    regular = _regular_hours(series)
+    if regular is not None:
+        yield regular.first_hour, 0, regular.first_stop
+        for n, start in enumerate(range(regular.first_stop, count, regular.per_hour), start=1):
+            yield regular.first_hour + n * 3600, start, min(count, start + regular.per_hour)
         return
     start = 0
     while start < count:
@@ -236,27 +250,24 @@ def _fold_into_week(timeline: Sequence[float | None], first_hour: int) -> tuple[
 def _hour_totals(series: Series) -> Iterator[tuple[int, float, int]]:
     """(clock-hour start epoch, sum, count) per hour with data."""
     values = series.values
-    stamps = series.timestamps
-    count = len(stamps)
-    period = series.period_seconds
-    if count and 3600 % period == 0 and stamps[-1] - stamps[0] == (count - 1) * period:
-        # Regular series (the common case): hour boundaries by arithmetic, sums in C.
-        per_hour = 3600 // period
-        first_stop = min(count, (3600 - stamps[0] % 3600) // period or per_hour)
-        first_hour = stamps[0] - stamps[0] % 3600
-        whole = (count - first_stop) // per_hour
-        middle = values[first_stop : first_stop + whole * per_hour]
-        # zip over one iterator taken per_hour at a time groups whole hours without a Python loop.
-        totals = [sum(values[:first_stop]), *map(sum, zip(*[iter(middle)] * per_hour, strict=True))]
-        sizes = [first_stop, *([per_hour] * whole)]
-        tail = count - first_stop - whole * per_hour
-        if tail:
-            totals.append(sum(values[count - tail :]))
-            sizes.append(tail)
-        yield from zip(range(first_hour, first_hour + 3600 * len(totals), 3600), totals, sizes, strict=True)
+    regular = _regular_hours(series)
+    if regular is None:
+        for hour, start, stop in _hour_slices(series):
+            yield hour, sum(values[start:stop]), stop - start
         return
-    for hour, start, stop in _hour_slices(series):
-        yield hour, sum(values[start:stop]), stop - start
+    # Regular series (the common case): zip over one iterator taken per_hour at a time groups whole
+    # hours, and sums them, without a Python loop per hour.
+    count, per_hour, first_stop = len(values), regular.per_hour, regular.first_stop
+    whole = (count - first_stop) // per_hour
+    middle = values[first_stop : first_stop + whole * per_hour]
+    totals = [sum(values[:first_stop]), *map(sum, zip(*[iter(middle)] * per_hour, strict=True))]
+    sizes = [first_stop, *([per_hour] * whole)]
+    tail = count - first_stop - whole * per_hour
+    if tail:
+        totals.append(sum(values[count - tail :]))
+        sizes.append(tail)
+    first_hour = regular.first_hour
+    yield from zip(range(first_hour, first_hour + 3600 * len(totals), 3600), totals, sizes, strict=True)
 
 
 def _fold_means(hourly: Iterator[tuple[int, float, int]], scale: float = 1.0) -> tuple[float | None, ...]:

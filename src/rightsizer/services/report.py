@@ -54,7 +54,7 @@ def category(rec: Recommendation, home_account: str | None) -> Category:
         return Category.NONE
     if delta < 0:
         return Category.UPSIZE
-    if rec.asg_name or in_other_account(rec, home_account):
+    if rec.asg_name or rec.lifecycle == "spot" or in_other_account(rec, home_account):
         return Category.OTHER_OWNER
     return Category.SAVING
 
@@ -72,6 +72,8 @@ def not_actionable_reason(rec: Recommendation, home_account: str | None) -> str 
     """Why there is no one-click resize for `rec` (None when there is one): what `ACT no` means."""
     if one_click(rec, home_account):
         return None
+    if rec.held_back:
+        return rec.held_back
     if rec.asg_name:
         return f"member of Auto Scaling group {rec.asg_name}: change the group's launch template"
     if rec.actionable and rec.target_type:
@@ -150,7 +152,7 @@ def money_sentences(totals: Totals, strong: Callable[[str], str] = _plain) -> li
     if totals.other_owner_count:
         lines.append(
             f"{strong(usd(totals.other_owner_savings) + '/month')} more needs another owner: "
-            f"{totals.other_owner_count} host(s) in an Auto Scaling group or another account."
+            f"{totals.other_owner_count} host(s) in an Auto Scaling group, on Spot or in another account."
         )
     if totals.upsize_count:
         lines.append(
