@@ -6,11 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Instance, InstanceTypeSpec
-from rightsizer.domain.usage import RawUsage
+
+if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
+    from rightsizer.domain.usage import RawUsage
 
 
 class SourceUnavailable(Exception):
