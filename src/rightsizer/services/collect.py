@@ -137,8 +137,8 @@ def collect_region(
     progress.advance()
 
     window = lookback_window(now, lookback_days)
-    raw = sources.usage.fetch(instances, catalog.specs, window)
-    usage = {instance_id: summarize(series) for instance_id, series in raw.items()}
+    # Summarised as each batch arrives: only one batch of raw series is alive at any time.
+    usage = {raw.instance_id: summarize(raw) for raw in sources.usage.read(instances, catalog.specs, window)}
     warnings.extend(f"{region}: {message}" for message in sources.usage.warnings)
     return RegionData(
         account_id=account_id,
