@@ -93,7 +93,7 @@ def region_readers(
     """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
     return RegionReaders(
         fleet=Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table()),
-        usage=CloudWatchUsage(session.client("cloudwatch", region), settings.metrics, progress),
+        usage=CloudWatchUsage(session.client("cloudwatch", region, raw_timestamps=True), settings.metrics, progress),
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
     )
 
