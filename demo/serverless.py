@@ -66,6 +66,7 @@ def deployed_stack() -> Iterator[Stack]:
     from moto.core.config import default_user_config
 
     import rightsizer.handlers.slack as slack_handler
+    from rightsizer import bootstrap
 
     # moto runs executions only when asked; Wait states take their seconds from the input (0 here).
     default_user_config["stepfunctions"]["execute_state_machine"] = True
@@ -105,13 +106,13 @@ def deployed_stack() -> Iterator[Stack]:
     os.environ.update(environment)
     original_lambda_client = slack_handler.lambda_client
     slack_handler.lambda_client = lambda session, region: lazy  # type: ignore[assignment]
-    slack_handler.settings.cache_clear()
+    bootstrap.lambda_wiring.cache_clear()
     slack_handler._entry.cache_clear()
     try:
         yield Stack(table, resize, queue_url, slack, lazy)
     finally:
         slack_handler.lambda_client = original_lambda_client  # type: ignore[assignment]
-        slack_handler.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         slack_handler._entry.cache_clear()
         slack.stop()
         default_user_config["stepfunctions"]["execute_state_machine"] = False
