@@ -60,6 +60,8 @@ class RegionReaders:
 
     @property
     def sources(self) -> RegionSources:
+        from rightsizer.services.collect import RegionSources
+
         return RegionSources(
             inventory=self.fleet,
             instance_types=self.fleet,

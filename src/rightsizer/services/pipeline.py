@@ -187,10 +187,14 @@ def collect_shard(
 def analyze_shard(
     task: ShardTask, store: RunStore, policy: Policy, now: datetime, home_account: str | None
 ) -> dict[str, Any]:
-    """The catch-up: analyse one collected shard again from its stored usage."""
+    """The catch-up: analyse one collected shard again from its stored usage. A shard whose collection failed
+    has none: it is left as it is (advice from no data would be a guess)."""
     context, instances = _planned(task, store)
     usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in instances])
-    return _analyse(task, store, context, instances, usage, [], policy, now, home_account)
+    collected = [instance for instance in instances if instance.instance_id in usage]
+    if not collected:
+        return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
+    return _analyse(task, store, context, collected, usage, [], policy, now, home_account)
 
 
 def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...]]:
