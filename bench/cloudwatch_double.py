@@ -73,12 +73,8 @@ class PagingCloudWatch:
         return client
 
     def _answer(self, request: Any, **_: Any) -> AWSResponse:
-        target = (
-            str(request.headers.get("X-Amz-Target", b""), "ascii")
-            if isinstance(request.headers.get("X-Amz-Target"), bytes)
-            else str(request.headers.get("X-Amz-Target", ""))
-        )
-        operation = target.rsplit(".", 1)[-1] or operation
+        target = request.headers.get("X-Amz-Target", b"")
+        operation = (target.decode() if isinstance(target, bytes) else str(target)).rsplit(".", 1)[-1]
         params = json.loads(request.body or b"{}")
         body = self._get_metric_data(params) if operation == "GetMetricData" else self._list_metrics(params)
         headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "bench"}
