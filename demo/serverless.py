@@ -66,6 +66,7 @@ def deployed_stack() -> Iterator[Stack]:
     from moto.core.config import default_user_config
 
     import rightsizer.handlers.slack as slack_handler
+    from rightsizer import bootstrap
 
     # moto runs executions only when asked; Wait states take their seconds from the input (0 here).
     default_user_config["stepfunctions"]["execute_state_machine"] = True
@@ -95,6 +96,7 @@ def deployed_stack() -> Iterator[Stack]:
         "SLACK_API_URL": slack.api_url,
         "RESIZE_STATE_MACHINE_ARN": resize,
         "RESIZE_POLL_SECONDS": "0",
+        "SHARD_SIZE": "8",  # the demo fleet's regions come in a few shards, as a large fleet's do
         "POWERTOOLS_SERVICE_NAME": "gpu-rightsizer",
         "POWERTOOLS_METRICS_NAMESPACE": "GpuRightsizerDemo",
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -105,13 +107,13 @@ def deployed_stack() -> Iterator[Stack]:
     os.environ.update(environment)
     original_lambda_client = slack_handler.lambda_client
     slack_handler.lambda_client = lambda session, region: lazy  # type: ignore[assignment]
-    slack_handler.settings.cache_clear()
+    bootstrap.lambda_wiring.cache_clear()
     slack_handler._entry.cache_clear()
     try:
         yield Stack(table, resize, queue_url, slack, lazy)
     finally:
         slack_handler.lambda_client = original_lambda_client  # type: ignore[assignment]
-        slack_handler.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         slack_handler._entry.cache_clear()
         slack.stop()
         default_user_config["stepfunctions"]["execute_state_machine"] = False
@@ -123,12 +125,17 @@ def deployed_stack() -> Iterator[Stack]:
 
 
 def run_pipeline(run: str, account_id: str, regions: tuple[str, ...]) -> dict[str, Any]:
-    """What the pipeline state machine does each day: one Collect per (account, region), Analyze, Report."""
+    """What the pipeline state machine does each day, handler by handler: plan each (account, region) into
+    shards, collect and analyse each shard, rank the run, report (tests/integration/test_pipeline_shards.py
+    runs the state machine itself)."""
     from rightsizer.handlers import analyze, collect, report
 
     for region in regions:
-        collect.handler({"run": run, "target": {"account_id": account_id, "region": region}}, Context())
-    analyze.handler({"run": run}, Context())
+        target = {"account_id": account_id, "region": region, "role_arn": ""}
+        planned = collect.handler({"action": "plan", "run": run, "mode": "collect", "target": target}, Context())
+        for shard in planned["shards"]:
+            collect.handler({"action": "collect", **shard}, Context())
+    analyze.handler({"action": "rank", "run": run}, Context())
     result: dict[str, Any] = report.handler({"post": True, "include_recommendations": True}, Context())
     return result
 

@@ -10,9 +10,15 @@ from tests.environment import use_fake_aws
 
 
 @pytest.fixture(autouse=True)
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake credentials, a default region, and nothing that could reach a real AWS endpoint."""
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fake credentials, a default region, and nothing that could reach a real AWS endpoint. A Lambda
+    container's wiring (settings, clients) is built once per container: here, once per test."""
+    from rightsizer import bootstrap
+
     use_fake_aws(monkeypatch)
+    bootstrap.lambda_wiring.cache_clear()
+    yield
+    bootstrap.lambda_wiring.cache_clear()
 
 
 @pytest.fixture

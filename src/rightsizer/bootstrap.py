@@ -3,37 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from rightsizer.adapters import bundled
-from rightsizer.adapters.aws.accounts import active_accounts
-from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
-from rightsizer.adapters.aws.ec2 import Ec2Fleet
-from rightsizer.adapters.aws.price_cache import CachedPrices
-from rightsizer.adapters.aws.pricing import PriceListApi
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.services.analyze import analyze_regions
 from rightsizer.services.approvals import ResizeScope, split_hidden
-from rightsizer.services.collect import Reference, RegionData, RegionSources, collect_region
-from rightsizer.services.pipeline import (
-    RunAnalysis,
-    Target,
-    analyze_run,
-    collect_target,
-    latest_report,
-    pipeline_input,
-    plan_targets,
-    role_account,
-    run_name,
-)
 from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
+
+# The collectors, the analyzer and numpy are imported by the functions that use them: the Slack and notifier
+# functions take their wiring from here too, and their cold start must not pay for the pipeline's imports.
+if TYPE_CHECKING:
+    from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
+    from rightsizer.adapters.aws.pricing import PriceListApi
+    from rightsizer.services.collect import Reference, RegionData, RegionSources
+    from rightsizer.services.pipeline import Mode
 
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -49,6 +41,8 @@ class RegionFailure(Exception):
 
 
 def reference() -> Reference:
+    from rightsizer.services.collect import Reference
+
     return Reference(
         accelerators=bundled.accelerator_table(),
         legacy_specs=bundled.legacy_specs(),
@@ -66,6 +60,8 @@ class RegionReaders:
 
     @property
     def sources(self) -> RegionSources:
+        from rightsizer.services.collect import RegionSources
+
         return RegionSources(
             inventory=self.fleet,
             instance_types=self.fleet,
@@ -76,6 +72,8 @@ class RegionReaders:
 
 
 def price_list_api(session: AwsSession, settings: Settings) -> PriceListApi | None:
+    from rightsizer.adapters.aws.pricing import PriceListApi
+
     if settings.price_mode is PriceMode.SNAPSHOT:
         return None
     quick = settings.price_mode is PriceMode.AUTO
@@ -91,9 +89,12 @@ def region_readers(
     on_demand: OnDemandPrices | None = None,
 ) -> RegionReaders:
     """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
+    from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
+
     return RegionReaders(
         fleet=Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table()),
-        usage=CloudWatchUsage(session.client("cloudwatch", region), settings.metrics, progress),
+        usage=CloudWatchUsage(session.client("cloudwatch", region, raw_timestamps=True), settings.metrics, progress),
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
     )
 
@@ -106,6 +107,8 @@ def collect(
     progress: Progress | None = None,
     on_demand: OnDemandPrices | None = None,
 ) -> RegionData:
+    from rightsizer.services.collect import collect_region
+
     try:
         account_id = session.account_id(region)
         readers = region_readers(session, account_id, region, settings, progress, on_demand)
@@ -132,6 +135,8 @@ def _reaches(
     session: AwsSession, settings: Settings, home_region: str, home_account: str
 ) -> tuple[list[tuple[str, AwsSession]], list[tuple[TargetFailure, BaseException]]]:
     """The accounts to read: this one, or each member account's role (one that cannot be assumed is a failure)."""
+    from rightsizer.services.pipeline import role_account
+
     if not settings.account_role_arns:
         return [(home_account, session)], []
     reaches: list[tuple[str, AwsSession]] = []
@@ -157,6 +162,8 @@ def analyze(
     An account or region that cannot be read is a warning and a failed target, as in the Lambda pipeline;
     only when nothing at all can be read does it raise RegionFailure (with the first error).
     """
+    from rightsizer.services.analyze import analyze_regions
+
     home_region = regions[0]
     if progress is not None:
         progress.stage(f"connecting to AWS in {home_region}", 1)  # before the first call, which may be slow
@@ -200,6 +207,8 @@ def regions_with_accelerated_hosts(
 ) -> tuple[list[str], list[str]]:
     """`--all-regions`: the enabled regions that run at least one GPU / Neuron host, and warnings for those
     that could not be checked. Regions are probed in parallel, so one slow region does not hold up the rest."""
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
+
     try:
         described = session.client("ec2", probe_region).describe_regions()["Regions"]
     except Exception as error:
@@ -234,60 +243,193 @@ def store(session: AwsSession, settings: Settings) -> DynamoStore:
     return DynamoStore.from_name(session.boto3_session, settings.table_name, settings.home_region)
 
 
-def start_pipeline(session: AwsSession, settings: Settings, now: datetime) -> dict[str, Any]:
-    """Plan today's (account, region) targets and start the fan-out execution once per day."""
+class Wiring:
+    """What one Lambda container builds once and reuses while warm: settings, the AWS session, the store."""
+
+    def __init__(self, settings: Settings, session: AwsSession) -> None:
+        self.settings = settings
+        self.session = session
+        self._store: DynamoStore | None = None
+
+    @property
+    def store(self) -> DynamoStore:
+        if self._store is None:
+            self._store = store(self.session, self.settings)
+        return self._store
+
+
+@cache
+def lambda_wiring() -> Wiring:
+    """The container's wiring, from its environment (template.yaml). Tests and the demo, which change the
+    environment between stacks, call `lambda_wiring.cache_clear()`."""
+    return Wiring(Settings.from_env(), AwsSession())
+
+
+def slack_web_client(secret_name: str, api_url: str) -> Any:
+    """A slack_sdk WebClient with the bot token from Secrets Manager (read on first use, cached by Powertools)."""
+    from rightsizer.adapters.slack.client import web_client
+    from rightsizer.adapters.slack.secrets import slack_credentials
+
+    return web_client(slack_credentials(secret_name).bot_token, api_url)
+
+
+def slack_entry(wiring: Wiring, credentials: Any, lambda_client: Any, lambda_context: Callable[[], Any]) -> Any:
+    """The Slack function's entry (a `LambdaEntry` around the Bolt app) for these credentials: the table, the
+    bot's client, the resize workflow (built on first approval) and the client that runs lazy listeners."""
+    from rightsizer.adapters.slack.app import LambdaEntry, build_app, step_functions_workflow
+    from rightsizer.adapters.slack.client import web_client
+
+    settings = wiring.settings
+    client = web_client(credentials.bot_token, settings.slack.api_url)
+    workflow = step_functions_workflow(settings, wiring.store, wiring.session.boto3_session, lambda_context)
+    app = build_app(
+        settings,
+        client=client,
+        store=wiring.store,
+        workflow_factory=workflow,
+        signing_secret=credentials.signing_secret,
+    )
+    return LambdaEntry(app, signing_secret=credentials.signing_secret, lambda_client=lambda_client)
+
+
+def start_pipeline(wiring: Wiring, now: datetime, mode: Mode | None = None) -> dict[str, Any]:
+    """Start the day's pipeline execution once per day (collect), or a catch-up analysis of the latest run.
+
+    The targets go to S3, where the Distributed Map's ItemReader reads them: their list grows with the
+    organisation and would not fit in an execution's input (256 KB)."""
+    from rightsizer.adapters.aws.accounts import active_accounts
+    from rightsizer.services.pipeline import Mode, pipeline_input, plan_key, plan_targets, run_name
+
+    settings = wiring.settings
     if not settings.pipeline_state_machine_arn:
         raise ConfigError("PIPELINE_STATE_MACHINE_ARN is not set")
+    if not settings.plan_bucket:
+        raise ConfigError("PLAN_BUCKET is not set")
     home = settings.home_region
-    own_account = session.account_id(home)
-    targets = plan_targets(settings, own_account, lambda: active_accounts(session.client("organizations", home)))
-    run = run_name(now)
-    store(session, settings).put_run(run, [asdict(target) for target in targets], now)
+    session = wiring.session
+    mode = mode or Mode.COLLECT
+    if mode is Mode.COLLECT:
+        own_account = session.account_id(home)
+        targets = plan_targets(settings, own_account, lambda: active_accounts(session.client("organizations", home)))
+        run = run_name(now)
+        body = json.dumps([asdict(target) for target in targets]).encode()
+        session.client("s3", home).put_object(Bucket=settings.plan_bucket, Key=plan_key(run), Body=body)
+        wiring.store.put_run(run, now)
+        name, planned = f"run-{run}", len(targets)
+    else:
+        latest = wiring.store.latest_run()
+        if latest is None:
+            return {"run": "", "status": "nothing-to-analyse"}
+        run, name, planned = latest, f"analyze-{latest}-{now:%Y%m%dT%H%M}", 0
     sfn = session.client("stepfunctions", home)
     try:
         started = sfn.start_execution(
             stateMachineArn=settings.pipeline_state_machine_arn,
-            name=f"run-{run}",
-            input=json.dumps(pipeline_input(run, targets)),
+            name=name,
+            input=json.dumps(pipeline_input(run, mode, settings.plan_bucket)),
         )
     except sfn.exceptions.ExecutionAlreadyExists:
-        return {"run": run, "status": "already-started", "targets": len(targets)}
-    return {"run": run, "status": "started", "targets": len(targets), "execution_arn": started["executionArn"]}
+        return {"run": run, "mode": mode.value, "status": "already-started", "targets": planned}
+    return {
+        "run": run,
+        "mode": mode.value,
+        "status": "started",
+        "targets": planned,
+        "execution_arn": started["executionArn"],
+    }
 
 
-def collect_target_payload(
-    session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
-) -> dict[str, Any]:
-    """One Map item: {"run", "target": {"account_id", "region", "role_arn"}} -> stored collection."""
+def _reach(wiring: Wiring, role_arn: str) -> AwsSession:
+    settings = wiring.settings
+    return (
+        wiring.session.assume(role_arn, settings.role_session_name, settings.home_region)
+        if role_arn
+        else wiring.session
+    )
+
+
+def plan_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """One Distributed Map item: {"run", "mode", "target": {"account_id", "region", "role_arn"}} -> its shards."""
+    from rightsizer.adapters.aws.price_cache import CachedPrices
+    from rightsizer.domain.models import Instance
+    from rightsizer.services.collect import RegionContext, region_context
+    from rightsizer.services.pipeline import Mode, Target, plan_target, run_name
+
+    settings = wiring.settings
     target = Target.from_dict(payload.get("target") or {})
     run = str(payload.get("run") or run_name(now))
-    state = store(session, settings)
-    reach = (
-        session.assume(target.role_arn, settings.role_session_name, settings.home_region)
-        if target.role_arn
-        else session
-    )
-    prices = None if settings.price_mode is PriceMode.SNAPSHOT else CachedPrices(state, now)
-    readers = region_readers(reach, target.account_id, target.region, settings, on_demand=prices)
-    data = collect_region(
-        target.account_id, target.region, readers.sources, reference(), settings.price_mode, now, settings.lookback_days
-    )
-    calls = {"get_metric_data": readers.usage.get_metric_data_calls, "list_metrics": readers.usage.list_metrics_calls}
-    return collect_target(run, data, state, calls)
+    mode = Mode(str(payload.get("mode") or Mode.COLLECT))
+
+    def read_region() -> tuple[RegionContext, list[Instance]]:
+        reach = _reach(wiring, target.role_arn)
+        prices = None if settings.price_mode is PriceMode.SNAPSHOT else CachedPrices(wiring.store, now)
+        readers = region_readers(reach, target.account_id, target.region, settings, on_demand=prices)
+        instances = readers.fleet.accelerated_instances()
+        context = region_context(
+            target.account_id,
+            target.region,
+            instances,
+            readers.sources,
+            reference(),
+            settings.price_mode,
+            now,
+            settings.lookback_days,
+        )
+        return context, instances
+
+    shards = plan_target(run, mode, target, wiring.store, read_region, settings.shard_size)
+    return {"run": run, "mode": mode.value, **asdict(target), "shards": [shard.to_dict() for shard in shards]}
 
 
-def analyze_payload(session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime) -> RunAnalysis:
-    return analyze_run(payload.get("run") or None, store(session, settings), settings.policy, now)
+def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """One shard: read and summarise its usage, analyse it, store advice and ranking."""
+    from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.pipeline import ShardTask, collect_shard
+
+    settings = wiring.settings
+    task = ShardTask.from_dict(payload)
+    reach = _reach(wiring, task.role_arn)
+
+    readers: list[CloudWatchUsage] = []
+
+    def usage_source(context: RegionContext) -> CloudWatchUsage:
+        client = reach.client("cloudwatch", task.region, raw_timestamps=True)
+        readers.append(CloudWatchUsage(client, settings.metrics, region_units=context.accelerators))
+        return readers[-1]
+
+    result = collect_shard(task, wiring.store, usage_source, settings.policy, now, settings.home_account_id or None)
+    usage = readers[0]
+    return {
+        **result,
+        "get_metric_data_calls": usage.get_metric_data_calls,
+        "minimum_get_metric_data_calls": usage.minimum_get_metric_data_calls,
+        "list_metrics_calls": usage.list_metrics_calls,
+    }
 
 
-def report_payload(
-    session: AwsSession, settings: Settings, payload: Mapping[str, Any], now: datetime
-) -> dict[str, Any]:
+def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """{"action": "rank", "run"}: the fleet's ranking; a shard: its catch-up analysis; a schedule: start the
+    catch-up execution over the latest run's shards."""
+    from rightsizer.services.pipeline import Mode, ShardTask, analyze_shard, rank_run
+
+    settings = wiring.settings
+    home = settings.home_account_id or None
+    if payload.get("action") == "rank":
+        return rank_run(payload.get("run") or None, wiring.store, home).summary()
+    if "shard" in payload:
+        return analyze_shard(ShardTask.from_dict(payload), wiring.store, settings.policy, now, home)
+    return start_pipeline(wiring, now, Mode.ANALYZE)
+
+
+def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """The fleet report; posted to Slack unless the payload says {"post": false}.
 
     A scheduled post is keyed by its channel and scheduled time: when Lambda or the scheduler retries it
     after a failure half-way, it resumes after the last message that reached Slack."""
-    state = store(session, settings)
+    from rightsizer.services.pipeline import latest_report
+
+    settings, state = wiring.settings, wiring.store
     report, decisions = latest_report(state, settings.lookback_days, now)
     report = replace(report, home_account=settings.home_account_id or None)
     result = report_json(report)
@@ -315,10 +457,13 @@ def report_payload(
     return result
 
 
-def refresh_prices(session: AwsSession, settings: Settings, now: datetime) -> dict[str, Any]:
+def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:
     """Weekly: cache on-demand prices of every accelerated type, per configured region."""
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
+    from rightsizer.adapters.aws.pricing import PriceListApi
+
+    session, settings, state = wiring.session, wiring.settings, wiring.store
     api = PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION))
-    state = store(session, settings)
     cached: dict[str, int] = {}
     account_id = session.account_id(settings.home_region)
     for region in settings.regions:

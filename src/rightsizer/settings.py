@@ -70,10 +70,17 @@ class Settings:
     home_region: str = "us-east-1"  # where the table, secret and state machines live
     home_account_id: str = ""  # the account the resize workflow acts in; others' advice needs another owner
     slack: SlackSettings = field(default_factory=SlackSettings)
+    # The pipeline's shards: at most this many instances per collect invocation. 500 eight-GPU hosts read and
+    # summarise in about 6 minutes at 1769 MB (one vCPU) with ~150 MB of memory; `make bench` prints the
+    # estimate for the largest shard against the function's timeout and memory.
+    shard_size: int = 500
+    plan_bucket: str = ""  # S3 bucket for each run's target list (the Distributed Map's ItemReader)
 
     def __post_init__(self) -> None:
         if not self.regions:
             raise ConfigError("at least one region is required")
+        if not 1 <= self.shard_size <= 5000:
+            raise ConfigError(f"SHARD_SIZE must be between 1 and 5000 instances, got {self.shard_size}")
         if not 1 <= self.lookback_days <= 62:
             # CloudWatch keeps 5-minute data for 63 days.
             raise ConfigError(f"lookback days must be between 1 and 62, got {self.lookback_days}")
@@ -128,6 +135,8 @@ class Settings:
             home_region=default_region,
             home_account_id=env.get("HOME_ACCOUNT_ID", ""),
             slack=slack,
+            shard_size=_int(env, "SHARD_SIZE", 500),
+            plan_bucket=env.get("PLAN_BUCKET", ""),
         )
 
 

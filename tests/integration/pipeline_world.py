@@ -3,16 +3,19 @@ built from template.yaml, and the pipeline state machine. Shared by the pipeline
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
 from tests.environment import use_fake_aws
+from tests.events import load_event
+from tests.integration.step_functions import pipeline_definition
 
 MEMBER = "111111111111"
 HOME = "123456789012"
@@ -22,16 +25,41 @@ DAYS = 4
 HOST_KEYS = {"idle-p3", "one-of-four", "no-agent", "spot-batch", "inferentia-low", "stopped"}
 
 
-def _pipeline_definition() -> str:
-    text = (Path(__file__).resolve().parents[2] / "statemachine" / "pipeline.asl.json").read_text()
-    for name, value in {
-        "CollectFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:collect",
-        "AnalyzeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:analyze",
-        "ReportFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:report",
-        "MaxConcurrency": "10",
-    }.items():
-        text = text.replace("${" + name + "}", value)
-    return text
+BUCKET = "gpu-rightsizer-plans"
+FUNCTIONS = {
+    name: f"arn:aws:lambda:us-east-1:{HOME}:function:{name.lower()}" for name in ("Collect", "Analyze", "Report")
+}
+
+
+def run_day() -> dict[str, Any]:
+    """What the pipeline state machine does, handler by handler (tests/integration/test_pipeline_shards.py runs
+    the state machine itself): start, plan each target, collect each shard, rank."""
+    from demo.lambda_context import FakeLambdaContext
+
+    from rightsizer.handlers import analyze, collect
+
+    started = collect.handler(load_event("collect.json"), FakeLambdaContext())
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    execution = sfn.list_executions(stateMachineArn=os.environ["PIPELINE_STATE_MACHINE_ARN"])["executions"][0]
+    pipeline_input = json.loads(sfn.describe_execution(executionArn=execution["executionArn"])["input"])
+    plan = pipeline_input["plan"]
+    body = boto3.client("s3", region_name="us-east-1").get_object(Bucket=plan["Bucket"], Key=plan["Key"])["Body"]
+    targets = json.loads(body.read())
+    run, mode = pipeline_input["run"], pipeline_input["mode"]
+    plans = [
+        collect.handler({"action": "plan", "run": run, "mode": mode, "target": target}, FakeLambdaContext())
+        for target in targets
+    ]
+    shards = [shard for planned in plans for shard in planned["shards"]]
+    collected = [collect.handler({"action": "collect", **shard}, FakeLambdaContext()) for shard in shards]
+    analysis = analyze.handler({"action": "rank", "run": run}, FakeLambdaContext())
+    return {
+        "started": started,
+        "input": pipeline_input,
+        "targets": targets,
+        "collected": collected,
+        "analysis": analysis,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +79,11 @@ def world() -> Iterator[dict[str, Any]]:
     fast_cloudwatch.install(list_once=True)
     try:
         table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
         sfn = boto3.client("stepfunctions", region_name="us-east-1")
         machine = sfn.create_state_machine(
             name="gpu-rightsizer-pipeline",
-            definition=_pipeline_definition(),
+            definition=pipeline_definition(table, FUNCTIONS),
             roleArn=f"arn:aws:iam::{HOME}:role/pipeline",
         )["stateMachineArn"]
         end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
@@ -76,6 +105,8 @@ def world() -> Iterator[dict[str, Any]]:
             "LOOKBACK_DAYS": str(DAYS),
             "PRICE_SOURCE": "auto",
             "PIPELINE_STATE_MACHINE_ARN": machine,
+            "PLAN_BUCKET": BUCKET,
+            "SHARD_SIZE": "4",  # several shards per region
             "AWS_ENDPOINT_URL_PRICING": "http://127.0.0.1:9",
         }.items():
             patch.setenv(name, value)

@@ -14,6 +14,7 @@ import boto3
 import pytest
 from demo.lambda_context import FakeLambdaContext
 
+from rightsizer import bootstrap
 from tests.api_calls import UNAUTHORISED_OK, policy_actions, record_api_calls
 from tests.events import load_event
 
@@ -40,23 +41,20 @@ def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.Monk
     with record_api_calls() as called:
         collect.handler(load_event("collect.json"), FakeLambdaContext())
         item = load_event("collect_target.json")
-        collect.handler(
-            {
-                **item,
-                "target": {
-                    "account_id": "111111111111",
-                    "region": "us-east-1",
-                    "role_arn": "arn:aws:iam::111111111111:role/GpuRightsizerCollector",
-                },
-            },
-            FakeLambdaContext(),
-        )
+        role = "arn:aws:iam::111111111111:role/GpuRightsizerCollector"
+        target = {"account_id": "111111111111", "region": "us-east-1", "role_arn": role}
+        planned = collect.handler({**item, "target": target}, FakeLambdaContext())
+        for shard in planned["shards"]:
+            collect.handler({**load_event("collect_shard.json"), **shard}, FakeLambdaContext())
+        planned_again = collect.handler({**item, "target": target}, FakeLambdaContext())  # a retried plan
         # The Organizations variant of planning (UseOrganizations=true).
         boto3.client("organizations", region_name="us-east-1").create_organization(FeatureSet="ALL")
         monkeypatch.setenv("ACCOUNT_ROLE_ARNS", "")
         monkeypatch.setenv("USE_ORGANIZATIONS", "true")
+        bootstrap.lambda_wiring.cache_clear()  # another deployment: a new container
         collect.handler({**load_event("collect.json"), "detail": "{}"}, FakeLambdaContext())
 
+    assert planned_again["shards"] == planned["shards"]
     assert "organizations:ListAccounts" in called and "sts:AssumeRole" in called
     assert_least_privilege("CollectFunction", called - {"organizations:CreateOrganization"})
 
@@ -64,11 +62,23 @@ def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.Monk
 def test_analyze_function_policy(world: dict[str, Any]) -> None:
     from rightsizer.handlers import analyze, collect
 
-    collect.handler(load_event("collect_target.json"), FakeLambdaContext())
-    with record_api_calls() as called:
-        result = analyze.handler(load_event("analyze.json"), FakeLambdaContext())
+    planned = collect.handler(load_event("collect_target.json"), FakeLambdaContext())
+    for shard in planned["shards"]:
+        collect.handler({**load_event("collect_shard.json"), **shard}, FakeLambdaContext())
+    from rightsizer.adapters.aws.store import DynamoStore
 
-    assert result["instances"] > 0
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"]))
+    store.forget_instances([world["home"][0].instance_id])  # advice the catch-up has to write again
+    with record_api_calls() as called:
+        analyzed = [
+            analyze.handler({**shard, "action": "analyze", "mode": "analyze"}, FakeLambdaContext())
+            for shard in planned["shards"]
+        ]
+        result = analyze.handler(load_event("analyze_rank.json"), FakeLambdaContext())
+        started = analyze.handler(load_event("analyze.json"), FakeLambdaContext())  # the catch-up schedule
+
+    assert result["instances"] > 0 and all(a["status"] == "analysed" for a in analyzed)
+    assert started["status"] == "started" and started["mode"] == "analyze"
     assert_least_privilege("AnalyzeFunction", called)
 
 
@@ -107,8 +117,10 @@ def slack_secret(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def test_report_function_policy(world: dict[str, Any], slack_secret: str) -> None:
     from rightsizer.handlers import analyze, collect, report
 
-    collect.handler(load_event("collect_target.json"), FakeLambdaContext())
-    analyze.handler(load_event("analyze.json"), FakeLambdaContext())
+    planned = collect.handler(load_event("collect_target.json"), FakeLambdaContext())
+    for shard in planned["shards"]:
+        collect.handler({**load_event("collect_shard.json"), **shard}, FakeLambdaContext())
+    analyze.handler(load_event("analyze_rank.json"), FakeLambdaContext())
     with record_api_calls() as called:
         result = report.handler({**load_event("report.json"), "post": True}, FakeLambdaContext())
 

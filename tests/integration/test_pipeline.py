@@ -13,25 +13,19 @@ import pytest
 from demo.lambda_context import FakeLambdaContext
 
 from tests.events import load_event
-from tests.integration.pipeline_world import DAYS, HOME, MEMBER, REGIONS
+from tests.integration.pipeline_world import DAYS, HOME, MEMBER, REGIONS, run_day
 
 pytestmark = pytest.mark.integration
 
 
 def _run_pipeline(world: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """What the state machine does: plan (scheduler event), one Collect per Map item, Analyze, Report."""
-    from rightsizer.handlers import analyze, collect
-
-    started = collect.handler(load_event("collect.json"), FakeLambdaContext())
-    sfn = boto3.client("stepfunctions", region_name="us-east-1")
-    execution = sfn.list_executions(stateMachineArn=world["machine"])["executions"][0]
-    pipeline_input = json.loads(sfn.describe_execution(executionArn=execution["executionArn"])["input"])
-    item = load_event("collect_target.json")
-    collected = []
-    for target in pipeline_input["targets"]:
-        collected.append(collect.handler({**item, "run": pipeline_input["run"], "target": target}, FakeLambdaContext()))
-    analysis = analyze.handler(load_event("analyze.json"), FakeLambdaContext())
-    return {"started": started, "input": pipeline_input, "analysis": analysis}, collected
+    """What the state machine does: plan (scheduler event), plan each target into shards, collect each shard, rank."""
+    day = run_day()
+    return {
+        "started": day["started"],
+        "input": {**day["input"], "targets": day["targets"]},
+        "analysis": day["analysis"],
+    }, day["collected"]
 
 
 def _report() -> dict[str, Any]:
@@ -62,7 +56,10 @@ def test_scheduled_pipeline_collects_two_accounts_and_two_regions_and_reports(wo
     assert {(c["account_id"], c["region"]) for c in collected} == {(a, r) for a in (HOME, MEMBER) for r in REGIONS}
     assert all(c["status"] == "collected" for c in collected)
     # Cached prices are not there yet (the weekly function never ran): the snapshot is used and said so.
-    assert any("weekly" in warning for c in collected for warning in c["warnings"])
+    from rightsizer.adapters.aws.store import DynamoStore
+
+    ranking = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"])).ranking()
+    assert ranking is not None and any("weekly" in warning for warning in ranking.warnings)
 
     report = _report()
     by_account: dict[str, list[dict[str, Any]]] = {}
@@ -131,6 +128,7 @@ def test_scheduler_detail_string_and_map_items_are_both_accepted() -> None:
     assert scheduled["trigger"] == "schedule" and "target" not in scheduled
     assert event_payload({**load_event("collect.json"), "detail": '{"run": "2026-11-30"}'})["run"] == "2026-11-30"
     assert event_payload(load_event("collect_target.json"))["target"]["region"] == "us-east-1"
+    assert event_payload(load_event("collect_shard.json"))["shard"] == 0
     with pytest.raises(ValueError, match="not JSON"):
         event_payload({**load_event("collect.json"), "detail": "{oops"})
 

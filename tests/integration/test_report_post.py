@@ -68,7 +68,7 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         table = create_table_from_template(boto3.client("dynamodb", region_name=REGION))
         store = DynamoStore(boto3.resource("dynamodb", region_name=REGION).Table(table))
         recs = [recommendation(n, cost_after=f"{600 + n}.00") for n in range(1, 71)]
-        store.put_recommendations("run-1", ACCOUNT, REGION, recs, datetime.now(UTC))
+        store.put_recommendations("run-1", recs, datetime.now(UTC))
         name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"
         boto3.client("secretsmanager", region_name=REGION).create_secret(
             Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 from slack_sdk import WebClient
 
+from rightsizer import bootstrap
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
@@ -123,7 +124,7 @@ class World:
         return [call.params for call in self.slack.of("response_url")]
 
     def publish(self, *recs: Recommendation) -> None:
-        self.store.put_recommendations("run-1", recs[0].account_id, recs[0].region, list(recs), datetime.now(UTC))
+        self.store.put_recommendations("run-1", list(recs), datetime.now(UTC))
 
     def posted_report(self, rec: Recommendation) -> dict[str, Any]:
         """The report message holding `rec`, as Slack would hand it back in a block_actions payload."""
@@ -524,7 +525,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str | None],
         secrets.create_secret(Name=name)
         for key, value in {"SLACK_SECRET_NAME": name, "TABLE_NAME": table, "AWS_REGION": "us-east-1"}.items():
             monkeypatch.setenv(key, value)
-        module.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         module._entry.cache_clear()
 
         def put(secret: str | None) -> Any:
@@ -533,7 +534,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str | None],
             return module.handler
 
         yield put
-        module.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         module._entry.cache_clear()
 
 
@@ -584,7 +585,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
         table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
         store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(table))
         recs = [recommendation(n) for n in (1, 2, 3)]
-        store.put_recommendations("run-1", recs[0].account_id, "us-east-1", recs, datetime.now(UTC))
+        store.put_recommendations("run-1", recs, datetime.now(UTC))
         machine = boto3.client("stepfunctions", region_name="us-east-1").create_state_machine(
             name="gpu-rightsizer-resize",
             definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
@@ -605,7 +606,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
         }
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        module.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         module._entry.cache_clear()
         queued: list[dict[str, Any]] = []
 
@@ -631,7 +632,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
             executions = boto3.client("stepfunctions", region_name="us-east-1").list_executions(stateMachineArn=machine)
         finally:
             slack.stop()
-            module.settings.cache_clear()
+            bootstrap.lambda_wiring.cache_clear()
             module._entry.cache_clear()
 
     assert [e["name"] for e in executions["executions"]] == [recs[0].recommendation_id]

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 import rightsizer.handlers.slack as slack_handler
+from rightsizer import bootstrap
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.client import web_client
@@ -81,7 +82,7 @@ class Deployed:
         return self.send(function_url_event(self.click_event, body))
 
     def publish(self, *recs: Recommendation) -> None:
-        self.store.put_recommendations("run-1", ACCOUNT, REGION, list(recs), datetime.now(UTC))
+        self.store.put_recommendations("run-1", list(recs), datetime.now(UTC))
 
     def executions(self) -> list[str]:
         listed = boto3.client("stepfunctions", region_name=REGION).list_executions(stateMachineArn=self.machine)
@@ -126,13 +127,13 @@ def deployed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Deployed]:
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         monkeypatch.setattr(slack_handler, "lambda_client", lambda session, region: lazy)
-        slack_handler.settings.cache_clear()
+        bootstrap.lambda_wiring.cache_clear()
         slack_handler._entry.cache_clear()
         try:
             yield Deployed(slack, store, lazy, machine)
         finally:
             slack.stop()
-            slack_handler.settings.cache_clear()
+            bootstrap.lambda_wiring.cache_clear()
             slack_handler._entry.cache_clear()
 
 
@@ -363,7 +364,7 @@ def test_approve_is_not_offered_outside_the_workflows_account_and_region(deploye
     home = recommendation(1)
     abroad = recommendation(2, region="eu-west-1")
     deployed.publish(home)
-    deployed.store.put_recommendations("run-1", ACCOUNT, "eu-west-1", [abroad], datetime.now(UTC))
+    deployed.store.put_recommendations("run-1", [abroad], datetime.now(UTC))
 
     deployed.command("top 5")
     deployed.click(blocks.ACTION_APPROVE, abroad)

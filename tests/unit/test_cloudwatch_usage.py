@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
+import numpy as np
 import pytest
 from botocore.stub import ANY, Stubber
 
@@ -303,7 +304,8 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
     assert list(raw.network_out_sum.values) == [7.0]
     assert list(raw.cpu_avg.values) == [30.0]
     for series in (gpu.utilization_avg, gpu.memory_total_max, raw.cpu_avg, raw.network_in_sum):
-        assert all(type(ts) is int for ts in series.timestamps)
+        # Compact arrays of whole epoch seconds, ascending and unique.
+        assert series.stamps.dtype == np.int64 and series.array.dtype == np.float64
         assert list(series.timestamps) == sorted(set(series.timestamps))
     assert (raw.window_start, raw.window_end) == (WINDOW.start, WINDOW.end)
 
@@ -322,7 +324,7 @@ def fast_moto(moto_aws: None) -> Iterator[None]:
         fast_cloudwatch.uninstall()
 
 
-def test_more_than_500_queries_are_packed_into_full_batches(fast_moto: None) -> None:
+def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_moto: None) -> None:
     client = boto3.client("cloudwatch", region_name="us-east-1")
     hosts = [instance(instance_id=f"i-{n:017x}") for n in range(45)]
     at = T0 + timedelta(hours=1)
@@ -346,10 +348,12 @@ def test_more_than_500_queries_are_packed_into_full_batches(fast_moto: None) -> 
     assert usage.queries == len(calls.queries) == expected_queries
     assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == math.ceil(expected_queries / 500) == 3
     assert usage.pages_beyond_first == 0
-    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [500, 500, 80]
-    ids = [q["Id"] for q in calls.queries]
-    assert len(set(ids)) == len(ids)
-    assert all(re.fullmatch(r"[a-z][a-zA-Z0-9_]*", query_id) for query_id in ids)
+    # 24 queries per host: 20 hosts fill a request as far as whole hosts can (a host's series stay together).
+    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [480, 480, 120]
+    for params in calls.get_metric_data:  # ids are unique within a request, as the API requires
+        ids = [q["Id"] for q in params["MetricDataQueries"]]
+        assert len(set(ids)) == len(ids)
+        assert all(re.fullmatch(r"[a-z][a-zA-Z0-9_]*", query_id) for query_id in ids)
     for params in calls.get_metric_data:
         assert (params["StartTime"], params["EndTime"], params["ScanBy"]) == (
             WINDOW.start,
@@ -499,4 +503,4 @@ def test_non_running_instances_get_an_empty_entry_and_no_queries(cloudwatch: Any
 
 def test_is_a_usage_source(cloudwatch: Any) -> None:
     source: UsageSource = CloudWatchUsage(cloudwatch, MetricNames(), NullProgress())
-    assert source.fetch([], api_specs(), WINDOW) == {}
+    assert list(source.read([], api_specs(), WINDOW)) == []

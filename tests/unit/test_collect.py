@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -107,12 +107,13 @@ class FakeUsage:
         self.warnings: list[str] = []
         self.calls: list[tuple[list[str], Mapping[str, InstanceTypeSpec], Window]] = []
 
-    def fetch(
+    def read(
         self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
-    ) -> dict[str, RawUsage]:
+    ) -> Iterator[RawUsage]:
         self.calls.append(([i.instance_id for i in instances], specs, window))
         self.warnings = list(self._warnings)
-        return {i.instance_id: self.profiles.get(i.instance_id, no_metrics)(i.instance_id, window) for i in instances}
+        for i in instances:
+            yield self.profiles.get(i.instance_id, no_metrics)(i.instance_id, window)
 
 
 # Raw usage builders --------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""AnalyzeFunction: analyse the latest (or the given) run and store recommendations with history."""
+"""AnalyzeFunction: in the pipeline, rank the run ({"action": "rank"}) or re-analyse one shard (the catch-up's
+Map items); on its schedule, start the catch-up analysis of the latest run."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -8,9 +9,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
-from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.handlers.payload import event_payload
-from rightsizer.settings import Settings
 
 logger, metrics, tracer = Logger(), Metrics(), Tracer()
 
@@ -19,10 +18,12 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    analysis = bootstrap.analyze_payload(AwsSession(), Settings.from_env(), event_payload(event), datetime.now(UTC))
-    metrics.add_metric(name="InstancesAnalyzed", unit=MetricUnit.Count, value=len(analysis.recommendations))
-    metrics.add_metric(name="PotentialSavingsUSD", unit=MetricUnit.NoUnit, value=float(analysis.potential_savings))
-    for finding, count in analysis.findings.items():
-        metrics.add_metric(name=f"Findings.{finding}", unit=MetricUnit.Count, value=count)
-    logger.info("analysed", extra=analysis.summary())
-    return analysis.summary()
+    payload = event_payload(event)
+    result = bootstrap.analyze_payload(bootstrap.lambda_wiring(), payload, datetime.now(UTC))
+    if payload.get("action") == "rank":
+        metrics.add_metric(name="InstancesAnalyzed", unit=MetricUnit.Count, value=result["instances"])
+        metrics.add_metric(name="PotentialSavingsUSD", unit=MetricUnit.NoUnit, value=result["potential_savings_usd"])
+        for finding, count in result["findings"].items():
+            metrics.add_metric(name=f"Findings.{finding}", unit=MetricUnit.Count, value=count)
+    logger.info("analysed", extra={k: v for k, v in result.items() if k != "warnings"})
+    return result

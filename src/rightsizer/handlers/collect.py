@@ -1,4 +1,5 @@
-"""CollectFunction: on its schedule, plan targets and start the pipeline; per Map item, collect one target."""
+"""CollectFunction: on its schedule, start the day's pipeline; in the pipeline, plan one target into shards
+({"action": "plan"}) or collect and analyse one shard ({"action": "collect"})."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -8,9 +9,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
-from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.handlers.payload import event_payload
-from rightsizer.settings import Settings
 
 logger, metrics, tracer = Logger(), Metrics(), Tracer()
 
@@ -19,13 +18,21 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    payload, settings, now = event_payload(event), Settings.from_env(), datetime.now(UTC)
-    if "target" not in payload:
-        started = bootstrap.start_pipeline(AwsSession(), settings, now)
-        metrics.add_metric(name="TargetsPlanned", unit=MetricUnit.Count, value=started["targets"])
-        return started
-    result = bootstrap.collect_target_payload(AwsSession(), settings, payload, now)
-    metrics.add_metric(name="InstancesCollected", unit=MetricUnit.Count, value=result["instances"])
-    metrics.add_metric(name="GetMetricDataCalls", unit=MetricUnit.Count, value=result["api_calls"]["get_metric_data"])
-    logger.info("collected", extra={k: v for k, v in result.items() if k != "warnings"})
-    return result
+    payload, wiring, now = event_payload(event), bootstrap.lambda_wiring(), datetime.now(UTC)
+    action = payload.get("action")
+    if action == "plan":
+        planned = bootstrap.plan_payload(wiring, payload, now)
+        metrics.add_metric(name="ShardsPlanned", unit=MetricUnit.Count, value=len(planned["shards"]))
+        logger.info(
+            "planned", extra={k: v for k, v in planned.items() if k != "shards"} | {"shards": len(planned["shards"])}
+        )
+        return planned
+    if action == "collect":
+        result = bootstrap.collect_shard_payload(wiring, payload, now)
+        metrics.add_metric(name="InstancesCollected", unit=MetricUnit.Count, value=result["instances"])
+        metrics.add_metric(name="GetMetricDataCalls", unit=MetricUnit.Count, value=result["get_metric_data_calls"])
+        logger.info("collected", extra={k: v for k, v in result.items() if k != "warnings"})
+        return result
+    started = bootstrap.start_pipeline(wiring, now)
+    metrics.add_metric(name="TargetsPlanned", unit=MetricUnit.Count, value=started["targets"])
+    return started

@@ -90,22 +90,17 @@ def progress_from_event(event: Mapping[str, Any]) -> ResizeProgress | None:
 
 @cache  # built on the first invocation, reused while the function is warm
 def dependencies() -> Dependencies:
-    import boto3
+    from rightsizer import bootstrap
 
-    from rightsizer.adapters.aws.store import DynamoStore
-    from rightsizer.settings import Settings
-
-    settings = Settings.from_env()
-    store = DynamoStore.from_name(boto3.Session(), settings.table_name, settings.home_region)
-    secret_name, api_url = settings.slack.secret_name, settings.slack.api_url
-    return Dependencies(store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url), store))
+    wiring = bootstrap.lambda_wiring()
+    secret_name, api_url = wiring.settings.slack.secret_name, wiring.settings.slack.api_url
+    return Dependencies(wiring.store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url), wiring.store))
 
 
 def slack_client(secret_name: str, api_url: str = "https://slack.com/api/") -> Any:
-    from rightsizer.adapters.slack.client import web_client
-    from rightsizer.adapters.slack.secrets import slack_credentials
+    from rightsizer import bootstrap
 
-    return web_client(slack_credentials(secret_name).bot_token, api_url)
+    return bootstrap.slack_web_client(secret_name, api_url)
 
 
 class SlackThreadNotifier:

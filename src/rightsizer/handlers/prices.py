@@ -8,8 +8,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
-from rightsizer.adapters.aws.session import AwsSession
-from rightsizer.settings import Settings
 
 logger, metrics, tracer = Logger(), Metrics(), Tracer()
 
@@ -18,7 +16,7 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    result = bootstrap.refresh_prices(AwsSession(), Settings.from_env(), datetime.now(UTC))
+    result = bootstrap.refresh_prices(bootstrap.lambda_wiring(), datetime.now(UTC))
     metrics.add_metric(name="GetProductsCalls", unit=MetricUnit.Count, value=result["get_products_calls"])
     logger.info("prices cached", extra=result)
     return result

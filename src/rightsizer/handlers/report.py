@@ -8,10 +8,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from rightsizer import bootstrap
-from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.handlers.metrics import count_by
 from rightsizer.handlers.payload import event_payload
-from rightsizer.settings import Settings
 
 logger, metrics, tracer = Logger(), Metrics(), Tracer()
 
@@ -20,7 +18,7 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = bootstrap.report_payload(AwsSession(), Settings.from_env(), event_payload(event), datetime.now(UTC))
+    report = bootstrap.report_payload(bootstrap.lambda_wiring(), event_payload(event), datetime.now(UTC))
     metrics.add_metric(
         name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
     )

@@ -1,8 +1,14 @@
-"""Use-case: collect one (account, region): inventory, catalog, prices and usage summaries."""
+"""Use-case: collect one (account, region): inventory, catalog, prices and usage summaries.
+
+The CLI collects a region in one go (`collect_region`). The serverless pipeline splits it: a plan step reads the
+inventory and the region's context (catalog, prices, window) once and cuts the instances into shards
+(`shard_instances`); each shard then reads and summarises the usage of its own instances
+(`summarise_usage`), so that no invocation's time or memory grows with the region.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -37,6 +43,20 @@ class RegionData:
     prices: PriceBook
     usage: Mapping[str, UsageSummary]
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RegionContext:
+    """What every shard of one region shares: the catalog, prices and look-back window at collection time."""
+
+    account_id: str
+    region: str
+    collected_at: datetime
+    window: Window
+    catalog: Catalog
+    prices: PriceBook
+    warnings: tuple[str, ...] = ()
+    accelerators: int = 0  # GPUs and NeuronCores of the region's running hosts (sizes CloudWatch discovery)
 
 
 @dataclass(frozen=True)
@@ -109,6 +129,69 @@ def resolve_prices(
     return PriceBook(region, live, api.source), warnings
 
 
+def region_context(
+    account_id: str,
+    region: str,
+    instances: Sequence[Instance],
+    sources: RegionSources,
+    reference: Reference,
+    price_mode: PriceMode,
+    now: datetime,
+    lookback_days: int,
+    progress: Progress | None = None,
+) -> RegionContext:
+    """Catalog, prices (spot prices for the spot types among `instances`) and window of one region."""
+    progress = progress or NullProgress()
+    api_specs = sources.instance_types.accelerated_specs()
+    progress.advance()
+    known_types = sorted({*reference.legacy_specs, *(s.instance_type for s in api_specs)})
+    offered = sources.instance_types.offered_types(known_types)
+    catalog = build_catalog(region, api_specs, reference.legacy_specs, reference.accelerators, offered)
+    progress.advance()
+
+    book, warnings = resolve_prices(region, price_mode, sources.on_demand, reference.snapshot(region), known_types)
+    spot_types = sorted({i.instance_type for i in instances if i.lifecycle == "spot"})
+    spot = sources.spot.latest(spot_types, now) if spot_types else {}
+    prices = PriceBook(region=region, on_demand=book.on_demand, source=book.source, spot=spot)
+    progress.advance()
+    units = sum(
+        spec.compute_units
+        for spec in (catalog.specs.get(i.instance_type) for i in instances if i.is_running)
+        if spec is not None
+    )
+    return RegionContext(
+        account_id=account_id,
+        region=region,
+        collected_at=now,
+        window=lookback_window(now, lookback_days),
+        catalog=catalog,
+        prices=prices,
+        warnings=tuple(warnings),
+        accelerators=units,
+    )
+
+
+def shard_instances(instances: Sequence[Instance], size: int) -> list[tuple[Instance, ...]]:
+    """Consecutive runs of at most `size` instances, by instance id: the same inventory always gives the
+    same shards (a retried plan rewrites the same items)."""
+    if size < 1:
+        raise ValueError(f"a shard holds at least one instance, got {size}")
+    ordered = sorted(instances, key=lambda instance: instance.instance_id)
+    return [tuple(ordered[start : start + size]) for start in range(0, len(ordered), size)]
+
+
+def summarise_usage(
+    instances: Sequence[Instance], context: RegionContext, usage: UsageSource
+) -> tuple[dict[str, UsageSummary], list[str]]:
+    """Usage summaries of `instances`, and what CloudWatch could not answer cleanly.
+
+    Summarised as each batch of raw series arrives: only one batch of raw series is alive at any time."""
+    summaries = {
+        raw.instance_id: summarize(raw) for raw in usage.read(instances, context.catalog.specs, context.window)
+    }
+    return summaries, [f"{context.region}: {message}" for message in usage.warnings]
+
+
 def collect_region(
     account_id: str,
     region: str,
@@ -123,31 +206,18 @@ def collect_region(
     progress.stage(f"{region}: inventory", 4)
     instances = sources.inventory.accelerated_instances()
     progress.advance()
-    api_specs = sources.instance_types.accelerated_specs()
-    progress.advance()
-    known_types = sorted({*reference.legacy_specs, *(s.instance_type for s in api_specs)})
-    offered = sources.instance_types.offered_types(known_types)
-    catalog = build_catalog(region, api_specs, reference.legacy_specs, reference.accelerators, offered)
-    progress.advance()
-
-    book, warnings = resolve_prices(region, price_mode, sources.on_demand, reference.snapshot(region), known_types)
-    spot_types = sorted({i.instance_type for i in instances if i.lifecycle == "spot"})
-    spot = sources.spot.latest(spot_types, now) if spot_types else {}
-    prices = PriceBook(region=region, on_demand=book.on_demand, source=book.source, spot=spot)
-    progress.advance()
-
-    window = lookback_window(now, lookback_days)
-    raw = sources.usage.fetch(instances, catalog.specs, window)
-    usage = {instance_id: summarize(series) for instance_id, series in raw.items()}
-    warnings.extend(f"{region}: {message}" for message in sources.usage.warnings)
+    context = region_context(
+        account_id, region, instances, sources, reference, price_mode, now, lookback_days, progress
+    )
+    usage, usage_warnings = summarise_usage(instances, context, sources.usage)
     return RegionData(
         account_id=account_id,
         region=region,
         collected_at=now,
-        window=window,
+        window=context.window,
         instances=tuple(instances),
-        catalog=catalog,
-        prices=prices,
+        catalog=context.catalog,
+        prices=context.prices,
         usage=usage,
-        warnings=tuple(warnings),
+        warnings=(*context.warnings, *usage_warnings),
     )

@@ -1,23 +1,29 @@
-"""Use-cases of the scheduled pipeline: plan targets, collect one target, analyse a run, report.
+"""Use-cases of the scheduled pipeline: plan targets, cut each into shards, collect and analyse each shard, rank
+the run, report.
 
-Each step is idempotent: a run is named by its UTC date and everything it writes is keyed by that
-name, so re-running a day overwrites the same items and yields the same recommendation ids.
+Step Functions runs them (statemachine/pipeline.asl.json): a Distributed Map over the (account, region)
+targets, inside each an inline Map over its shards with the concurrency CloudWatch's quota allows, then the
+ranking. No invocation sees more than one shard of instances, except the daily report's full listing.
+
+Each step is idempotent: a run is named by its UTC date and everything it writes is keyed by that name, so
+re-running a day overwrites the same items and yields the same recommendation ids.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any, Protocol
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.analyzer import analyze_fleet
+from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
-from rightsizer.services.analyze import analyze_regions
-from rightsizer.services.collect import RegionData
-from rightsizer.services.ports import Decision
+from rightsizer.services.collect import RegionContext, shard_instances, summarise_usage
+from rightsizer.services.ports import Decision, UsageSource
+from rightsizer.services.ranking import Ranking
 from rightsizer.services.report import FleetReport, build_report
 from rightsizer.settings import ConfigError, Settings
 
@@ -41,17 +47,64 @@ class Target:
 
 
 class RunStore(Protocol):
-    def put_run(self, run: str, targets: Sequence[Mapping[str, str]], now: datetime) -> None: ...
+    """What the pipeline reads and writes (DynamoStore in AWS)."""
+
+    def put_run(self, run: str, now: datetime) -> None: ...
     def latest_run(self) -> str | None: ...
-    def put_region(self, run: str, data: RegionData) -> None: ...
-    def regions(self, run: str) -> list[RegionData]: ...
-    def put_recommendations(
-        self, run: str, account_id: str, region: str, recommendations: Sequence[Recommendation], now: datetime
+    def put_region(self, run: str, context: RegionContext, shards: Sequence[Sequence[Instance]]) -> None: ...
+    def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None: ...
+    def shard(self, run: str, account_id: str, region: str, index: int) -> tuple[Instance, ...]: ...
+    def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None: ...
+    def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None: ...
+    def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]: ...
+    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> int: ...
+    def forget_instances(self, instance_ids: Iterable[str]) -> None: ...
+    def put_shard_ranking(
+        self, run: str, account_id: str, region: str, index: int, ranking: Ranking, now: datetime
     ) -> None: ...
+    def shard_rankings(self, run: str) -> list[Ranking]: ...
+    def failures(self, run: str) -> list[dict[str, str]]: ...
+    def put_ranking(self, run: str, ranking: Ranking) -> None: ...
     def latest_recommendations(
         self, account_id: str | None = None, region: str | None = None
     ) -> list[Recommendation]: ...
     def active_decisions(self, now: datetime) -> list[Decision]: ...
+
+
+class Mode(StrEnum):
+    COLLECT = "collect"  # the daily run: plan, collect and analyse every shard
+    ANALYZE = "analyze"  # the catch-up: analyse the shards a run collected, from their stored usage
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One item of the pipeline's inner Map: a shard of one (account, region) of one run."""
+
+    run: str
+    mode: Mode
+    account_id: str
+    region: str
+    role_arn: str
+    shard: int
+    shards: int
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ShardTask:
+        try:
+            return cls(
+                run=str(data["run"]),
+                mode=Mode(str(data.get("mode", Mode.COLLECT))),
+                account_id=str(data["account_id"]),
+                region=str(data["region"]),
+                role_arn=str(data.get("role_arn", "")),
+                shard=int(data["shard"]),
+                shards=int(data["shards"]),
+            )
+        except (KeyError, ValueError) as error:
+            raise ConfigError(f"a shard needs run, account_id, region, shard and shards: got {dict(data)}") from error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "mode": self.mode.value}
 
 
 def run_name(now: datetime) -> str:
@@ -80,63 +133,149 @@ def plan_targets(settings: Settings, own_account: str, organization_accounts: Ca
     return [Target(account, region, role) for account, role in accounts for region in settings.regions]
 
 
-def pipeline_input(run: str, targets: Iterable[Target]) -> dict[str, Any]:
-    return {"run": run, "targets": [asdict(target) for target in targets]}
+def plan_key(run: str) -> str:
+    """Where a run's targets are written for the Distributed Map's ItemReader (S3)."""
+    return f"runs/{run}/targets.json"
 
 
-def collect_target(
-    run: str, data: RegionData, store: RunStore, api_calls: Mapping[str, int] | None = None
+def pipeline_input(run: str, mode: Mode, bucket: str) -> dict[str, Any]:
+    return {"run": run, "mode": mode.value, "plan": {"Bucket": bucket, "Key": plan_key(run)}}
+
+
+def plan_target(
+    run: str,
+    mode: Mode,
+    target: Target,
+    store: RunStore,
+    read_region: Callable[[], tuple[RegionContext, list[Instance]]],
+    shard_size: int,
+) -> list[ShardTask]:
+    """Cut one (account, region) into shards and store them; the catch-up only lists the stored ones.
+
+    Hosts that were in the region's previous run and are gone now leave the latest recommendations."""
+    if mode is Mode.ANALYZE:
+        planned = store.region(run, target.account_id, target.region)
+        count = planned[1] if planned is not None else 0
+    else:
+        context, instances = read_region()
+        shards = shard_instances(instances, shard_size)
+        previous = store.previous_members(run, target.account_id, target.region)
+        store.put_region(run, context, shards)
+        if previous:
+            store.forget_instances(previous - {instance.instance_id for instance in instances})
+        count = len(shards)
+    return [
+        ShardTask(run, mode, target.account_id, target.region, target.role_arn, index, count) for index in range(count)
+    ]
+
+
+def collect_shard(
+    task: ShardTask,
+    store: RunStore,
+    usage_source: Callable[[RegionContext], UsageSource],
+    policy: Policy,
+    now: datetime,
+    home_account: str | None,
 ) -> dict[str, Any]:
-    """Store one target's collection; the summary is what the Map state records."""
-    store.put_region(run, data)
+    """Read and summarise one shard's usage, store it, analyse the shard and store its advice and ranking."""
+    context, instances = _planned(task, store)
+    usage, warnings = summarise_usage(instances, context, usage_source(context))
+    store.put_usage(task.run, context, usage)
+    return _analyse(task, store, context, instances, usage, warnings, policy, now, home_account)
+
+
+def analyze_shard(
+    task: ShardTask, store: RunStore, policy: Policy, now: datetime, home_account: str | None
+) -> dict[str, Any]:
+    """The catch-up: analyse one collected shard again from its stored usage. A shard whose collection failed
+    has none: it is left as it is (advice from no data would be a guess)."""
+    context, instances = _planned(task, store)
+    usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in instances])
+    collected = [instance for instance in instances if instance.instance_id in usage]
+    if not collected:
+        return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
+    return _analyse(task, store, context, collected, usage, [], policy, now, home_account)
+
+
+def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...]]:
+    planned = store.region(task.run, task.account_id, task.region)
+    if planned is None:
+        raise ConfigError(f"{task.account_id} {task.region} was not planned in run {task.run}")
+    return planned[0], store.shard(task.run, task.account_id, task.region, task.shard)
+
+
+def _analyse(
+    task: ShardTask,
+    store: RunStore,
+    context: RegionContext,
+    instances: Sequence[Instance],
+    usage: Mapping[str, UsageSummary],
+    warnings: Sequence[str],
+    policy: Policy,
+    now: datetime,
+    home_account: str | None,
+) -> dict[str, Any]:
+    recommendations = analyze_fleet(instances, usage, context.catalog, context.prices, policy, now)
+    written = store.put_recommendations(task.run, recommendations, now)
+    ranking = Ranking.of(recommendations, home_account, [*context.warnings, *warnings])
+    store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
-        "api_calls": dict(api_calls or {}),
-        "run": run,
-        "account_id": data.account_id,
-        "region": data.region,
-        "instances": len(data.instances),
-        "with_accelerator_data": sum(1 for u in data.usage.values() if u.devices),
-        "warnings": list(data.warnings),
-        "status": "collected",
+        **task.to_dict(),
+        "instances": len(instances),
+        "with_accelerator_data": sum(1 for u in usage.values() if u.devices),
+        "recommendations_written": written,
+        "warnings": list(warnings)[:20],
+        "status": "collected" if task.mode is Mode.COLLECT else "analysed",
     }
 
 
 @dataclass(frozen=True)
 class RunAnalysis:
     run: str
-    recommendations: tuple[Recommendation, ...]
+    ranking: Ranking
 
     @property
     def findings(self) -> dict[str, int]:
-        return dict(Counter(rec.finding.value for rec in self.recommendations))
+        return {finding: count for finding, count in self.ranking.totals.by_finding.items() if count}
 
     @property
     def potential_savings(self) -> Decimal:
-        savings = (rec.monthly_savings for rec in self.recommendations)
-        return sum((saving for saving in savings if saving is not None and saving > 0), Decimal(0))
+        totals = self.ranking.totals.rounded()
+        return totals.monthly_savings + totals.other_owner_savings
 
     def summary(self) -> dict[str, Any]:
         return {
             "run": self.run,
-            "instances": len(self.recommendations),
+            "instances": self.ranking.totals.instances,
             "findings": self.findings,
             "potential_savings_usd": float(self.potential_savings),
         }
 
 
-def analyze_run(run: str | None, store: RunStore, policy: Policy, now: datetime) -> RunAnalysis:
-    """Analyse every region collected in `run` (default: the latest) and store the recommendations."""
+MAX_RUN_WARNINGS = 20  # the ranking item must not grow with the number of targets
+
+
+def rank_run(run: str | None, store: RunStore, home_account: str | None) -> RunAnalysis:
+    """Merge the shards' rankings of `run` (default: the latest) into the fleet's ranking; failed shards and
+    plans become warnings."""
     chosen = run or store.latest_run()
     if chosen is None:
-        return RunAnalysis(run="", recommendations=())
-    regions = store.regions(chosen)
-    recommendations = analyze_regions(regions, policy, now)
-    by_scope: dict[tuple[str, str], list[Recommendation]] = {(d.account_id, d.region): [] for d in regions}
-    for rec in recommendations:
-        by_scope[(rec.account_id, rec.region)].append(rec)
-    for (account_id, region), recs in by_scope.items():
-        store.put_recommendations(chosen, account_id, region, recs, now)
-    return RunAnalysis(run=chosen, recommendations=tuple(recommendations))
+        return RunAnalysis(run="", ranking=Ranking.merge((), home_account))
+    merged = Ranking.merge(store.shard_rankings(chosen), home_account)
+    failed = [_failure_text(failure) for failure in store.failures(chosen)]
+    warnings = (*failed, *merged.warnings)
+    if len(warnings) > MAX_RUN_WARNINGS:
+        warnings = (*warnings[: MAX_RUN_WARNINGS - 1], f"and {len(warnings) - MAX_RUN_WARNINGS + 1} more warnings")
+    ranking = replace(merged, warnings=warnings)
+    store.put_ranking(chosen, ranking)
+    return RunAnalysis(run=chosen, ranking=ranking)
+
+
+def _failure_text(failure: Mapping[str, str]) -> str:
+    where = f"account {failure.get('account_id', '?')} in {failure.get('region', '?')}"
+    shard = failure.get("shard", "")
+    part = "not planned" if shard == "plan" else f"shard {shard} not collected"
+    return f"{where}: {part} ({failure.get('error', 'error')}: {failure.get('cause', '')[:200]})"
 
 
 def latest_report(store: RunStore, lookback_days: int, now: datetime) -> tuple[FleetReport, list[Decision]]:

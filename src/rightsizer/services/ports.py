@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Instance, InstanceTypeSpec
-from rightsizer.domain.usage import RawUsage
+
+if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
+    from rightsizer.domain.usage import RawUsage
 
 
 class SourceUnavailable(Exception):
@@ -56,12 +58,13 @@ class SpotPrices(Protocol):
 
 
 class UsageSource(Protocol):
-    warnings: list[str]  # what the last fetch() could not read cleanly, in one sentence each
+    warnings: list[str]  # what the last read could not read cleanly, in one sentence each
 
-    def fetch(
+    def read(
         self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
-    ) -> dict[str, RawUsage]:
-        """Raw usage series per instance id; instances without accelerator data still get an entry."""
+    ) -> Iterator[RawUsage]:
+        """Raw usage series, one entry per instance (with or without accelerator data), produced a batch at
+        a time: the caller summarises each and lets it go, so memory does not grow with the fleet."""
         ...
 
 

@@ -23,6 +23,17 @@ from rightsizer.services.formatting import usd
 SCHEMA_VERSION = "1.0"
 
 
+# Findings that ask for a decision: listed with buttons in Slack, ranked by savings. Insufficient data gets a
+# list of its own; optimized and excluded hosts only show up in the counts.
+ATTENTION = (
+    Finding.IDLE,
+    Finding.OVERPROVISIONED,
+    Finding.UNDERPROVISIONED,
+    Finding.NOT_GPU_BOUND,
+    Finding.SCHEDULABLE,
+)
+
+
 class Category(StrEnum):
     """Where a recommendation's money goes in the totals."""
 
@@ -32,7 +43,7 @@ class Category(StrEnum):
     NONE = "none"  # no change in cost, or no price to tell
 
 
-def _savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
+def savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
     savings = rec.monthly_savings
     # Known savings first, largest first; unknown savings last; stable by instance id.
     return (0 if savings is not None else 1, -(savings or Decimal(0)), rec.instance_id)
@@ -102,9 +113,37 @@ class Totals:
     upsize_count: int
     by_finding: dict[str, int]
 
+    def _combine(self, other: Totals, sign: int) -> Totals:
+        """Field by field: totals of disjoint sets of recommendations add up (a fleet from its shards) and
+        subtract (the visible part of a fleet, once its hidden recommendations are known)."""
+        values: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, dict):
+                values[name] = {key: mine.get(key, 0) + sign * theirs.get(key, 0) for key in {*mine, *theirs}}
+            else:
+                values[name] = mine + sign * theirs
+        return Totals(**values)
 
-def fleet_totals(recommendations: Iterable[Recommendation], home_account: str | None = None) -> Totals:
-    """The one definition of the report's totals (CLI and Slack alike)."""
+    def __add__(self, other: Totals) -> Totals:
+        return self._combine(other, 1)
+
+    def __sub__(self, other: Totals) -> Totals:
+        return self._combine(other, -1)
+
+    def rounded(self) -> Totals:
+        values: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            values[name] = value.quantize(CENT) if isinstance(value, Decimal) else value
+        return Totals(**values)
+
+
+def fleet_totals(
+    recommendations: Iterable[Recommendation], home_account: str | None = None, *, rounded: bool = True
+) -> Totals:
+    """The one definition of the report's totals (CLI and Slack alike). `rounded=False` keeps exact sums, for
+    totals that are added up later (shards of a fleet)."""
     recs = list(recommendations)
     money: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     count: Counter[Category] = Counter()
@@ -123,20 +162,21 @@ def fleet_totals(recommendations: Iterable[Recommendation], home_account: str | 
             actionable += delta
             actionable_count += 1
     findings = Counter(rec.finding for rec in recs)
-    return Totals(
+    totals = Totals(
         instances=len(recs),
-        monthly_cost=cost.quantize(CENT),
+        monthly_cost=cost,
         unpriced=unpriced,
-        monthly_savings=money[Category.SAVING].quantize(CENT),
+        monthly_savings=money[Category.SAVING],
         savings_count=count[Category.SAVING],
-        actionable_savings=actionable.quantize(CENT),
+        actionable_savings=actionable,
         actionable_count=actionable_count,
-        other_owner_savings=money[Category.OTHER_OWNER].quantize(CENT),
+        other_owner_savings=money[Category.OTHER_OWNER],
         other_owner_count=count[Category.OTHER_OWNER],
-        additional_cost=money[Category.UPSIZE].quantize(CENT),
+        additional_cost=money[Category.UPSIZE],
         upsize_count=count[Category.UPSIZE],
         by_finding={finding.value: findings[finding] for finding in Finding},
     )
+    return totals.rounded() if rounded else totals
 
 
 def _plain(text: str) -> str:
@@ -179,10 +219,13 @@ class FleetReport:
     warnings: tuple[str, ...] = ()
     home_account: str | None = None  # where the resize workflow acts; None: treat every account as home
     failures: tuple[TargetFailure, ...] = field(default=())
+    # Set when the report is the head of a larger fleet (services.ranking): `recommendations` then hold only
+    # the top of the ranking and a sample of hosts without metrics, and these are the whole fleet's totals.
+    fleet: Totals | None = None
 
     @property
     def totals(self) -> Totals:
-        return fleet_totals(self.recommendations, self.home_account)
+        return self.fleet if self.fleet is not None else fleet_totals(self.recommendations, self.home_account)
 
 
 def build_report(
@@ -197,7 +240,7 @@ def build_report(
     return FleetReport(
         generated_at=generated_at,
         lookback_days=lookback_days,
-        recommendations=tuple(sorted(recommendations, key=_savings_key)),
+        recommendations=tuple(sorted(recommendations, key=savings_key)),
         warnings=tuple(dict.fromkeys(warnings)),
         home_account=home_account or None,
         failures=tuple(failures),

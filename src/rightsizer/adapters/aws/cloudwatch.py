@@ -2,8 +2,15 @@
 
 Discovery asks ListMetrics once per metric name (never per instance: a fleet of hundreds would cost
 hundreds of calls) and queries exactly the dimension sets it returns, because the CloudWatch agent's
-dimensions vary with its config, driver version and `append_dimensions`. Queries are packed into
-GetMetricData calls of up to 500 (the API limit).
+dimensions vary with its config, driver version and `append_dimensions`. Where a region is far larger
+than the instances asked for (one shard of a big region), ListMetrics is asked per instance instead
+(a dimension filter on InstanceId), so discovery costs grow with the shard, not the region.
+
+Usage is read in batches of whole instances (every query of an instance in one batch), summarised by
+the caller as it arrives and dropped: peak memory depends on the batch, not on the region. A batch
+holds at most 500 queries (the API limit) and is sized so its datapoints fill GetMetricData's pages of
+100,800 (a request's results continue on further pages under NextToken): the call count stays within a
+few percent of the physical minimum, ceil(datapoints / 100,800). Values are kept in numpy arrays.
 """
 
 from __future__ import annotations
@@ -15,15 +22,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from botocore.exceptions import BotoCoreError, ClientError
 
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
-from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
 
 MAX_QUERIES_PER_CALL = 500  # GetMetricData's limit on MetricDataQueries
+DATAPOINTS_PER_CALL = 100_800  # GetMetricData's page: more datapoints continue under NextToken
 ROLLUP_INDEX = "*"
+# ListMetrics pages hold 500 metrics; a region-wide listing costs about (series in the region) / 500 calls
+# per metric name, a per-instance listing one call per instance and namespace.
+_LIST_PAGE = 500
 
 _EC2_NAMESPACE = "AWS/EC2"
 _EC2_INSTANCE_DIMENSION = "InstanceId"  # fixed by AWS, unlike the agent's configurable dimensions
@@ -117,9 +129,11 @@ class _Problems:
 class CloudWatchUsage:
     """The `UsageSource` port over a boto3 CloudWatch client.
 
-    Counters describe the last `fetch()`: `list_metrics_calls`, `get_metric_data_calls` (every page),
+    Counters describe the last read: `list_metrics_calls`, `get_metric_data_calls` (every page),
     `pages_beyond_first` (GetMetricData pages that only continued a batch, i.e. the server paginated),
-    `batches` (first pages) and `queries`; `warnings` repeats what went to `progress.warn`.
+    `batches` (first pages), `queries` and `datapoints` (values received); `warnings` repeats what went to
+    `progress.warn`. `region_units` (the region's accelerators, when known) lets a shard of a large region
+    discover its series per instance.
     """
 
     def __init__(
@@ -128,6 +142,8 @@ class CloudWatchUsage:
         metrics: MetricNames,
         progress: Progress | None = None,
         max_queries_per_call: int = MAX_QUERIES_PER_CALL,
+        datapoints_per_call: int = DATAPOINTS_PER_CALL,
+        region_units: int | None = None,
     ) -> None:
         if not 1 <= max_queries_per_call <= MAX_QUERIES_PER_CALL:
             raise ValueError(f"max_queries_per_call must be 1..{MAX_QUERIES_PER_CALL}, got {max_queries_per_call}")
@@ -135,39 +151,76 @@ class CloudWatchUsage:
         self._metrics = metrics
         self._progress = progress
         self._max_queries = max_queries_per_call
+        self._page = datapoints_per_call
+        self._region_units = region_units
+        self._reset()
+
+    def _reset(self) -> None:
         self.list_metrics_calls = 0
         self.get_metric_data_calls = 0
         self.pages_beyond_first = 0
         self.batches = 0
         self.queries = 0
+        self.datapoints = 0
         self.warnings: list[str] = []
+
+    @property
+    def minimum_get_metric_data_calls(self) -> int:
+        """The physical minimum for the last read: every query asked, every datapoint received."""
+        by_queries = math.ceil(self.queries / self._max_queries)
+        return max(by_queries, math.ceil(self.datapoints / self._page))
 
     def fetch(
         self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
     ) -> dict[str, RawUsage]:
-        self.list_metrics_calls = self.get_metric_data_calls = self.pages_beyond_first = 0
-        self.batches = self.queries = 0
-        self.warnings = []
+        """Every instance's series at once (tests, one-off reads); `read` keeps memory bounded."""
+        return {raw.instance_id: raw for raw in self.read(instances, specs, window)}
+
+    def read(
+        self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
+    ) -> Iterator[RawUsage]:
+        """Raw usage per instance, one batch of whole instances at a time: drop each after summarising."""
+        self._reset()
         # Stopped hosts are not queried at all: their series would only describe a past that the
         # analyzer does not act on, and GetMetricData is billed per metric.
         running = {i.instance_id: i for i in instances if i.is_running}
+        for inst in instances:
+            if not inst.is_running:
+                yield _raw_usage(inst, [], window)
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         plan = self._plan(running, kinds)
-        self.queries = len(plan)
-        points = self._run(plan, window)
-        by_instance: dict[str, list[int]] = defaultdict(list)
-        for position, query in enumerate(plan):
-            by_instance[query.instance_id].append(position)
-        return {
-            inst.instance_id: _raw_usage(
-                inst, [(plan[p], points.get(p, {})) for p in by_instance[inst.instance_id]], window
-            )
-            for inst in instances
-        }
+        self.queries = sum(len(queries) for queries in plan.values())
+        batches = _pack(list(plan.items()), window, self._max_queries, self._page)
+        if self._progress is not None:
+            self._progress.stage("usage", len(batches))
+        problems = _Problems()
+        for batch in batches:
+            queries = [query for _, instance_queries in batch for query in instance_queries]
+            points = self._run(queries, window, problems)
+            start = 0
+            for iid, instance_queries in batch:
+                stop = start + len(instance_queries)
+                yield _raw_usage(running[iid], list(zip(instance_queries, points[start:stop], strict=True)), window)
+                start = stop
+            if self._progress is not None:
+                self._progress.advance()
+        for warning in problems.warnings():
+            self.warnings.append(warning)
+            if self._progress is not None:
+                self._progress.warn(warning)
 
     # Discovery -----------------------------------------------------------------------------------
 
-    def _plan(self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None]) -> list[_Query]:
+    def _per_instance(self, running: Mapping[str, Instance]) -> bool:
+        """True when listing each instance's series costs fewer calls than listing the region's."""
+        if self._region_units is None:
+            return False
+        metric_names = 6  # four GPU metrics, host memory, NeuronCore utilisation
+        return metric_names * math.ceil(self._region_units / _LIST_PAGE) > 2 * len(running)
+
+    def _plan(
+        self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None]
+    ) -> dict[str, list[_Query]]:
         m = self._metrics
         nvidia = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NVIDIA}
         neuron = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NEURON}
@@ -177,41 +230,81 @@ class CloudWatchUsage:
             m.gpu_memory_total: "memory_total",
             m.gpu_memory_activity: "memory_activity",
         }
-        gpu_found: dict[str, list[_Found]] = defaultdict(list)
-        if nvidia:
-            for metric_name in gpu_metrics:
-                listed = self._discover(m.gpu_namespace, metric_name, nvidia, m.gpu_index_dimension)
-                for iid, series in listed.items():
-                    gpu_found[iid].extend(series)
-        neuron_found = (
-            self._discover(m.neuron_namespace, m.neuron_utilization, neuron, m.neuron_core_dimension) if neuron else {}
-        )
-        host_found = self._discover(m.gpu_namespace, m.host_memory_used_pct, running, None) if running else {}
+        agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
+        if self._per_instance(running):
+            agent = self._discover_per_instance(m.gpu_namespace, agent_metrics, running, m.gpu_index_dimension)
+            neuron_found = self._discover_per_instance(
+                m.neuron_namespace, (m.neuron_utilization,), neuron, m.neuron_core_dimension
+            )
+        else:
+            agent = defaultdict(list)
+            for metric_name in gpu_metrics if nvidia else ():
+                for iid, series in self._discover(m.gpu_namespace, metric_name, nvidia, m.gpu_index_dimension).items():
+                    agent[iid].extend(series)
+            neuron_found = (
+                self._discover(m.neuron_namespace, m.neuron_utilization, neuron, m.neuron_core_dimension)
+                if neuron
+                else {}
+            )
+            host_found = self._discover(m.gpu_namespace, m.host_memory_used_pct, running, None) if running else {}
+            for iid, series in host_found.items():
+                agent[iid].extend(series)
 
-        plan: list[_Query] = []
+        plan: dict[str, list[_Query]] = {}
         for iid in running:
-            for found in _per_device_or_rollup(gpu_found.get(iid, [])):
-                fields = _GPU_FIELDS[gpu_metrics[found.metric_name]]
-                plan.extend(_queries(iid, found, m.gpu_namespace, fields, device=found.device_index))
-            for found in _per_device_or_rollup(neuron_found.get(iid, [])):
-                plan.extend(_queries(iid, found, m.neuron_namespace, _NEURON_FIELDS, device=found.device_index))
-            for found in host_found.get(iid, []):
-                plan.extend(_queries(iid, found, m.gpu_namespace, (_HOST_MEMORY_FIELD,), device=None))
+            found = agent.get(iid, [])
+            gpu_found = [f for f in found if f.metric_name in gpu_metrics] if iid in nvidia else []
+            queries: list[_Query] = []
+            for one in _per_device_or_rollup(gpu_found):
+                fields = _GPU_FIELDS[gpu_metrics[one.metric_name]]
+                queries.extend(_queries(iid, one, m.gpu_namespace, fields, device=one.device_index))
+            for one in _per_device_or_rollup(neuron_found.get(iid, [])):
+                queries.extend(_queries(iid, one, m.neuron_namespace, _NEURON_FIELDS, device=one.device_index))
+            for one in found:
+                if one.metric_name == m.host_memory_used_pct:
+                    host = _Found(one.metric_name, one.dimensions, None)
+                    queries.extend(_queries(iid, host, m.gpu_namespace, (_HOST_MEMORY_FIELD,), device=None))
             for metric_name, field_name, stat, period in _EC2_FIELDS:
                 dimensions = ((_EC2_INSTANCE_DIMENSION, iid),)
-                plan.append(_Query(iid, None, field_name, _EC2_NAMESPACE, metric_name, dimensions, stat, period))
+                queries.append(_Query(iid, None, field_name, _EC2_NAMESPACE, metric_name, dimensions, stat, period))
+            plan[iid] = queries
         return plan
 
     def _discover(
         self, namespace: str, metric_name: str, wanted: Mapping[str, Instance], device_dimension: str | None
     ) -> dict[str, list[_Found]]:
-        """Dimension sets of one metric, grouped by instance; stale-type and foreign series dropped."""
+        """Dimension sets of one metric across the region, grouped by instance; stale-type and foreign
+        series dropped."""
+        return self._keep(
+            self._list_metrics({"Namespace": namespace, "MetricName": metric_name}), wanted, device_dimension
+        )
+
+    def _discover_per_instance(
+        self, namespace: str, metric_names: Sequence[str], wanted: Mapping[str, Instance], device_dimension: str
+    ) -> dict[str, list[_Found]]:
+        """Dimension sets of `metric_names` for each wanted instance: one listing per instance."""
+        found: dict[str, list[_Found]] = defaultdict(list)
+        names = set(metric_names)
+        for iid in wanted:
+            request = {
+                "Namespace": namespace,
+                "Dimensions": [{"Name": self._metrics.instance_dimension, "Value": iid}],
+            }
+            listed = (metric for metric in self._list_metrics(request) if metric.get("MetricName") in names)
+            for key, series in self._keep(listed, {iid: wanted[iid]}, device_dimension).items():
+                found[key].extend(series)
+        return found
+
+    def _keep(
+        self, listed: Iterator[Mapping[str, Any]], wanted: Mapping[str, Instance], device_dimension: str | None
+    ) -> dict[str, list[_Found]]:
         m = self._metrics
         found: dict[str, list[_Found]] = defaultdict(list)
-        seen: set[frozenset[tuple[str, str]]] = set()
-        for metric in self._list_metrics(namespace, metric_name):
+        seen: set[tuple[str, frozenset[tuple[str, str]]]] = set()
+        for metric in listed:
+            metric_name = str(metric.get("MetricName", ""))
             dimensions: Dimensions = tuple((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []))
-            key = frozenset(dimensions)
+            key = (metric_name, frozenset(dimensions))
             if key in seen:  # a store may list one series more than once; query it once
                 continue
             seen.add(key)
@@ -226,8 +319,7 @@ class CloudWatchUsage:
             found[instance.instance_id].append(_Found(metric_name, dimensions, device))
         return found
 
-    def _list_metrics(self, namespace: str, metric_name: str) -> Iterator[Mapping[str, Any]]:
-        request: dict[str, Any] = {"Namespace": namespace, "MetricName": metric_name}
+    def _list_metrics(self, request: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
         while True:
             self.list_metrics_calls += 1
             response = self._call("list_metrics", request)
@@ -239,20 +331,15 @@ class CloudWatchUsage:
 
     # Queries -------------------------------------------------------------------------------------
 
-    def _run(self, plan: Sequence[_Query], window: Window) -> dict[int, dict[int, float]]:
-        """Datapoints per plan position, timestamp -> value; a timestamp seen twice keeps the larger."""
-        points: dict[int, dict[int, float]] = defaultdict(dict)
-        problems = _Problems()
-        batches = [
-            range(start, min(start + self._max_queries, len(plan))) for start in range(0, len(plan), self._max_queries)
-        ]
-        if self._progress is not None:
-            self._progress.stage("usage", len(batches))
-        for batch in batches:
+    def _run(self, plan: Sequence[_Query], window: Window, problems: _Problems) -> list[list[_Chunk]]:
+        """Datapoints per query of one batch, as the pages delivered them (a query may span pages)."""
+        points: list[list[_Chunk]] = [[] for _ in plan]
+        for start in range(0, len(plan), self._max_queries):
+            chunk = range(start, min(start + self._max_queries, len(plan)))
             self.batches += 1
             request: dict[str, Any] = {
-                # Ids are plan positions, so results map back without a lookup table.
-                "MetricDataQueries": [plan[position].request(f"q{position}") for position in batch],
+                # Ids are positions in the batch, so results map back without a lookup table.
+                "MetricDataQueries": [plan[position].request(f"q{position}") for position in chunk],
                 "StartTime": window.start,
                 "EndTime": window.end,
                 "ScanBy": "TimestampAscending",
@@ -265,7 +352,7 @@ class CloudWatchUsage:
                 first = False
                 response = self._call("get_metric_data", request)
                 for result in response.get("MetricDataResults", []):
-                    _collect(result, plan, points, problems)
+                    self.datapoints += _collect(result, plan, points, problems)
                 for message in response.get("Messages", []):
                     problems.messages[f"{message.get('Code', '?')}: {message.get('Value', '')}"] += 1
                 token = response.get("NextToken")
@@ -273,12 +360,6 @@ class CloudWatchUsage:
                     break
                 # A query's values can continue on the next page: they are appended in _collect.
                 request["NextToken"] = token
-            if self._progress is not None:
-                self._progress.advance()
-        for warning in problems.warnings():
-            self.warnings.append(warning)
-            if self._progress is not None:
-                self._progress.warn(warning)
         return points
 
     def _call(self, operation: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -287,6 +368,42 @@ class CloudWatchUsage:
         except (ClientError, BotoCoreError) as exc:
             raise SourceUnavailable(f"CloudWatch {operation} failed: {exc}") from exc
         return response
+
+
+_Chunk = tuple[Ints, Floats]  # (epoch seconds, values) of one page of one query's result
+
+
+def _expected_points(query: _Query, window: Window) -> int:
+    return max(1, int((window.end - window.start).total_seconds()) // query.period)
+
+
+def _pack(
+    plan: Sequence[tuple[str, list[_Query]]], window: Window, max_queries: int, page: int
+) -> list[list[tuple[str, list[_Query]]]]:
+    """Batches of whole instances: at most `max_queries` queries each (an instance with more gets a batch of
+    its own, asked in several requests), each as close as can be to a whole number of full pages.
+
+    From each position, every prefix that fits is scored by how full its last page would be (expected
+    datapoints / pages x page); the fullest wins, the longer on a tie. A batch whose pages are full costs
+    exactly the minimum; the shard as a whole wastes less than a page per batch only where sizes force it.
+    """
+    batches: list[list[tuple[str, list[_Query]]]] = []
+    start = 0
+    while start < len(plan):
+        best, best_fill, queries, points = start + 1, -1.0, 0, 0
+        for end in range(start, len(plan)):
+            instance_queries = plan[end][1]
+            if end > start and queries + len(instance_queries) > max_queries:
+                break
+            queries += len(instance_queries)
+            points += sum(_expected_points(query, window) for query in instance_queries)
+            pages = max(math.ceil(queries / max_queries), math.ceil(points / page))
+            fill = points / (pages * page)
+            if fill >= best_fill - 1e-9:
+                best, best_fill = end + 1, fill
+        batches.append(list(plan[start:best]))
+        start = best
+    return batches
 
 
 def _kind(spec: InstanceTypeSpec | None) -> AcceleratorKind | None:
@@ -309,56 +426,69 @@ def _queries(
 def _collect(
     result: Mapping[str, Any],
     plan: Sequence[_Query],
-    points: dict[int, dict[int, float]],
+    points: list[list[_Chunk]],
     problems: _Problems,
-) -> None:
+) -> int:
+    """File one page of one query's result; returns how many datapoints it carried."""
     query_id = str(result.get("Id", ""))
     if not query_id.startswith("q") or not query_id[1:].isdigit() or int(query_id[1:]) >= len(plan):
         problems.messages[f"a result for an unknown query id {query_id!r} was ignored"] += 1
-        return
+        return 0
     position = int(query_id[1:])
     status = str(result.get("StatusCode", "Complete"))
     if status not in _OK_STATUSES:
         problems.statuses[status].append(plan[position].describe())
     for message in result.get("Messages", []):
         problems.messages[f"{message.get('Code', '?')}: {message.get('Value', '')}"] += 1
-    series = points[position]
-    for timestamp, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
-        epoch = _epoch(timestamp)
-        number = float(value)
-        if math.isnan(number):
-            continue
-        previous = series.get(epoch)
-        if previous is None or number > previous:
-            series[epoch] = number
+    timestamps, values = result.get("Timestamps", []), result.get("Values", [])
+    count = min(len(timestamps), len(values))
+    if count:
+        # Straight into compact arrays: the page's Python floats and timestamps are garbage right after.
+        points[position].append((_epochs(timestamps[:count]), np.asarray(values[:count], dtype=np.float64)))
+    return count
 
 
-def _epoch(timestamp: datetime | int | float) -> int:
-    if isinstance(timestamp, datetime):
-        return int(timestamp.timestamp())
-    return int(timestamp)
+def _epochs(timestamps: Sequence[Any]) -> Ints:
+    """Epoch seconds from what the client's parser gives: numbers (a client that keeps timestamps raw, see
+    session.AwsSession.client), datetimes (botocore's default), or ISO strings (raw, from a text protocol)."""
+    first = timestamps[0]
+    if isinstance(first, int | float):
+        return np.asarray(timestamps, dtype=np.float64).astype(np.int64)
+    if isinstance(first, datetime):
+        return np.fromiter((int(t.timestamp()) for t in timestamps), dtype=np.int64, count=len(timestamps))
+    return np.fromiter(
+        (int(datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp()) for t in timestamps),
+        dtype=np.int64,
+        count=len(timestamps),
+    )
 
 
-def _merge(parts: Sequence[Mapping[int, float]], period: int) -> Series:
-    """One series from several dimension sets of the same device: the larger value per timestamp."""
-    merged: dict[int, float] = {}
-    for part in parts:
-        for epoch, value in part.items():
-            previous = merged.get(epoch)
-            if previous is None or value > previous:
-                merged[epoch] = value
-    if not merged:
+def _merge(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
+    """One series from every page of every dimension set of the same device: ascending timestamps, the
+    larger value where a timestamp is seen twice, NaN readings dropped."""
+    chunks = [chunk for part in parts for chunk in part]
+    if not chunks:
         return EMPTY
-    ordered = sorted(merged)
-    return Series(period, tuple(ordered), tuple(merged[epoch] for epoch in ordered))
+    stamps = np.concatenate([chunk[0] for chunk in chunks])
+    values = np.concatenate([chunk[1] for chunk in chunks])
+    keep = ~np.isnan(values)
+    stamps, values = stamps[keep], values[keep]
+    if not len(values):
+        return EMPTY
+    if len(chunks) > 1 or (len(stamps) > 1 and not bool(np.all(stamps[1:] > stamps[:-1]))):
+        order = np.lexsort((values, stamps))  # by timestamp, then value: the last of a timestamp is its largest
+        stamps, values = stamps[order], values[order]
+        last = np.append(stamps[1:] != stamps[:-1], True)
+        stamps, values = stamps[last], values[last]
+    return Series(period, stamps, values)
 
 
 def _device_order(index: str) -> tuple[int, int, str]:
     return (0, int(index), "") if index.isdigit() else (1, 0, index)
 
 
-def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, Mapping[int, float]]], window: Window) -> RawUsage:
-    parts: dict[tuple[str | None, str], list[Mapping[int, float]]] = defaultdict(list)
+def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, list[_Chunk]]], window: Window) -> RawUsage:
+    parts: dict[tuple[str | None, str], list[list[_Chunk]]] = defaultdict(list)
     periods: dict[str, int] = {}
     for query, datapoints in results:
         parts[(query.device, query.field)].append(datapoints)

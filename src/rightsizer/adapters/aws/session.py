@@ -71,6 +71,7 @@ class AwsSession:
         self._session = session or boto3.Session()
         self._account_id = account_id
         self._config = config
+        self._raw: boto3.Session | None = None
 
     @classmethod
     def for_profile(cls, profile: str | None, config: Config) -> AwsSession:
@@ -86,9 +87,28 @@ class AwsSession:
         """The region the profile or AWS_DEFAULT_REGION names, if any."""
         return self._session.region_name
 
-    def client(self, service: str, region: str, *, quick: bool = False) -> Any:
-        factory: Any = self._session.client  # typed per service literal; callers treat clients as Any
+    def client(self, service: str, region: str, *, quick: bool = False, raw_timestamps: bool = False) -> Any:
+        """A client of this session. `raw_timestamps`: response timestamps stay as the wire has them (epoch
+        numbers for CloudWatch's CBOR protocol) instead of datetimes; botocore's conversion is ~90 % of the CPU
+        of reading 14 days of CloudWatch datapoints (13-21 us per datapoint, 3.5-4.7 us without it)."""
+        session = self._raw_timestamp_session() if raw_timestamps else self._session
+        factory: Any = session.client  # typed per service literal; callers treat clients as Any
         return factory(service, region_name=region, config=QUICK_CONFIG if quick else self._config)
+
+    def _raw_timestamp_session(self) -> boto3.Session:
+        """A sibling session with the same credentials whose response parsers keep timestamps raw. The parser
+        factory is a component of the botocore session, so it is set on a session of its own: the other
+        clients of this session keep their datetimes."""
+        if self._raw is None:
+            profile = self._session.profile_name
+            core = botocore.session.Session(profile=profile if profile in self._session.available_profiles else None)
+            core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=_keep_raw)
+            credentials = self._session.get_credentials()
+            if credentials is not None:
+                frozen = credentials.get_frozen_credentials()
+                core.set_credentials(str(frozen.access_key), str(frozen.secret_key), frozen.token)
+            self._raw = boto3.Session(botocore_session=core, region_name=self._session.region_name)
+        return self._raw
 
     def account_id(self, region: str) -> str:
         if self._account_id is None:
@@ -105,6 +125,10 @@ class AwsSession:
             aws_session_token=credentials["SessionToken"],
         )
         return AwsSession(session, account_id=role_arn.split(":")[4], config=self._config)
+
+
+def _keep_raw(value: Any) -> Any:
+    return value
 
 
 @cache

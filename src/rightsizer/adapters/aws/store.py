@@ -1,14 +1,21 @@
 """DynamoDB single-table store: runs, usage summaries, recommendations, decisions, approvals, audit.
 
-Key design (PK / SK), one access pattern each:
+Key design (PK / SK), one access pattern each. No item grows with the fleet, and the per-instance items have
+a partition each, so a day's writes spread over the table instead of queueing on a few hot keys:
   RUN                         / <run>                          runs, newest first (latest run)
-  RUN#<run>                   / TARGETS                         the (account, region) targets planned
-  RUN#<run>                   / REGION#<acct>#<region>          a region's instances, catalog, prices
-  RUN#<run>                   / USAGE#<acct>#<region>#<id>      one instance's usage summary
+  RUN#<run>                   / REGION#<acct>#<region>          a planned (account, region), with its shard count
+  RUN#<run>                   / RANK#<acct>#<region>#<shard>    one shard's ranking (merged into RANKING)
+  RUN#<run>                   / FAILED#<acct>#<region>#<shard>  a shard (or a plan: shard "plan") that failed
+  SCOPE#<run>#<acct>#<region> / CONTEXT                         a region's catalog, prices and window
+  SCOPE#<run>#<acct>#<region> / SHARD#<shard>                   the instances of one shard
+  USAGE#<run>#<acct>#<region>#<id> / USAGE                      one instance's usage summary
   PRICES                      / <region>                        weekly Price List API cache
-  LATEST                      / <acct>#<region>#<id>            latest recommendation per instance
+  LATEST#<id>                 / LATEST                          latest recommendation of an instance (Slack
+                                                                `show`/`why`/`snooze`, buttons); GSI1:
+                                                                LATEST#<bucket> / <acct>#<region>#<id> lists them
+  RANKING                     / LATEST                          the fleet's ranking (`top`, `report`)
   REC#<rec id>                / REC                             a recommendation by id (Slack buttons)
-  INSTANCE#<acct>#<region>#<id> / REC#<run>                     one instance's history
+  INSTANCE#<acct>#<region>#<id> / REC#<run>                     one instance's history (runs that changed it)
   DECISIONS                   / <acct>#<region>#<id>#<kind>#<rec>  snoozes and dismissals
   APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
   AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
@@ -24,9 +31,10 @@ idempotency records use as well.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -43,7 +51,8 @@ from rightsizer.domain.prices import PriceBook
 from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, Window
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
-    from rightsizer.services.collect import RegionData
+    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.ranking import Ranking
 
 TTL_ATTRIBUTE = "expiration"
 RUN_RETENTION = timedelta(days=35)
@@ -52,6 +61,8 @@ RECOMMENDATION_RETENTION = timedelta(days=90)
 AUDIT_RETENTION = timedelta(days=800)
 MESSAGE_RETENTION = timedelta(days=30)
 OPEN_APPROVALS = "APPROVAL#PENDING"  # GSI1 partition of the approvals still waiting for an outcome
+LATEST_BUCKETS = 16  # GSI1 partitions listing the latest recommendations: writes spread, listing is 16 queries
+BATCH_GET = 100  # BatchGetItem's limit
 # Approval fields that change after creation; each is an attribute of its own (see create_approval).
 _APPROVAL_MUTABLE = ("status", "detail", "execution_arn", "slack_channel", "slack_ts")
 
@@ -72,6 +83,58 @@ def _expires(now: datetime, keep: timedelta) -> int:
 
 def _instance_key(account_id: str, region: str, instance_id: str) -> str:
     return f"{account_id}#{region}#{instance_id}"
+
+
+def _latest_key(instance_id: str) -> dict[str, str]:
+    # By instance id alone: that is all `/gpu show <instance-id>` knows (EC2 instance ids are unique).
+    return {"PK": f"LATEST#{instance_id}", "SK": "LATEST"}
+
+
+def _digest(rec: Recommendation) -> str:
+    """What the advice says, without when it was computed: equal digests, nothing to rewrite."""
+    content = to_jsonable(rec)
+    content.pop("generated_at", None)
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+
+
+def _shard_key(kind: str, index: int) -> str:
+    return f"{kind}#{index:05d}"
+
+
+def _context_item(context: RegionContext) -> dict[str, Any]:
+    catalog = context.catalog
+    return {
+        "account_id": context.account_id,
+        "region": context.region,
+        "collected_at": context.collected_at,
+        "window": context.window,
+        "specs": list(catalog.specs.values()),
+        "offered": None if catalog.offered is None else sorted(catalog.offered),
+        "prices": context.prices,
+        "warnings": list(context.warnings),
+        "accelerators": context.accelerators,
+    }
+
+
+def _context_of(raw: Mapping[str, Any]) -> RegionContext:
+    from rightsizer.services.collect import RegionContext
+
+    specs = [from_jsonable(InstanceTypeSpec, s) for s in raw["specs"]]
+    return RegionContext(
+        account_id=raw["account_id"],
+        region=raw["region"],
+        collected_at=datetime.fromisoformat(raw["collected_at"]),
+        window=from_jsonable(Window, raw["window"]),
+        catalog=Catalog(
+            region=raw["region"],
+            specs={spec.instance_type: spec for spec in specs},
+            accelerators=bundled.accelerator_table(),  # bundled data: the same in every function
+            offered=None if raw["offered"] is None else frozenset(raw["offered"]),
+        ),
+        prices=from_jsonable(PriceBook, raw["prices"]),
+        warnings=tuple(raw["warnings"]),
+        accelerators=int(raw.get("accelerators", 0)),
+    )
 
 
 def _message_item(message: PostedMessage) -> dict[str, Any]:
@@ -131,18 +194,8 @@ class DynamoStore:
 
     # -- runs and collected data ---------------------------------------------------------------
 
-    def put_run(self, run: str, targets: Sequence[Mapping[str, str]], now: datetime) -> None:
-        expiration = _expires(now, RUN_RETENTION)
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
-            batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})
-            batch.put_item(
-                Item={
-                    "PK": f"RUN#{run}",
-                    "SK": "TARGETS",
-                    "targets": json.dumps(list(targets)),
-                    TTL_ATTRIBUTE: expiration,
-                }
-            )
+    def put_run(self, run: str, now: datetime) -> None:
+        self._table.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: _expires(now, RUN_RETENTION)})
 
     def runs(self, limit: int = 7) -> list[str]:
         """Run names, newest first."""
@@ -150,83 +203,137 @@ class DynamoStore:
         return [str(item["SK"]) for item in items.get("Items", [])]
 
     def latest_run(self) -> str | None:
-        """The newest run that collected at least one region (a day whose collection failed is skipped)."""
+        """The newest run that planned at least one region (a day whose collection failed is skipped)."""
         for run in self.runs():
-            found = self._table.query(
+            if self._table.query(
                 KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"),
                 Limit=1,
                 ProjectionExpression="PK",
-            )
-            if found.get("Items"):
+            ).get("Items"):
                 return run
         return None
 
-    def put_region(self, run: str, data: RegionData) -> None:
-        """Store one (account, region) collection. Same run, same keys: a re-run overwrites, never duplicates."""
-        expiration = _expires(data.collected_at, RUN_RETENTION)
-        scope = f"{data.account_id}#{data.region}"
-        snapshot = {
-            "account_id": data.account_id,
-            "region": data.region,
-            "collected_at": data.collected_at,
-            "window": data.window,
-            "instances": list(data.instances),
-            "specs": list(data.catalog.specs.values()),
-            "offered": None if data.catalog.offered is None else sorted(data.catalog.offered),
-            "prices": data.prices,
-            "warnings": list(data.warnings),
-        }
+    def put_region(self, run: str, context: RegionContext, shards: Sequence[Sequence[Instance]]) -> None:
+        """A region's plan: its context once, each shard's instances, and the marker that lists the region in
+        the run. Same run, same keys: a re-planned region overwrites, never duplicates."""
+        expiration = _expires(context.collected_at, RUN_RETENTION)
+        scope = f"SCOPE#{run}#{context.account_id}#{context.region}"
         with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
             batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})  # also for ad-hoc runs
             batch.put_item(
-                Item={"PK": f"RUN#{run}", "SK": f"REGION#{scope}", "data": _pack(snapshot), TTL_ATTRIBUTE: expiration}
+                Item={"PK": scope, "SK": "CONTEXT", "data": _pack(_context_item(context)), TTL_ATTRIBUTE: expiration}
             )
-            for instance_id, summary in data.usage.items():
+            for index, instances in enumerate(shards):
                 batch.put_item(
                     Item={
-                        "PK": f"RUN#{run}",
-                        "SK": f"USAGE#{scope}#{instance_id}",
+                        "PK": scope,
+                        "SK": _shard_key("SHARD", index),
+                        "data": _pack(list(instances)),
+                        TTL_ATTRIBUTE: expiration,
+                    }
+                )
+            batch.put_item(
+                Item={
+                    "PK": f"RUN#{run}",
+                    "SK": f"REGION#{context.account_id}#{context.region}",
+                    "shards": len(shards),
+                    TTL_ATTRIBUTE: expiration,
+                }
+            )
+
+    def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None:
+        """A planned region's context and its number of shards."""
+        marker = self._get(f"RUN#{run}", f"REGION#{account_id}#{region}")
+        item = self._get(f"SCOPE#{run}#{account_id}#{region}", "CONTEXT")
+        if marker is None or item is None:
+            return None
+        return _context_of(_unpack(item["data"])), int(marker.get("shards", 0))
+
+    def shard(self, run: str, account_id: str, region: str, index: int) -> tuple[Instance, ...]:
+        item = self._get(f"SCOPE#{run}#{account_id}#{region}", _shard_key("SHARD", index))
+        return () if item is None else tuple(from_jsonable(Instance, i) for i in _unpack(item["data"]))
+
+    def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None:
+        """Instance ids of the region in the newest earlier run that planned it (None: no such run kept)."""
+        for earlier in self.runs(limit=40):
+            if earlier >= run:
+                continue
+            marker = self._get(f"RUN#{earlier}", f"REGION#{account_id}#{region}")
+            if marker is None:
+                continue
+            return {
+                i.instance_id
+                for index in range(int(marker.get("shards", 0)))
+                for i in self.shard(earlier, account_id, region, index)
+            }
+        return None
+
+    def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None:
+        expiration = _expires(context.collected_at, RUN_RETENTION)
+        scope = f"{run}#{context.account_id}#{context.region}"
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            for instance_id, summary in usage.items():
+                batch.put_item(
+                    Item={
+                        "PK": f"USAGE#{scope}#{instance_id}",
+                        "SK": "USAGE",
                         "data": _pack(summary),
                         TTL_ATTRIBUTE: expiration,
                     }
                 )
 
-    def regions(self, run: str) -> list[RegionData]:
-        from rightsizer.services.collect import RegionData
+    def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]:
+        """Usage summaries of these instances, read by key."""
+        scope = f"{run}#{account_id}#{region}"
+        keys = [{"PK": f"USAGE#{scope}#{iid}", "SK": "USAGE"} for iid in instance_ids]
+        found = self._batch_get(keys)
+        return {str(item["PK"]).rsplit("#", 1)[1]: from_jsonable(UsageSummary, _unpack(item["data"])) for item in found}
 
-        snapshots = list(
-            self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"))
+    def put_shard_ranking(
+        self, run: str, account_id: str, region: str, index: int, ranking: Ranking, now: datetime
+    ) -> None:
+        self._table.put_item(
+            Item={
+                "PK": f"RUN#{run}",
+                "SK": f"RANK#{account_id}#{region}#{index:05d}",
+                "data": _pack(ranking),
+                TTL_ATTRIBUTE: _expires(now, RUN_RETENTION),
+            }
         )
-        usage: dict[str, dict[str, UsageSummary]] = {}
-        for item in self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("USAGE#")):
-            _, account_id, region, instance_id = str(item["SK"]).split("#", 3)
-            usage.setdefault(f"{account_id}#{region}", {})[instance_id] = from_jsonable(
-                UsageSummary, _unpack(item["data"])
-            )
-        result = []
-        for item in snapshots:
-            raw = _unpack(item["data"])
-            specs = [from_jsonable(InstanceTypeSpec, s) for s in raw["specs"]]
-            catalog = Catalog(
-                region=raw["region"],
-                specs={spec.instance_type: spec for spec in specs},
-                accelerators=bundled.accelerator_table(),
-                offered=None if raw["offered"] is None else frozenset(raw["offered"]),
-            )
-            result.append(
-                RegionData(
-                    account_id=raw["account_id"],
-                    region=raw["region"],
-                    collected_at=datetime.fromisoformat(raw["collected_at"]),
-                    window=from_jsonable(Window, raw["window"]),
-                    instances=tuple(from_jsonable(Instance, i) for i in raw["instances"]),
-                    catalog=catalog,
-                    prices=from_jsonable(PriceBook, raw["prices"]),
-                    usage=usage.get(f"{raw['account_id']}#{raw['region']}", {}),
-                    warnings=tuple(raw["warnings"]),
-                )
-            )
-        return result
+
+    def shard_rankings(self, run: str) -> list[Ranking]:
+        from rightsizer.services.ranking import Ranking
+
+        items = self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("RANK#"))
+        return [from_jsonable(Ranking, _unpack(item["data"])) for item in items]
+
+    def failures(self, run: str) -> list[dict[str, str]]:
+        """The shards (and plans) the pipeline recorded as failed in `run`, as the state machine wrote them."""
+        items = self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("FAILED#"))
+        return [{k: str(v) for k, v in item.items() if k not in ("PK", TTL_ATTRIBUTE)} for item in items]
+
+    def put_ranking(self, run: str, ranking: Ranking) -> None:
+        self._table.put_item(Item={"PK": "RANKING", "SK": "LATEST", "run": run, "data": _pack(ranking)})
+
+    def ranking(self) -> Ranking | None:
+        from rightsizer.services.ranking import Ranking
+
+        item = self._get("RANKING", "LATEST")
+        return None if item is None else from_jsonable(Ranking, _unpack(item["data"]))
+
+    def _batch_get(self, keys: Sequence[Mapping[str, str]], projection: str | None = None) -> list[dict[str, Any]]:
+        client = self._table.meta.client
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(keys), BATCH_GET):
+            request: dict[str, Any] = {"Keys": list(keys[start : start + BATCH_GET]), "ConsistentRead": True}
+            if projection:
+                request["ProjectionExpression"] = projection
+            pending: dict[str, Any] = {self._table.name: request}
+            while pending:
+                answer = client.batch_get_item(RequestItems=pending)
+                found.extend(answer.get("Responses", {}).get(self._table.name, []))
+                pending = answer.get("UnprocessedKeys") or {}
+        return found
 
     # -- prices --------------------------------------------------------------------------------
 
@@ -250,27 +357,37 @@ class DynamoStore:
 
     # -- recommendations -----------------------------------------------------------------------
 
-    def put_recommendations(
-        self, run: str, account_id: str, region: str, recommendations: Sequence[Recommendation], now: datetime
-    ) -> None:
-        """Replace the region's latest recommendations; keep history and the by-id copies."""
-        scope = f"{account_id}#{region}#"
-        fresh = {_instance_key(r.account_id, r.region, r.instance_id) for r in recommendations}
-        stale = [
-            item["SK"]
-            for item in self._query(
-                KeyConditionExpression=Key("PK").eq("LATEST") & Key("SK").begins_with(scope),
-                ProjectionExpression="PK, SK",
-            )
-            if item["SK"] not in fresh
-        ]
+    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> int:
+        """Make these the latest recommendations of their instances; keep the by-id copies and the history.
+
+        An instance whose advice did not change (same content, whatever the analysis time) is not rewritten:
+        the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written."""
+        latest = {
+            str(item["PK"]): str(item.get("digest", ""))
+            for item in self._batch_get([_latest_key(r.instance_id) for r in recommendations], "PK, digest")
+        }
+        written = 0
         with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
-            for sk in stale:  # terminated hosts leave the latest view
-                batch.delete_item(Key={"PK": "LATEST", "SK": sk})
             for rec in recommendations:
+                digest = _digest(rec)
+                key = _latest_key(rec.instance_id)
+                if latest.get(key["PK"]) == digest:
+                    continue
+                written += 1
                 data = _pack(rec)
-                key = _instance_key(rec.account_id, rec.region, rec.instance_id)
-                batch.put_item(Item={"PK": "LATEST", "SK": key, "run": run, "data": data})
+                scope = _instance_key(rec.account_id, rec.region, rec.instance_id)
+                bucket = int(hashlib.sha256(rec.instance_id.encode()).hexdigest(), 16) % LATEST_BUCKETS
+                batch.put_item(
+                    Item={
+                        **key,
+                        "run": run,
+                        "recommendation_id": rec.recommendation_id,
+                        "digest": digest,
+                        "data": data,
+                        "GSI1PK": f"LATEST#{bucket:02d}",
+                        "GSI1SK": scope,
+                    }
+                )
                 batch.put_item(
                     Item={
                         "PK": f"REC#{rec.recommendation_id}",
@@ -282,28 +399,35 @@ class DynamoStore:
                 )
                 batch.put_item(
                     Item={
-                        "PK": f"INSTANCE#{key}",
+                        "PK": f"INSTANCE#{scope}",
                         "SK": f"REC#{run}",
                         "data": data,
                         TTL_ATTRIBUTE: _expires(now, HISTORY_RETENTION),
                     }
                 )
+        return written
+
+    def forget_instances(self, instance_ids: Iterable[str]) -> None:
+        """Terminated hosts leave the latest view (their history and by-id copies expire on their own)."""
+        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+            for instance_id in instance_ids:
+                batch.delete_item(Key=_latest_key(instance_id))
 
     def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
-        condition: Any = Key("PK").eq("LATEST")
-        if account_id:
-            prefix = f"{account_id}#{region}#" if region else f"{account_id}#"
-            condition = condition & Key("SK").begins_with(prefix)
-        return [
-            from_jsonable(Recommendation, _unpack(item["data"]))
-            for item in self._query(KeyConditionExpression=condition)
-        ]
+        """Every latest recommendation (of one account or region): a query per GSI1 bucket. The daily report's
+        full listing reads this; Slack's commands read by key and from the ranking instead."""
+        prefix = "" if not account_id else (f"{account_id}#{region}#" if region else f"{account_id}#")
+        found: list[dict[str, Any]] = []
+        for bucket in range(LATEST_BUCKETS):
+            condition: Any = Key("GSI1PK").eq(f"LATEST#{bucket:02d}")
+            if prefix:
+                condition = condition & Key("GSI1SK").begins_with(prefix)
+            found.extend(self._query(IndexName="GSI1", KeyConditionExpression=condition))
+        return [from_jsonable(Recommendation, _unpack(item["data"])) for item in found]
 
     def latest_for_instance(self, instance_id: str) -> Recommendation | None:
-        for rec in self.latest_recommendations():
-            if rec.instance_id == instance_id:
-                return rec
-        return None
+        item = self._get(f"LATEST#{instance_id}", "LATEST")
+        return None if item is None else from_jsonable(Recommendation, _unpack(item["data"]))
 
     def recommendation(self, recommendation_id: str) -> Recommendation | None:
         item = self._get(f"REC#{recommendation_id}", "REC")
@@ -311,11 +435,8 @@ class DynamoStore:
 
     def is_current(self, rec: Recommendation) -> bool:
         """True when `rec` is still the latest advice for its instance (the buttons act only on that)."""
-        item = self._get("LATEST", _instance_key(rec.account_id, rec.region, rec.instance_id))
-        if item is None:
-            return False
-        latest = from_jsonable(Recommendation, _unpack(item["data"]))
-        return latest.recommendation_id == rec.recommendation_id
+        item = self._get(f"LATEST#{rec.instance_id}", "LATEST")
+        return item is not None and str(item.get("recommendation_id")) == rec.recommendation_id
 
     def history(self, account_id: str, region: str, instance_id: str, limit: int = 30) -> list[Recommendation]:
         items = self._table.query(

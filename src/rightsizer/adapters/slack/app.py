@@ -32,7 +32,8 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.services import approvals
 from rightsizer.services.approvals import ActionResult, DurationError, Outcome, ResizeScope
 from rightsizer.services.ports import Approval, Decision, ResizeWorkflow
-from rightsizer.services.report import build_report
+from rightsizer.services.ranking import Ranking
+from rightsizer.services.report import FleetReport, build_report
 from rightsizer.settings import Settings
 
 logger = Logger(child=True)
@@ -52,11 +53,9 @@ MAX_RESPONSES = 5  # Slack accepts five posts per response_url
 
 
 class SlackStore(approvals.ApprovalStore, MessageStore, Protocol):
-    """What the Slack app reads and writes (DynamoStore in AWS)."""
+    """What the Slack app reads and writes (DynamoStore in AWS): by key, never the whole fleet."""
 
-    def latest_recommendations(
-        self, account_id: str | None = None, region: str | None = None
-    ) -> list[Recommendation]: ...
+    def ranking(self) -> Ranking | None: ...
 
     def active_decisions(self, now: datetime) -> list[Decision]: ...
 
@@ -323,13 +322,11 @@ def build_app(
     def _answer(parsed: Command, user: str, board: MessageBoard) -> list[dict[str, Any]]:
         now = clock()
         if parsed.name in ("report", "top"):
-            report = build_report(
-                store.latest_recommendations(), now, settings.lookback_days, home_account=settings.home_account_id
-            )
             decisions = store.active_decisions(now)
+            report, elsewhere = _ranked_report(now, decisions)
             if parsed.name == "report":
-                return [blocks.report_summary_message(report, decisions, now, scope).payload()]
-            return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now, scope)]
+                return [blocks.report_summary_message(report, decisions, now, scope, elsewhere).payload()]
+            return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now, scope, elsewhere)]
         if parsed.name == "snooze" and parsed.duration is not None:
             result = approvals.snooze_instance(store, parsed.instance_id, user, now=now, duration=parsed.duration)
             if result.outcome is Outcome.SNOOZED and result.until is not None and result.recommendation is not None:
@@ -353,6 +350,21 @@ def build_app(
             scope=scope,
         )
         return [message.payload()]
+
+    def _ranked_report(now: datetime, decisions: list[Decision]) -> tuple[FleetReport, list[Recommendation]]:
+        """The head of the fleet report from the precomputed ranking, and the hidden recommendations that are
+        not in it (read by key: one per snoozed or dismissed host), so the visible totals are exact."""
+        ranking = store.ranking()
+        if ranking is None:  # nothing analysed yet
+            return build_report((), now, settings.lookback_days, home_account=settings.home_account_id), []
+        report = ranking.report(now, settings.lookback_days, settings.home_account_id)
+        shown = {rec.recommendation_id for rec in report.recommendations}
+        elsewhere = []
+        for instance_id in dict.fromkeys(decision.instance_id for decision in decisions):
+            rec = store.latest_for_instance(instance_id)
+            if rec is not None and rec.recommendation_id not in shown and approvals.hidden_by(rec, decisions, now):
+                elsewhere.append(rec)
+        return report, elsewhere
 
     def _unknown_instance(instance_id: str) -> str:
         return (

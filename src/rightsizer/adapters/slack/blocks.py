@@ -7,7 +7,6 @@ the models do not check, 50 blocks per message, is enforced here by `paginate`.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,7 +29,7 @@ from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.approvals import ResizeScope, can_resize, hidden_by, split_hidden
 from rightsizer.services.formatting import shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision
-from rightsizer.services.report import FleetReport, Totals, fleet_totals, money_sentences
+from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, money_sentences
 
 MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
 SECTION_TEXT_MAX = 3000
@@ -47,15 +46,6 @@ AGENT_POINTER = (
 )
 DOWNTIME = "The host is stopped and started: typically a few minutes of downtime."
 
-# Findings that ask for a decision: listed with buttons. Insufficient data gets its own list; optimized
-# and excluded hosts only show up in the counts.
-ATTENTION = (
-    Finding.IDLE,
-    Finding.OVERPROVISIONED,
-    Finding.UNDERPROVISIONED,
-    Finding.NOT_GPU_BOUND,
-    Finding.SCHEDULABLE,
-)
 FINDING_LABELS = {
     Finding.IDLE: "idle",
     Finding.OVERPROVISIONED: "over-provisioned",
@@ -291,19 +281,41 @@ class ReportView:
 
     @classmethod
     def of(
-        cls, report: FleetReport, decisions: Hiding, now: datetime | None = None, scope: ResizeScope | None = None
+        cls,
+        report: FleetReport,
+        decisions: Hiding,
+        now: datetime | None = None,
+        scope: ResizeScope | None = None,
+        hidden_elsewhere: Iterable[Recommendation] = (),
     ) -> ReportView:
+        """`hidden_elsewhere`: for the head of a larger fleet (a ranking), the hidden recommendations that are
+        not among its own; the fleet's totals less all hidden ones are the visible totals."""
         at = now or report.generated_at
         visible, hidden = split_hidden(report.recommendations, list(decisions), at)
         relevant = (*ATTENTION, Finding.INSUFFICIENT_DATA)
+        if report.fleet is None:
+            totals = fleet_totals(visible, report.home_account)
+        else:
+            every_hidden = {rec.recommendation_id: rec for rec in (*hidden, *hidden_elsewhere)}
+            hidden = list(every_hidden.values())
+            totals = (report.fleet - fleet_totals(hidden, report.home_account, rounded=False)).rounded()
         return cls(
             report=report,
             listed=tuple(r for r in visible if r.finding in ATTENTION),
             hidden=tuple(r for r in hidden if r.finding in relevant),
             no_data=tuple(r for r in visible if r.finding is Finding.INSUFFICIENT_DATA),
-            totals=fleet_totals(visible, report.home_account),
+            totals=totals,
             scope=scope,
         )
+
+    @property
+    def listed_count(self) -> int:
+        """Visible recommendations that ask for a decision, in the whole fleet."""
+        return sum(self.totals.by_finding.get(finding.value, 0) for finding in ATTENTION)
+
+    @property
+    def no_data_count(self) -> int:
+        return self.totals.by_finding.get(Finding.INSUFFICIENT_DATA.value, 0)
 
 
 def _bold(text: str) -> str:
@@ -312,7 +324,7 @@ def _bold(text: str) -> str:
 
 def summary_text(view: ReportView) -> str:
     totals = view.report.totals
-    if not view.report.recommendations:
+    if not totals.instances:
         return "No GPU, Inferentia or Trainium instances were found."
     lines = []
     if view.listed or view.totals.other_owner_count:
@@ -330,8 +342,8 @@ def summary_text(view: ReportView) -> str:
 
 
 def counts_text(report: FleetReport) -> str:
-    counts = Counter(rec.finding for rec in report.recommendations)
-    parts = [f"{FINDING_LABELS[finding]}: *{counts[finding]}*" for finding in Finding if counts[finding]]
+    counts = report.totals.by_finding
+    parts = [f"{FINDING_LABELS[f]}: *{counts.get(f.value, 0)}*" for f in Finding if counts.get(f.value, 0)]
     return "Findings · " + " · ".join(parts) if parts else "Findings · none"
 
 
@@ -345,9 +357,9 @@ def summary_blocks(view: ReportView) -> list[Block]:
     if view.no_data:
         blocks.append(
             _section(
-                f":warning: *{len(view.no_data)} host(s) have no GPU metrics*: {AGENT_POINTER}. "
+                f":warning: *{view.no_data_count} host(s) have no GPU metrics*: {AGENT_POINTER}. "
                 f"First: {', '.join(f'`{r.instance_id}`' for r in view.no_data[:5])}"
-                + (" …" if len(view.no_data) > 5 else "")
+                + (" …" if view.no_data_count > 5 else "")
             )
         )
     if view.report.warnings:
@@ -403,10 +415,14 @@ def daily_report_messages(
 
 
 def report_summary_message(
-    report: FleetReport, decisions: Hiding, now: datetime, scope: ResizeScope | None = None
+    report: FleetReport,
+    decisions: Hiding,
+    now: datetime,
+    scope: ResizeScope | None = None,
+    hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> Message:
     """`/gpu report`: the summary only."""
-    view = ReportView.of(report, decisions, now, scope)
+    view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
     blocks = summary_blocks(view)
     if view.listed:
         blocks.append(_context("`top [N]` lists the biggest savings with buttons; `show <instance-id>` explains one."))
@@ -414,10 +430,15 @@ def report_summary_message(
 
 
 def top_messages(
-    report: FleetReport, decisions: Hiding, n: int, now: datetime, scope: ResizeScope | None = None
+    report: FleetReport,
+    decisions: Hiding,
+    n: int,
+    now: datetime,
+    scope: ResizeScope | None = None,
+    hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> list[Message]:
     """`/gpu top N`: the N largest savings with buttons, split into messages of at most 50 blocks."""
-    view = ReportView.of(report, decisions, now, scope)
+    view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
     count = max(1, min(n, MAX_TOP))
     chosen = view.listed[:count]
     if not chosen:
@@ -425,7 +446,7 @@ def top_messages(
             f" ({len(view.hidden)} hidden: snoozed or dismissed.)" if view.hidden else ""
         )
         return [Message(text, (_section(text),))]
-    note = f"Top {len(chosen)} of {len(view.listed)} recommendation(s)"
+    note = f"Top {len(chosen)} of {view.listed_count} recommendation(s)"
     if n > MAX_TOP:
         note += f" (at most {MAX_TOP} here; the daily report lists all)"
     if view.hidden:

@@ -1,0 +1,176 @@
+"""A simulated 100,000-instance fleet (10 accounts x 5 regions, 1/4/8-GPU hosts) planned into shards, with the
+largest shard's time and memory against Lambda's limits, the day's state transitions and costs, the largest
+DynamoDB item, and `/gpu show` against a store of 100,000 recommendations."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench.collect_bench import MIX
+
+ACCOUNTS, REGIONS, FLEET = 10, 5, int(os.environ.get("BENCH_FLEET", "100000"))
+SHARD_SIZE, SHARDS_PER_REGION, TARGET_CONCURRENCY = 500, 2, 10
+COLLECT_MEMORY_MB, LAMBDA_TIMEOUT_S = 1769, 900
+CLOUDWATCH_DATAPOINTS_PER_S = 396_000  # GetMetricData, per account and region
+# Prices (us-east-1, on-demand, 2026): GetMetricData per metric requested, Lambda arm64 per GB-second and per
+# request, Step Functions Standard per state transition, DynamoDB on-demand per write / read request unit.
+GET_METRIC_DATA_PER_METRIC = 0.01 / 1000
+LAMBDA_GB_SECOND, LAMBDA_REQUEST = 0.0000133334, 0.20 / 1e6
+TRANSITION = 0.025 / 1000
+WRITE_UNIT, READ_UNIT = 0.625 / 1e6, 0.125 / 1e6
+QUERIES = {1: 9, 4: 24, 8: 44}  # per host: 5 per GPU, host memory, 3 from AWS/EC2
+POINTS = {gpus: gpus * (4032 + 3 * 336 + 14) + 3 * 4032 + 336 for gpus in (1, 4, 8)}
+
+
+def fleet_regions(rng: random.Random) -> list[int]:
+    """Region sizes of the simulated fleet: skewed (a few big regions, many small), summing to FLEET."""
+    weights = [rng.paretovariate(1.2) for _ in range(ACCOUNTS * REGIONS)]
+    sizes = [int(FLEET * w / sum(weights)) for w in weights]
+    sizes[0] += FLEET - sum(sizes)
+    return sizes
+
+
+def item_sizes() -> dict[str, int]:
+    """Bytes of the largest item of each kind, packed as the store packs them."""
+    from tests.slack_double import recommendation
+
+    from bench.analyzer_bench import _catalog
+    from rightsizer.adapters.aws.store import _context_item, _pack
+    from rightsizer.domain.models import Instance
+    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.ports import Window
+    from rightsizer.services.ranking import RANKING_SIZE, Ranking
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    tags = {"Name": "training-node-0001", "team": "ml-platform", "cost-center": "cc-4711", "env": "prod"}
+    shard = [
+        Instance(f"i-{n:017x}", "123456789012", "us-east-1", "us-east-1a", "g5.48xlarge", "running", now, tags=tags)
+        for n in range(SHARD_SIZE)
+    ]
+    from rightsizer.adapters import bundled
+
+    prices = bundled.snapshot_prices("us-east-1")
+    assert prices is not None
+    context = RegionContext("123456789012", "us-east-1", now, Window(now - timedelta(days=14), now), _catalog(), prices)
+    recs = [recommendation(n) for n in range(RANKING_SIZE)]
+    return {
+        "shard (instances)": len(_pack(shard)),
+        "region context": len(_pack(_context_item(context))),
+        "ranking": len(_pack(Ranking.of(recs, "123456789012"))),
+        "recommendation": max(len(_pack(rec)) for rec in recs),
+    }
+
+
+def show_latency(count: int) -> tuple[float, float]:
+    """Warm `/gpu show` (read by key, build the answer) against a table of `count` latest recommendations."""
+    import boto3
+    from demo.aws_table import create_table_from_template
+    from moto import mock_aws
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+    from tests.slack_double import recommendation
+
+    from rightsizer.adapters.aws.store import DynamoStore, _pack
+    from rightsizer.adapters.slack import blocks
+
+    with mock_aws():
+        table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
+        backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+        template = recommendation(1)
+        blob = _pack(template)
+        import base64
+
+        encoded = base64.b64encode(blob).decode()
+        for n in range(count):  # straight into moto's table: the API would take minutes for 100,000 items
+            iid = f"i-{n:017x}"
+            backend.put_item(
+                table,
+                {
+                    "PK": {"S": f"LATEST#{iid}"},
+                    "SK": {"S": "LATEST"},
+                    "recommendation_id": {"S": template.recommendation_id},
+                    "data": {"B": encoded},
+                },
+            )
+        store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(table))
+        rng = random.Random(3)
+        times = []
+        now = datetime.now(UTC)
+        for attempt in range(60):
+            iid = f"i-{rng.randrange(count):017x}"
+            started = time.perf_counter()
+            rec = store.latest_for_instance(iid)
+            assert rec is not None
+            message = blocks.detail_message(
+                rec, decisions=store.active_decisions(now), approval=store.approval(rec.recommendation_id), now=now
+            )
+            message.payload()
+            if attempt >= 10:
+                times.append(time.perf_counter() - started)
+        return statistics.median(times), max(times)
+
+
+def run(collection: dict[str, Any]) -> None:
+    rng = random.Random(11)
+    sizes = fleet_regions(rng)
+    gpus = [MIX[n % len(MIX)][1] for n in range(FLEET)]
+    mix = {g: gpus.count(g) for g in (1, 4, 8)}
+    shards = sum(math.ceil(size / SHARD_SIZE) for size in sizes)
+    measured = collection["runs"][-1]
+    cpu_per_point = measured["cpu"] / measured["datapoints"]
+    worst_points = SHARD_SIZE * POINTS[8]
+    cpu_seconds = worst_points * cpu_per_point * 1769 / COLLECT_MEMORY_MB  # 1769 MB = one vCPU
+    floor_seconds = worst_points / (CLOUDWATCH_DATAPOINTS_PER_S / SHARDS_PER_REGION)
+    worst = max(cpu_seconds, floor_seconds)
+    print(
+        f"Fleet: {FLEET:,} instances, {ACCOUNTS} accounts x {REGIONS} regions "
+        f"({min(sizes):,}-{max(sizes):,} per region)"
+    )
+    print(f"  GPUs per host: {mix[1]:,} x 1, {mix[4]:,} x 4, {mix[8]:,} x 8; SHARD_SIZE {SHARD_SIZE}")
+    print(f"  shards: {shards} (largest region {max(sizes):,} hosts = {math.ceil(max(sizes) / SHARD_SIZE)} shards)")
+    print(
+        f"  largest shard (500 eight-GPU hosts, {worst_points / 1e6:.1f}M datapoints): ~{cpu_seconds:.0f} s CPU at "
+        f"{COLLECT_MEMORY_MB} MB, CloudWatch floor {floor_seconds:.0f} s with {SHARDS_PER_REGION} shards per region "
+        f"-> ~{worst:.0f} s of Lambda's {LAMBDA_TIMEOUT_S} s; memory ~{measured['rss_mib']:.0f} MiB "
+        f"(measured, flat) of {COLLECT_MEMORY_MB} MB"
+    )
+    targets = ACCOUNTS * REGIONS
+    transitions = 3 + targets * 3 + shards * 2
+    metrics = sum(QUERIES[g] for g in gpus)
+    points = sum(POINTS[g] for g in gpus)
+    shard_seconds = points * cpu_per_point + shards * 2  # + start-up per invocation
+    lambda_cost = shard_seconds * COLLECT_MEMORY_MB / 1024 * LAMBDA_GB_SECOND + (shards + targets + 2) * LAMBDA_REQUEST
+    cloudwatch_cost = metrics * GET_METRIC_DATA_PER_METRIC
+    sfn_cost = transitions * TRANSITION
+    # Writes per host and day: usage summary (~3 KB: 3 units), history and latest copies when advice changes
+    # (assumed 10 % a day), reads: the digest check (0.5 unit).
+    dynamo_cost = FLEET * (3 + 0.1 * 3 * 2) * WRITE_UNIT + FLEET * 0.5 * READ_UNIT
+    day = lambda_cost + cloudwatch_cost + sfn_cost + dynamo_cost
+    print(
+        f"  a day: {transitions:,} state transitions (${sfn_cost:.2f}), {metrics:,} metrics via GetMetricData "
+        f"(${cloudwatch_cost:.2f}), Lambda ~{shard_seconds / 3600:.1f} vCPU-hours (${lambda_cost:.2f}), "
+        f"DynamoDB ${dynamo_cost:.2f} -> ${day:.2f}/day, ${day * 30:,.0f}/month"
+    )
+    wall = math.ceil(shards / (TARGET_CONCURRENCY * SHARDS_PER_REGION)) * worst
+    print(
+        f"  wall clock with {TARGET_CONCURRENCY} targets x {SHARDS_PER_REGION} shards at once: <= ~{wall / 60:.0f} min"
+    )
+    for fleet, cost in ((1_000, day / 100), (10_000, day / 10), (100_000, day)):
+        print(f"  monthly cost at {fleet:>7,} instances: ~${cost * 30 * FLEET / 100_000:,.0f}")
+    sizes_of = item_sizes()
+    print(
+        "  largest DynamoDB items: "
+        + ", ".join(f"{name} {size / 1024:.1f} KB" for name, size in sizes_of.items())
+        + " (goal < 100 KB; none grows with the fleet)"
+    )
+    median, worst_show = show_latency(int(os.environ.get("BENCH_SHOW_ITEMS", "100000")))
+    print(
+        f"  /gpu show against {int(os.environ.get('BENCH_SHOW_ITEMS', '100000')):,} recommendations (moto DynamoDB): "
+        f"median {median * 1000:.1f} ms, worst {worst_show * 1000:.1f} ms warm (goal < 1 s)"
+    )

@@ -1,0 +1,65 @@
+"""The fleet's ranking: the head of the report, precomputed, so that nothing has to read every recommendation.
+
+Each shard ranks its own recommendations when it has analysed them; the pipeline's last step merges the shards'
+rankings into the fleet's. `/gpu top` and `/gpu report` read that one small item. Totals are exact sums (rounded
+only when shown), so the fleet's totals are those of every recommendation, whatever the shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, savings_key
+
+# Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
+RANKING_SIZE = 50
+NO_DATA_SAMPLE = 5  # the report names the first few hosts without metrics
+
+
+@dataclass(frozen=True)
+class Ranking:
+    listed: tuple[Recommendation, ...]  # the attention findings with the largest savings, in report order
+    no_data: tuple[Recommendation, ...]  # the first hosts without GPU metrics, by instance id
+    totals: Totals  # of every recommendation ranked, unrounded
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls, recommendations: Iterable[Recommendation], home_account: str | None, warnings: Sequence[str] = ()
+    ) -> Ranking:
+        recs = list(recommendations)
+        listed = sorted((r for r in recs if r.finding in ATTENTION), key=savings_key)[:RANKING_SIZE]
+        no_data = sorted((r for r in recs if r.finding is Finding.INSUFFICIENT_DATA), key=lambda r: r.instance_id)
+        return cls(
+            listed=tuple(listed),
+            no_data=tuple(no_data[:NO_DATA_SAMPLE]),
+            totals=fleet_totals(recs, home_account, rounded=False),
+            warnings=tuple(warnings),
+        )
+
+    @classmethod
+    def merge(cls, parts: Iterable[Ranking], home_account: str | None) -> Ranking:
+        rankings = list(parts)
+        if not rankings:
+            return cls.of((), home_account)
+        totals = rankings[0].totals
+        for ranking in rankings[1:]:
+            totals = totals + ranking.totals
+        listed = sorted((r for ranking in rankings for r in ranking.listed), key=savings_key)[:RANKING_SIZE]
+        no_data = sorted((r for ranking in rankings for r in ranking.no_data), key=lambda r: r.instance_id)
+        warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
+        return cls(tuple(listed), tuple(no_data[:NO_DATA_SAMPLE]), totals, tuple(warnings))
+
+    def report(self, generated_at: datetime, lookback_days: int, home_account: str | None) -> FleetReport:
+        """The head of the fleet report: these recommendations, the whole fleet's totals."""
+        return FleetReport(
+            generated_at=generated_at,
+            lookback_days=lookback_days,
+            recommendations=(*self.listed, *self.no_data),
+            warnings=self.warnings,
+            home_account=home_account or None,
+            fleet=self.totals.rounded(),
+        )

@@ -1,0 +1,200 @@
+"""A multi-shard day end to end: moto executes statemachine/pipeline.asl.json - a Distributed Map over the
+targets read from S3, an inline Map over each target's shards - and every task runs our real Lambda handlers
+(see tests/integration/step_functions.py for what is emulated). Two regions of the demo fleet, at most three
+instances per shard; one shard keeps failing and is recorded and skipped."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.environment import use_fake_aws
+from tests.events import load_event
+from tests.integration.pipeline_world import HOST_KEYS
+from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_definition, wait_for
+
+pytestmark = pytest.mark.integration
+
+ACCOUNT = "123456789012"
+REGIONS = ("us-east-1", "eu-west-1")
+DAYS = 4
+SHARD_SIZE = 3
+BUCKET = "gpu-rightsizer-plans"
+FUNCTIONS = {
+    name: f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:{name.lower()}" for name in ("Collect", "Analyze", "Report")
+}
+BROKEN = ("us-east-1", 1)  # this shard fails on every attempt
+
+
+def _broken(name: str, event: dict[str, Any]) -> bool:
+    return name == "collect" and (event.get("region"), event.get("shard")) == BROKEN
+
+
+@pytest.fixture(scope="module")
+def day() -> Iterator[dict[str, Any]]:
+    """The demo fleet in two regions, the stack's table, bucket and pipeline, and one pipeline execution."""
+    from demo import fast_cloudwatch
+    from demo.aws_table import create_table_from_template
+    from demo.seed import seed
+    from moto import mock_aws
+    from moto.core.config import default_user_config
+
+    from rightsizer import bootstrap
+    from rightsizer.handlers import analyze, collect, report
+
+    patch = pytest.MonkeyPatch()
+    use_fake_aws(patch, AWS_REGION="us-east-1", TZ="UTC")
+    time.tzset()
+    mock = mock_aws()
+    mock.start()
+    fast_cloudwatch.install(list_once=True)
+    default_user_config["stepfunctions"]["execute_state_machine"] = True
+    local = LocalLambda({"collect": collect.handler, "analyze": analyze.handler, "report": report.handler}, _broken)
+    try:
+        with lambda_and_retries(patch, local) as slept:
+            table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
+            boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
+            sfn = boto3.client("stepfunctions", region_name="us-east-1")
+            machine = sfn.create_state_machine(
+                name="gpu-rightsizer-pipeline",
+                definition=pipeline_definition(table, FUNCTIONS),
+                roleArn=f"arn:aws:iam::{ACCOUNT}:role/pipeline",
+            )["stateMachineArn"]
+            end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+            seeded = seed(end, days=DAYS)
+            for name, value in {
+                "TABLE_NAME": table,
+                "REGIONS": ",".join(REGIONS),
+                "LOOKBACK_DAYS": str(DAYS),
+                "PRICE_SOURCE": "snapshot",
+                "PIPELINE_STATE_MACHINE_ARN": machine,
+                "PLAN_BUCKET": BUCKET,
+                "SHARD_SIZE": str(SHARD_SIZE),
+                "HOME_ACCOUNT_ID": ACCOUNT,
+                "POWERTOOLS_METRICS_DISABLED": "true",
+            }.items():
+                patch.setenv(name, value)
+            bootstrap.lambda_wiring.cache_clear()
+            started = collect.handler(load_event("collect.json"), _context())
+            outcome = wait_for(sfn, started["execution_arn"])
+            yield {
+                "started": started,
+                "outcome": outcome,
+                "sfn": sfn,
+                "table": table,
+                "seeded": seeded,
+                "local": local,
+                "slept": slept,
+                "machine": machine,
+            }
+    finally:
+        default_user_config["stepfunctions"]["execute_state_machine"] = False
+        fast_cloudwatch.uninstall()
+        mock.stop()
+        patch.undo()
+        time.tzset()
+        bootstrap.lambda_wiring.cache_clear()
+
+
+def _context() -> Any:
+    from demo.lambda_context import FakeLambdaContext
+
+    return FakeLambdaContext()
+
+
+def _items(table: str) -> list[dict[str, Any]]:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": table}
+    while True:
+        page = client.scan(**kwargs)
+        items.extend(page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _collected(day: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in day["local"].results("collect", "collect") if isinstance(r, dict)]
+
+
+def test_the_day_runs_every_target_through_a_distributed_map_and_every_region_in_shards(day: dict[str, Any]) -> None:
+    assert day["outcome"]["status"] == "SUCCEEDED", day["outcome"]
+    history = day["sfn"].get_execution_history(executionArn=day["started"]["execution_arn"], maxResults=1000)
+    kinds = [event["type"] for event in history["events"]]
+    assert "MapRunStarted" in kinds and "MapRunSucceeded" in kinds  # the Distributed Map, not an inline one
+
+    plans = [r for r in day["local"].results("collect", "plan") if isinstance(r, dict)]
+    assert sorted(p["region"] for p in plans) == sorted(REGIONS)
+    by_region = {p["region"]: p for p in plans}
+    for region in REGIONS:
+        hosts = [s for s in day["seeded"] if s.host.region == region]
+        assert len(by_region[region]["shards"]) == -(-len(hosts) // SHARD_SIZE) > 1
+    collected = _collected(day)
+    assert all(result["instances"] <= SHARD_SIZE for result in collected)
+    shards = {(r["region"], r["shard"]) for r in collected}
+    planned = {(s["region"], s["shard"]) for p in plans for s in p["shards"]}
+    assert shards == planned - {BROKEN}
+
+
+def test_a_failing_shard_is_retried_then_recorded_and_skipped(day: dict[str, Any]) -> None:
+    attempts = [event for name, event, _ in day["local"].calls if _broken(name, event)]
+    assert len(attempts) == 3  # the first try and two retries
+    assert day["slept"], "the retries waited (recorded, not slept)"
+
+    from rightsizer.adapters.aws.store import DynamoStore
+
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(day["table"]))
+    run = day["started"]["run"]
+    failures = store.failures(run)
+    assert [(f["region"], f["shard"]) for f in failures] == [(BROKEN[0], str(BROKEN[1]))]
+    ranking = store.ranking()
+    assert ranking is not None
+    assert any("shard 1 not collected" in warning for warning in ranking.warnings)
+    # Every other host got its advice; the broken shard's hosts have none (never a guess).
+    collected = sum(r["instances"] for r in _collected(day))
+    assert ranking.totals.instances == collected
+    with_advice = [s for s in day["seeded"] if store.latest_for_instance(s.instance_id) is not None]
+    assert len(with_advice) == collected
+
+
+def test_findings_are_those_the_workloads_deserve(day: dict[str, Any]) -> None:
+    from rightsizer.adapters.aws.store import DynamoStore
+
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(day["table"]))
+    checked = 0
+    for seeded in day["seeded"]:
+        rec = store.latest_for_instance(seeded.instance_id)
+        if rec is not None and seeded.host.key in HOST_KEYS:  # the hosts whose finding 4 days already decide
+            assert rec.finding.value == seeded.host.expected, seeded.host.name
+            checked += 1
+    assert checked >= 4
+
+
+def test_no_item_grows_with_the_fleet(day: dict[str, Any]) -> None:
+    def size(item: dict[str, Any]) -> int:  # attribute names and values, binary as bytes (DynamoDB's measure)
+        return sum(len(name) + len(json.dumps(value, default=lambda b: "x" * len(b))) for name, value in item.items())
+
+    items = _items(day["table"])
+    assert {item["SK"]["S"][:5] for item in items} >= {"SHARD", "CONTE", "LATES", "USAGE", "RANK#"}
+    assert max(size(item) for item in items) < 100_000
+
+
+def test_the_catch_up_reanalyses_every_shard_and_rewrites_nothing(day: dict[str, Any]) -> None:
+    from rightsizer.handlers import analyze
+
+    before = len(day["local"].calls)
+    started = analyze.handler({**load_event("collect.json"), "detail": "{}"}, _context())  # the catch-up schedule
+    assert started["mode"] == "analyze"
+    outcome = wait_for(day["sfn"], started["execution_arn"])
+    assert outcome["status"] == "SUCCEEDED", outcome
+    again = [result for _, event, result in day["local"].calls[before:] if event.get("action") == "analyze"]
+    statuses = sorted(str(r["status"]) for r in again if isinstance(r, dict))
+    assert statuses == ["analysed"] * (len(again) - 1) + ["not collected"]  # the broken shard has no usage
+    assert sum(r["recommendations_written"] for r in again if isinstance(r, dict)) == 0
