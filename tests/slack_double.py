@@ -19,7 +19,9 @@ from demo.slack_double import (
     sign,
 )
 
+from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.services.ranking import Ranking
 
 __all__ = [
     "BOT_TOKEN",
@@ -114,3 +116,10 @@ def superseding(rec: Recommendation, target_type: str = "g5.2xlarge", days: int 
         target_type=target_type,
         generated_at=rec.generated_at + timedelta(days=days),
     )
+
+
+def publish(store: DynamoStore, *recs: Recommendation, run: str = "run-1", home_account: str = ACCOUNT) -> None:
+    """Store `recs` as the latest advice and rank every stored recommendation, as the pipeline's rank step
+    does: the Slack commands read the ranking for `top` and the report, and the rest by key."""
+    store.put_recommendations(run, list(recs), datetime.now(UTC))
+    store.put_ranking(run, Ranking.of(store.latest_recommendations(), home_account))

@@ -41,6 +41,7 @@ from tests.slack_double import (
     command_body,
     function_url_event,
     no_data,
+    publish,
     recommendation,
     superseding,
 )
@@ -124,7 +125,7 @@ class World:
         return [call.params for call in self.slack.of("response_url")]
 
     def publish(self, *recs: Recommendation) -> None:
-        self.store.put_recommendations("run-1", list(recs), datetime.now(UTC))
+        publish(self.store, *recs)
 
     def posted_report(self, rec: Recommendation) -> dict[str, Any]:
         """The report message holding `rec`, as Slack would hand it back in a block_actions payload."""
@@ -585,7 +586,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
         table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
         store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(table))
         recs = [recommendation(n) for n in (1, 2, 3)]
-        store.put_recommendations("run-1", recs, datetime.now(UTC))
+        publish(store, *recs)
         machine = boto3.client("stepfunctions", region_name="us-east-1").create_state_machine(
             name="gpu-rightsizer-resize",
             definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),

@@ -42,6 +42,7 @@ from tests.slack_double import (
     click_body,
     command_body,
     function_url_event,
+    publish,
     recommendation,
 )
 
@@ -82,7 +83,7 @@ class Deployed:
         return self.send(function_url_event(self.click_event, body))
 
     def publish(self, *recs: Recommendation) -> None:
-        self.store.put_recommendations("run-1", list(recs), datetime.now(UTC))
+        publish(self.store, *recs)
 
     def executions(self) -> list[str]:
         listed = boto3.client("stepfunctions", region_name=REGION).list_executions(stateMachineArn=self.machine)
@@ -364,7 +365,7 @@ def test_approve_is_not_offered_outside_the_workflows_account_and_region(deploye
     home = recommendation(1)
     abroad = recommendation(2, region="eu-west-1")
     deployed.publish(home)
-    deployed.store.put_recommendations("run-1", [abroad], datetime.now(UTC))
+    deployed.publish(abroad)
 
     deployed.command("top 5")
     deployed.click(blocks.ACTION_APPROVE, abroad)
