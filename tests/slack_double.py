@@ -96,6 +96,30 @@ def recommendation(
     )
 
 
+OFFICE_HOURS = tuple((day * 24 + 8, 11) for day in range(5))  # Mon-Fri 08:00-19:00 UTC
+
+
+def idle(number: int, instance_type: str = "p3.8xlarge", cost: str = "8935.20") -> Recommendation:
+    """An idle host: one click stops it."""
+    return replace(
+        recommendation(
+            number, finding=Finding.IDLE, instance_type=instance_type, target_type=None, cost=cost, cost_after="0.00"
+        ),
+        reasons=("all 4 GPUs are unused: p99 below 5% and no hour above 10% (peak 1%); CPU p95 2% of 32 vCPUs",),
+    )
+
+
+def schedulable(number: int, instance_type: str = "g5.xlarge", team: str = "") -> Recommendation:
+    """A host busy in office hours: one click creates its stop/start pair."""
+    rec = recommendation(
+        number, finding=Finding.SCHEDULABLE, instance_type=instance_type, target_type=None, cost="734.38",
+        cost_after="240.42",
+    )  # fmt: skip
+    evidence = replace(rec.evidence, idle_hours_per_week=113, schedule="Mon-Fri 08:00-19:00 UTC",
+                       busy_windows=OFFICE_HOURS)  # fmt: skip
+    return replace(rec, team=team, evidence=evidence, reasons=("busy only Mon-Fri 08:00-19:00 UTC",))
+
+
 def no_data(number: int) -> Recommendation:
     return replace(
         recommendation(

@@ -12,13 +12,14 @@ from typing import Any
 from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.accounts import active_accounts
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+from rightsizer.adapters.aws.commitments import Ec2Commitments
 from rightsizer.adapters.aws.ec2 import Ec2Fleet
 from rightsizer.adapters.aws.price_cache import CachedPrices
 from rightsizer.adapters.aws.pricing import PriceListApi
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.analyze import analyze_regions
-from rightsizer.services.approvals import ResizeScope, split_hidden
+from rightsizer.services.approvals import split_hidden
 from rightsizer.services.collect import Reference, RegionData, RegionSources, collect_region
 from rightsizer.services.pipeline import (
     RunAnalysis,
@@ -63,6 +64,7 @@ class RegionReaders:
     fleet: Ec2Fleet
     usage: CloudWatchUsage
     prices: OnDemandPrices | None
+    commitments: Ec2Commitments | None = None
 
     @property
     def sources(self) -> RegionSources:
@@ -72,6 +74,7 @@ class RegionReaders:
             spot=self.fleet,
             usage=self.usage,
             on_demand=self.prices,
+            commitments=self.commitments,
         )
 
 
@@ -91,10 +94,13 @@ def region_readers(
     on_demand: OnDemandPrices | None = None,
 ) -> RegionReaders:
     """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
+    ec2 = session.client("ec2", region)
     return RegionReaders(
-        fleet=Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table()),
+        fleet=Ec2Fleet(ec2, account_id, region, bundled.accelerator_table()),
         usage=CloudWatchUsage(session.client("cloudwatch", region), settings.metrics, progress),
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
+        # Savings Plans is a global service answered in us-east-1, like the Price List API's home.
+        commitments=Ec2Commitments(ec2, session.client("savingsplans", PRICING_ENDPOINT_REGION, quick=True), region),
     )
 
 
@@ -289,7 +295,8 @@ def report_payload(
     after a failure half-way, it resumes after the last message that reached Slack."""
     state = store(session, settings)
     report, decisions = latest_report(state, settings.lookback_days, now)
-    report = replace(report, home_account=settings.home_account_id or None)
+    scope = settings.action_scope if settings.home_account_id else None
+    report = replace(report, home_account=settings.home_account_id or None, scope=scope)
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
@@ -306,7 +313,7 @@ def report_payload(
             decisions,
             settings.slack.top_n,
             now=now,
-            scope=ResizeScope.of_state_machine(settings.resize_state_machine_arn),
+            scope=scope,
             ledger=state,
             post_key=f"{settings.slack.channel}#{scheduled}" if scheduled else "",
         )

@@ -402,7 +402,7 @@ class Column:
 
 
 def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
-    return "no" if not_actionable_reason(rec, report.home_account) else "yes"
+    return "no" if not_actionable_reason(rec, report.action_scope) else "yes"
 
 
 def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
@@ -466,7 +466,7 @@ def render_table(
         first = rec.reasons[0] if rec.reasons else ""
         if first:
             out.append(note(first))
-        why_not = not_actionable_reason(rec, report.home_account)
+        why_not = not_actionable_reason(rec, report.action_scope)
         if why_not and why_not != first and rec.finding is not Finding.OPTIMIZED:
             out.append(note(f"ACT no: {why_not}"))
     totals = report.totals

@@ -59,11 +59,13 @@ def test_running_host_is_resized_and_running_again(aws: Aws) -> None:
     assert output == {
         "recommendation_id": request.recommendation_id,
         "instance_id": instance_id,
+        "action": "resize",
         "status": "succeeded",
         "from_type": "g5.12xlarge",
         "to_type": "g5.2xlarge",
         "state": "running",
         "health": "status checks ok",
+        "message": f"Done: {instance_id} is now g5.2xlarge and running (status checks ok).",
     }
     assert aws.describe(instance_id) == ("g5.2xlarge", "running")
     # stop, then modify only once stopped, then start on the new type
@@ -102,7 +104,8 @@ def test_running_host_is_resized_and_running_again(aws: Aws) -> None:
         ("succeeded", "succeeded"),
     ]
     for detail in details:
-        assert set(detail) == {"recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type"}
+        fields = {"recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type", "action"}
+        assert set(detail) == fields and detail["action"] == "resize"
         assert (detail["recommendation_id"], detail["instance_id"]) == (request.recommendation_id, instance_id)
         assert (detail["from_type"], detail["to_type"]) == ("g5.12xlarge", "g5.2xlarge")
     assert "is now g5.2xlarge and running" in details[-1]["message"]
@@ -486,7 +489,12 @@ def test_execution_input_carries_the_whole_request() -> None:
     assert payload == {
         "recommendation_id": "rec-0abc",
         "instance_id": "i-0abc",
+        "account_id": ACCOUNT,
         "region": REGION,
+        "action": "resize",
+        "change": "resize to g5.2xlarge",
+        # the host's account's action role (ActionRoles: the stack's own role at home, GpuRightsizerAction elsewhere)
+        "action_role_arn": f"arn:aws:iam::{ACCOUNT}:role/GpuRightsizerAction",
         "expected_type": "g5.12xlarge",
         "target_type": "g5.2xlarge",
         "expected_state": "stopped",
@@ -511,8 +519,11 @@ def test_starter_refuses_other_regions_accounts_and_states() -> None:
 
     workflow = StepFunctionsResizeWorkflow(NoClient(), f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s")
     elsewhere = Approval(**{**approval("i-0abc").__dict__, "region": "eu-west-1"})
-    with pytest.raises(ValueError, match="own account and region"):
+    with pytest.raises(ValueError, match=r"regional/template\.yaml"):
         workflow.start(elsewhere)
+    member = Approval(**{**approval("i-0abc").__dict__, "account_id": "444455556666"})
+    with pytest.raises(ValueError, match="EnableActions=true"):
+        workflow.start(member)
     with pytest.raises(ValueError, match="expected_state"):
         workflow.start(approval("i-0abc"), expected_state="terminated")
 

@@ -20,19 +20,20 @@ from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
     MalformedProgress,
     NotificationFailed,
+    NotifyRecords,
     ResizeProgress,
     ThreadNotifier,
     handle_progress,
     progress_of_execution_end,
 )
-from rightsizer.services.ports import RESIZE_EVENT_SOURCE, ApprovalRecords
+from rightsizer.services.ports import RESIZE_EVENT_SOURCE
 
 logger = Logger()
 EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change"
 OUTCOME_METRIC = "ResizeOutcomes"  # one datapoint per closed approval, dimension "outcome"
 
 
-class NotifierStore(ApprovalRecords, MessageStore, Protocol):
+class NotifierStore(NotifyRecords, MessageStore, Protocol):
     """What the notifier reads and writes (DynamoStore in AWS)."""
 
     def release_instance_lock(self, instance_id: str, holder: str) -> bool: ...

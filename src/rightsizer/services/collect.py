@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
+from rightsizer.domain.commitments import Commitments
 from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import summarize
 from rightsizer.services.ports import (
+    CommitmentSource,
     InstanceTypes,
     Inventory,
     NullProgress,
@@ -22,6 +25,8 @@ from rightsizer.services.ports import (
     Window,
 )
 from rightsizer.settings import PriceMode
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class RegionData:
     prices: PriceBook
     usage: Mapping[str, UsageSummary]
     warnings: tuple[str, ...] = ()
+    commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class RegionSources:
     spot: SpotPrices
     usage: UsageSource
     on_demand: OnDemandPrices | None = None  # None: snapshot only
+    commitments: CommitmentSource | None = None  # None: savings at list price only
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,11 @@ def collect_region(
     prices = PriceBook(region=region, on_demand=book.on_demand, source=book.source, spot=spot)
     progress.advance()
 
+    commitments = Commitments()
+    if sources.commitments is not None:
+        commitments, unread = read_commitments(sources.commitments, known_types)
+        warnings.extend(f"{region}: {message}" for message in unread)
+
     window = lookback_window(now, lookback_days)
     raw = sources.usage.fetch(instances, catalog.specs, window)
     usage = {instance_id: summarize(series) for instance_id, series in raw.items()}
@@ -150,4 +162,26 @@ def collect_region(
         prices=prices,
         usage=usage,
         warnings=tuple(warnings),
+        commitments=commitments,
     )
+
+
+def read_commitments(source: CommitmentSource, instance_types: list[str]) -> tuple[Commitments, list[str]]:
+    """Reservations and plans, each read on its own: one that cannot be read is a warning, and savings the others
+    price still count (what could not be read is priced at list)."""
+    warnings: list[str] = []
+
+    def attempt(what: str, read: Callable[[], tuple[T, ...]]) -> tuple[T, ...]:
+        try:
+            return read()
+        except SourceUnavailable as error:
+            warnings.append(f"{what} could not be read ({error}): savings they cover are shown at list price")
+            return ()
+
+    commitments = Commitments(
+        reserved_instances=attempt("Reserved Instances", source.reserved_instances),
+        capacity_reservations=attempt("capacity reservations", source.capacity_reservations),
+        savings_plans=attempt("Savings Plans", lambda: source.savings_plans(instance_types)),
+        read=True,
+    )
+    return commitments, warnings

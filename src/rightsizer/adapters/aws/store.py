@@ -16,7 +16,8 @@ Key design (PK / SK), one access pattern each:
   MESSAGE#<channel>#<ts>      / MESSAGE                         a posted report message (to edit it later)
   SHOWN#<rec id>              / <channel>#<ts>                  the messages showing a recommendation's buttons
   REPORTPOST#<post key>       / <index>                         a daily report's posted messages (to resume)
-  LOCK#<instance id>          / LOCK                            the resize workflow's per-instance lock
+  LOCK#<instance id>          / LOCK                            the instance workflow's per-instance lock
+  SCHEDULE                    / <acct>#<region>#<id>            a stop/start schedule pair the workflow created
   IDEMPOTENCY#<function>      / <function>#<hash>               Powertools idempotency records
 Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
 idempotency records use as well.
@@ -38,9 +39,18 @@ from rightsizer.adapters import bundled
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.commitments import Commitments
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.prices import PriceBook
-from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, Window
+from rightsizer.services.ports import (
+    Approval,
+    ApprovalUpdate,
+    AuditEntry,
+    Decision,
+    PostedMessage,
+    ScheduleRecord,
+    Window,
+)
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
     from rightsizer.services.collect import RegionData
@@ -175,6 +185,7 @@ class DynamoStore:
             "offered": None if data.catalog.offered is None else sorted(data.catalog.offered),
             "prices": data.prices,
             "warnings": list(data.warnings),
+            "commitments": data.commitments,
         }
         with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
             batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})  # also for ad-hoc runs
@@ -224,6 +235,8 @@ class DynamoStore:
                     prices=from_jsonable(PriceBook, raw["prices"]),
                     usage=usage.get(f"{raw['account_id']}#{raw['region']}", {}),
                     warnings=tuple(raw["warnings"]),
+                    # Collections stored before commitments were read have none: savings at list price.
+                    commitments=from_jsonable(Commitments, raw.get("commitments") or {}),
                 )
             )
         return result
@@ -548,6 +561,23 @@ class DynamoStore:
                 return False
             raise
         return True
+
+    # -- stop/start schedules the instance workflow created ------------------------------------------
+
+    def put_schedule(self, record: ScheduleRecord) -> None:
+        """Record a schedule pair (the notifier, when the workflow reports it created). Idempotent."""
+        self._table.put_item(Item={"PK": "SCHEDULE", "SK": record.key, "data": json.dumps(to_jsonable(record))})
+
+    def schedule(self, account_id: str, region: str, instance_id: str) -> ScheduleRecord | None:
+        item = self._get("SCHEDULE", _instance_key(account_id, region, instance_id))
+        return None if item is None else from_jsonable(ScheduleRecord, json.loads(item["data"]))
+
+    def schedules(self) -> list[ScheduleRecord]:
+        items = self._query(KeyConditionExpression=Key("PK").eq("SCHEDULE"))
+        return [from_jsonable(ScheduleRecord, json.loads(item["data"])) for item in items]
+
+    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None:
+        self._table.delete_item(Key={"PK": "SCHEDULE", "SK": _instance_key(account_id, region, instance_id)})
 
     # -- Slack replay guard ----------------------------------------------------------------------
 
