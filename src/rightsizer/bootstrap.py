@@ -295,7 +295,7 @@ def report_payload(
     after a failure half-way, it resumes after the last message that reached Slack."""
     state = store(session, settings)
     report, decisions = latest_report(state, settings.lookback_days, now)
-    scope = settings.action_scope if settings.home_account_id else None
+    scope = settings.action_scope if settings.home_account else None
     report = replace(report, home_account=settings.home_account_id or None, scope=scope)
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])

@@ -93,10 +93,16 @@ class Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     @property
+    def home_account(self) -> str:
+        """HOME_ACCOUNT_ID, else the account of the instance workflow's ARN (empty when neither is set)."""
+        arn = self.resize_state_machine_arn.split(":")
+        return self.home_account_id or (arn[4] if len(arn) == 7 else "")
+
+    @property
     def action_scope(self) -> ActionScope:
         """Where one click acts: the home account (and member accounts when enabled) in the action regions."""
         return ActionScope.of(
-            self.home_account_id,
+            self.home_account,
             {self.home_region, *self.action_regions},
             member_accounts=self.member_actions,
             action_role_name=self.member_action_role_name,

@@ -587,7 +587,7 @@ def _statements(resource: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             yield from document.get("Statement", [])
 
 
-def test_only_the_resize_role_may_change_instances_and_only_managed_ones() -> None:
+def test_only_the_action_and_scheduler_roles_change_instances_and_only_managed_ones() -> None:
     resources = _template()["Resources"]
     writers: dict[str, list[dict[str, Any]]] = {}
     for name, resource in resources.items():
@@ -596,11 +596,19 @@ def test_only_the_resize_role_may_change_instances_and_only_managed_ones() -> No
             actions = [actions] if isinstance(actions, str) else actions
             if any(isinstance(a, str) and EC2_WRITE.match(a) for a in actions):
                 writers.setdefault(name, []).append(statement)
-    assert set(writers) == {"ResizeStateMachineRole"}
-    (statement,) = writers["ResizeStateMachineRole"]
-    assert sorted(statement["Action"]) == ["ec2:ModifyInstanceAttribute", "ec2:StartInstances", "ec2:StopInstances"]
-    assert statement["Condition"] == {"StringEquals": {"aws:ResourceTag/${ManagedTagKey}": "true"}}
-    assert statement["Resource"] == "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*"
+    # The workflow's own role changes nothing: it assumes the action role of the host's account for each EC2 call.
+    assert set(writers) == {"ActionRole", "SchedulerRole"}
+    (action,) = writers["ActionRole"]
+    (scheduler,) = writers["SchedulerRole"]
+    assert sorted(action["Action"]) == ["ec2:ModifyInstanceAttribute", "ec2:StartInstances", "ec2:StopInstances"]
+    assert sorted(scheduler["Action"]) == ["ec2:StartInstances", "ec2:StopInstances"]
+    for statement in (action, scheduler):
+        assert statement["Condition"] == {
+            "StringEquals": {"aws:ResourceTag/${ManagedTagKey}": "true"},
+            "Null": {"aws:ResourceTag/${OptOutTagKey}": "true"},  # opted out: never touched, schedules included
+        }
+        assert statement["Resource"] == "arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*"
+    assert "ec2:TerminateInstances" not in json.dumps(resources)
 
 
 def test_template_wires_the_state_machine_and_the_notifier() -> None:
@@ -615,7 +623,8 @@ def test_template_wires_the_state_machine_and_the_notifier() -> None:
     progress, ended = notifier["Events"]["ResizeProgress"], notifier["Events"]["ExecutionEnded"]
     assert progress["Type"] == ended["Type"] == "EventBridgeRule"
     assert progress["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
-    assert ended["Properties"]["Pattern"]["detail"]["stateMachineArn"] == [{"Ref": "ResizeStateMachine"}]
+    (machines,) = ended["Properties"]["Pattern"]["detail"]["stateMachineArn"]  # this region's and regional copies
+    assert machines["wildcard"]["Fn::Sub"].endswith(":stateMachine:${AWS::StackName}-resize")
     assert "NotifierLogs" in resources
     assert "ResizeStateMachineArn" in _template()["Outputs"]
 

@@ -40,6 +40,31 @@ def test_the_member_role_grants_exactly_what_the_collector_reads() -> None:
     )
 
 
+def test_member_accounts_grant_the_workflow_exactly_what_the_stack_grants_its_own_account() -> None:
+    member, hub = load("member-account/template.yaml"), load("template.yaml")
+    for role in ("ActionRole", "SchedulerRole"):
+        ours = hub["Resources"][role]["Properties"]["Policies"]
+        theirs = member["Resources"][role]["Properties"]["Policies"]
+        assert theirs == ours, role  # the same tag-scoped rights in every account
+        assert member["Resources"][role]["Condition"] == "ActionsEnabled"
+    trust = member["Resources"]["ActionRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    # The stack's workflow roles (home region and regional copies), by name: <HubStackName>-<region>-workflow.
+    assert trust["Condition"]["ArnLike"]["aws:PrincipalArn"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:iam::${RightsizerAccountId}:role/${HubStackName}-*-workflow"
+    }
+    assert hub["Resources"]["ResizeStateMachineRole"]["Properties"]["RoleName"] == {
+        "Fn::Sub": "${AWS::StackName}-${AWS::Region}-workflow"
+    }
+    for stack, member_side in (
+        ("MemberActionRoleName", "ActionRoleName"),
+        ("MemberSchedulerRoleName", "SchedulerRoleName"),
+        ("ManagedTagKey", "ManagedTagKey"),
+        ("OptOutTagKey", "OptOutTagKey"),
+    ):
+        assert hub["Parameters"][stack]["Default"] == member["Parameters"][member_side]["Default"], stack
+    assert {"WorkflowRoleArn", "ActionRoleArn", "CollectorRoleArn"} <= set(hub["Outputs"])
+
+
 def test_the_collector_role_arn_is_a_stack_output() -> None:
     assert load("template.yaml")["Outputs"]["CollectorRoleArn"]["Value"] == {
         "Fn::GetAtt": ["CollectFunctionRole", "Arn"]

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -202,14 +202,13 @@ class StepFunctionsResizeWorkflow:
         from RESIZE_STATE_MACHINE_ARN, the action scope and roles, and idempotency records in the table."""
         if not settings.resize_state_machine_arn:
             raise ValueError("RESIZE_STATE_MACHINE_ARN is not set")
-        arn = settings.resize_state_machine_arn.split(":")
-        partition, home = arn[1], settings.home_account_id or (arn[4] if len(arn) == 7 else "")
+        partition, home = settings.resize_state_machine_arn.split(":")[1], settings.home_account
         options: dict[str, Any] = {
             "managed_tag_key": settings.managed_tag_key,
             "opt_out_tag": settings.policy.opt_out_tag,
             "expected_state_of": expected_state_of,
             "wait_seconds": settings.resize_poll_seconds,
-            "scope": replace(settings.action_scope, home_account=home),
+            "scope": settings.action_scope,
             "roles": ActionRoles(
                 home_account=home,
                 action_role_arn=settings.action_role_arn,
