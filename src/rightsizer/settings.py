@@ -78,7 +78,7 @@ class Settings:
     action_role_arn: str = ""  # the home account's action role (the workflow assumes it for EC2 and Scheduler)
     scheduler_role_name: str = "GpuRightsizerScheduler"  # what EventBridge Scheduler runs a member's pair as
     scheduler_role_arn: str = ""  # ...and in the home account
-    schedule_group: str = "gpu-rightsizer"  # the EventBridge Scheduler group of every pair
+    schedule_group: str = "default"  # the EventBridge Scheduler group of every pair (IAM scopes rightsizer-* in it)
     schedule_time_zone: str = "UTC"  # schedules' default time zone (the stack's ScheduleTimezone)
     team_time_zones: Mapping[str, str] = field(default_factory=dict)  # team tag value -> IANA time zone
 

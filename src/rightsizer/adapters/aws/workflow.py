@@ -141,7 +141,7 @@ class StepFunctionsResizeWorkflow:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         scope: ActionScope | None = None,
         roles: ActionRoles | None = None,
-        schedule_group: str = "gpu-rightsizer",
+        schedule_group: str = "default",
         client_for: Callable[[str], Any] | None = None,
     ) -> None:
         if not (0 <= wait_seconds <= MAX_WAIT_SECONDS and 1 <= max_polls <= MAX_POLLS):
@@ -295,6 +295,8 @@ class StepFunctionsResizeWorkflow:
             if not isinstance(plan, dict):
                 raise ValueError(f"a {action.value} approval needs its schedule plan")
             stop_name, start_name = schedule_names(str(approval["instance_id"]))
+            role = self._roles.scheduler_role(account_id)
+            instance = json.dumps({"InstanceIds": [approval["instance_id"]]})
             payload["schedule"] = {
                 "group": self._schedule_group,
                 "stop_name": stop_name,
@@ -303,7 +305,11 @@ class StepFunctionsResizeWorkflow:
                 "start_cron": str(plan["start_cron"]),
                 "time_zone": str(plan["time_zone"]),
                 "description": str(plan["description"]),
-                "scheduler_role_arn": self._roles.scheduler_role(account_id),
+                "scheduler_role_arn": role,
+                # What each schedule does when it fires: EventBridge Scheduler's universal target for EC2, run as
+                # the account's scheduler role (tag-scoped, opt-out honoured at every firing).
+                "stop_target": _target("stopInstances", role, instance),
+                "start_target": _target("startInstances", role, instance),
             }
         return payload
 
@@ -330,6 +336,15 @@ class StepFunctionsResizeWorkflow:
         refusal = self._scope.refusal(approval.instance_id, approval.account_id, approval.region)
         if refusal is not None:
             raise ValueError(refusal.replace("`", ""))
+
+
+def _target(operation: str, role_arn: str, instance_input: str) -> dict[str, Any]:
+    return {
+        "Arn": f"arn:aws:scheduler:::aws-sdk:ec2:{operation}",
+        "RoleArn": role_arn,
+        "Input": instance_input,
+        "RetryPolicy": {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 3600},
+    }
 
 
 def _change_text(action: ActionKind, approval: Mapping[str, Any]) -> str:
