@@ -318,21 +318,18 @@ def _family(instance_type: str) -> str:
 
 
 def _under_reserved_instances(instance: Instance, pool: ReservedPool, change: Change) -> NetSavings:
+    """Only usage above the reservation is paid on demand, so a change saves what it takes off that part: the share
+    of the host's units the reservation does not cover saves at list price; the covered share strands the RI (a
+    resize within the family keeps using it, size flexibility; any other new type is paid on top)."""
     units = (normalized_units(instance.instance_type) if pool.size_flexible else 1.0) or 1.0
-    unit_price = change.cost_now / Decimal(str(units))
-    # A resize within the family keeps using the RI (size flexibility); any other change gives units back.
+    share = Decimal(str(min(1.0, pool.uncovered(pool.running) / units)))
     stays = (
         bool(change.target_type)
         and pool.size_flexible
         and _family(change.target_type or "") == _family(instance.instance_type)
     )
-    after = pool.running - units + ((normalized_units(change.target_type or "") or 0.0) if stays else 0.0)
-    net = Decimal(str(pool.uncovered(pool.running) - pool.uncovered(after))) * unit_price
-    if change.target_type and not stays:
-        net -= change.cost_after  # the new type is paid on demand while the RI keeps being billed
-    if change.running_share and not change.target_type:
-        net *= Decimal(str(1 - change.running_share))  # a schedule gives the units back part of the week only
-    net = net.quantize(CENT)
+    stranded = ZERO if stays or not change.target_type else ZERO - change.cost_after
+    net = (share * change.list_savings + (1 - share) * stranded).quantize(CENT)
     if pool.size_flexible:
         units_text = f"{pool.reserved:g} normalized units reserved, {pool.running:g} running"
         what = f"{_family(instance.instance_type)} family ({units_text})"
@@ -340,7 +337,7 @@ def _under_reserved_instances(instance: Instance, pool: ReservedPool, change: Ch
         where = f"{instance.instance_type} in {instance.availability_zone}"
         what = f"{where} ({pool.reserved:g} reserved, {pool.running:g} running)"
     ids = ", ".join(pool.ids)
-    if net >= change.list_savings:
+    if share >= 1:
         reason = (
             f"Reserved Instances {ids} cover the {what}: usage above them is paid on demand, so the full saving counts"
         )

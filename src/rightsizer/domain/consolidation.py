@@ -134,7 +134,7 @@ def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, po
         Workload(
             host=rec.instance_id,
             p95=d.utilization.p95 if d.utilization else 100.0,
-            burst=d.utilization_burst if d.utilization_burst is not None else 100.0,
+            burst=_first_known(d.utilization_burst, d.utilization_peak, 100.0),
             memory_mib=(d.memory_used_peak_mib or memory_total(d, spec)) * policy.memory_headroom,
         )
         for d in usage.devices
@@ -148,6 +148,11 @@ def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, po
         memory_mib=spec.memory_mib * (ev.host_memory_peak_pct or 100.0) / 100 * policy.memory_headroom,
         network_gbps=(ev.network_p95_gbps or 0.0),
     )
+
+
+def _first_known(*values: float | None) -> float:
+    """The busiest hours a unit must keep room for: measured bursts, else the peak (larger), else a whole unit."""
+    return next((value for value in values if value is not None), 100.0)
 
 
 def _busy(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
