@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from slack_sdk.models.blocks import DividerBlock
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import parse_command
 from rightsizer.domain.models import Finding, Recommendation
-from rightsizer.services.ports import Decision
+from rightsizer.domain.schedule import SchedulePlan
+from rightsizer.services.ports import Decision, ScheduleRecord
 from rightsizer.services.report import build_report
 from tests.slack_double import NOW, no_data, recommendation
 
@@ -261,3 +263,43 @@ def test_malformed_commands_explain_themselves(text: str, hint: str) -> None:
 
     assert hint in command.error
     assert not command.needs_data
+
+
+def test_a_recommendation_a_reservation_pays_for_shows_list_and_net_savings() -> None:
+    rec = replace(
+        recommendation(1, cost="4140.00", cost_after="734.00"),
+        monthly_savings_net=Decimal("0.00"),
+        reasons=("covered by Reserved Instances ri-1 ...: net savings $0.00/month",),
+    )
+
+    text = blocks.recommendation_section(rec).to_dict()["text"]["text"]
+
+    assert "*saves $3,406.00/month at list price, $0.00 net*" in text
+    assert "$0.00 net of reservations" in blocks.approve_confirm(rec).to_dict()["text"]["text"]
+
+
+def test_the_schedules_listing_stays_within_slacks_limits() -> None:
+    plan = SchedulePlan("cron(0 19 ? * MON-FRI *)", "cron(45 7 ? * MON-FRI *)", "UTC", "starts 07:45 Mon-Fri")
+    records = [
+        ScheduleRecord(
+            account_id="123456789012",
+            region="us-east-1",
+            instance_id=f"i-{n:017x}",
+            instance_type="g5.xlarge",
+            recommendation_id=f"rec-{n}",
+            stop_name=f"rightsizer-i-{n:017x}-stop",
+            start_name=f"rightsizer-i-{n:017x}-start",
+            plan=plan,
+            created_by="U0APPROVER",
+            created_at=NOW + timedelta(minutes=n),
+            instance_name="<!channel> " + "x" * 200,
+        )
+        for n in range(40)
+    ]
+
+    payload = blocks.schedules_message(records).payload()  # raises past a Block Kit limit
+
+    assert len(payload["blocks"]) <= blocks.MAX_BLOCKS
+    assert "and 16 more" in json.dumps(payload) and "<!channel>" not in json.dumps(payload)
+    first = payload["blocks"][1]
+    assert first["accessory"]["value"] == f"123456789012#us-east-1#i-{39:017x}", "newest first"
