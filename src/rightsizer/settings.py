@@ -80,6 +80,7 @@ class Settings:
     scheduler_role_arn: str = ""  # ...and in the home account
     schedule_group: str = "default"  # the EventBridge Scheduler group of every pair (IAM scopes rightsizer-* in it)
     schedule_time_zone: str = "UTC"  # schedules' default time zone (the stack's ScheduleTimezone)
+    regional_table_name: str = ""  # regional/template.yaml's table (locks, audit) in each other action region
     team_time_zones: Mapping[str, str] = field(default_factory=dict)  # team tag value -> IANA time zone
 
     def __post_init__(self) -> None:
@@ -169,6 +170,7 @@ class Settings:
             schedule_group=env.get("SCHEDULE_GROUP") or Settings.schedule_group,
             schedule_time_zone=env.get("SCHEDULE_TIMEZONE") or "UTC",
             team_time_zones=_pairs(env, "TEAM_TIME_ZONES"),
+            regional_table_name=env.get("REGIONAL_TABLE_NAME", ""),
         )
 
 

@@ -356,8 +356,9 @@ def action(
 def wait_for(aws: Aws, arn: str) -> dict[str, Any]:
     """Bounded poll of the execution status (moto runs it on a thread); not a synchronising sleep."""
     deadline = time.monotonic() + EXECUTION_TIMEOUT_S
+    sfn = aws.sfn if arn.split(":")[3] == REGION else boto3.client("stepfunctions", region_name=arn.split(":")[3])
     while True:
-        described: dict[str, Any] = aws.sfn.describe_execution(executionArn=arn)
+        described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
         if described["status"] != "RUNNING":
             return described
         assert time.monotonic() < deadline, f"execution still running after {EXECUTION_TIMEOUT_S}s"
@@ -405,7 +406,7 @@ class RecordingSlack:
 def status_change_event(aws: Aws, arn: str, region: str = REGION) -> dict[str, Any]:
     """Step Functions' "Execution Status Change" event for a finished execution, as EventBridge delivers it
     (moto does not emit it; its fields are those of DescribeExecution)."""
-    described = aws.sfn.describe_execution(executionArn=arn)
+    described = boto3.client("stepfunctions", region_name=region).describe_execution(executionArn=arn)
     detail = {
         "executionArn": arn,
         "stateMachineArn": arn.replace(":execution:", ":stateMachine:").rsplit(":", 1)[0],

@@ -1,21 +1,25 @@
-"""One click in member accounts: the stack's instance workflow acts in a second moto account through the action role
-member-account/template.yaml creates there (Step Functions task Credentials, emulated by `task_credentials`: moto
-itself ignores them), and refuses, in words, a host whose account has no such role."""
+"""One click in member accounts and other regions: the stack's instance workflow acts in a second moto account through
+the action role member-account/template.yaml creates there (Step Functions task Credentials, emulated by
+`task_credentials`: moto itself ignores them), refuses, in words, a host whose account has no such role, and a host
+in another region is acted on by that region's copy of the workflow (regional/template.yaml), reporting home."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
 from moto.ec2.models import ec2_backends
 
+from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.scope import ActionScope
+from rightsizer.handlers import notify
 from tests.integration.resize_world import (
     ACCOUNT,
     MANAGED,
@@ -27,6 +31,8 @@ from tests.integration.resize_world import (
     audit_events,
     create_action_roles,
     deliver_everything,
+    render_definition,
+    status_change_event,
     wait_for,
 )
 
@@ -141,3 +147,66 @@ def test_a_host_in_an_account_without_the_action_role_is_refused_in_words(
     closed = aws.store.approval(request.recommendation_id)
     assert closed is not None and closed.status is ApprovalStatus.REFUSED
     assert slack.roots[0].startswith(":no_entry_sign: Stop refused:")
+
+
+# ------------------------------------------------------------------------------- other regions
+
+OTHER_REGION = "eu-west-1"
+
+
+@pytest.fixture(scope="module")
+def regional_copy(_mocked: Any) -> Iterator[str]:
+    """regional/template.yaml in eu-west-1: its table and the same definition, named like the stack's."""
+    from demo.aws_table import create_table_from_template
+
+    table = create_table_from_template(boto3.client("dynamodb", region_name=OTHER_REGION), "gpu-rightsizer-actions")
+    arn: str = boto3.client("stepfunctions", region_name=OTHER_REGION).create_state_machine(
+        name="gpu-rightsizer-resize",
+        definition=render_definition({"TableName": table}),
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/gpu-rightsizer-{OTHER_REGION}-workflow",
+    )["stateMachineArn"]
+    yield arn
+
+
+def test_a_host_in_another_region_is_acted_on_by_that_regions_copy_and_reported_home(
+    aws: Aws, regional_copy: str
+) -> None:
+    ec2 = boto3.client("ec2", region_name=OTHER_REGION)
+    ami = ec2.describe_images(Filters=[{"Name": "architecture", "Values": ["x86_64"]}])["Images"][0]["ImageId"]
+    instance_id = ec2.run_instances(
+        ImageId=ami,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="p3.8xlarge",
+        TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": MANAGED, "Value": "true"}]}],
+    )["Instances"][0]["InstanceId"]
+    request = replace(action(instance_id, ActionKind.STOP, "p3.8xlarge"), region=OTHER_REGION)
+    aws.store.create_approval(request)
+    aws.store.update_approval(request.recommendation_id, status=ApprovalStatus.RUNNING)
+    workflow = aws.workflow(
+        scope=ActionScope.of(ACCOUNT, {REGION, OTHER_REGION}),
+        client_for=lambda region: boto3.client("stepfunctions", region_name=region),
+    )
+
+    arn = workflow.start(request)
+
+    assert arn.startswith(f"arn:aws:states:{OTHER_REGION}:{ACCOUNT}:execution:gpu-rightsizer-resize:")
+    assert wait_for(aws, arn)["status"] == "SUCCEEDED"
+    found = ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
+    assert found["State"]["Name"] == "stopped"
+    regional = DynamoStore(boto3.resource("dynamodb", region_name=OTHER_REGION).Table("gpu-rightsizer-actions"))
+    assert [e.event for e in regional.audit_log(request.recommendation_id)][-1] == "succeeded"
+    # An end the copy could not catch leaves its lock in its own table: the notifier, at home, releases it there.
+    regional._table.put_item(Item={"PK": f"LOCK#{instance_id}", "SK": "LOCK", "holder": arn})
+    deps = notify.Dependencies(
+        aws.store,
+        RecordingSlack(),
+        home_region=REGION,
+        regional_locks=lambda region: DynamoStore(
+            boto3.resource("dynamodb", region_name=region).Table("gpu-rightsizer-actions")
+        ),
+    )
+    notify.process(status_change_event(aws, arn, OTHER_REGION), deps, datetime.now(UTC))
+    assert regional._table.get_item(Key={"PK": f"LOCK#{instance_id}", "SK": "LOCK"}).get("Item") is None
+    closed = aws.store.approval(request.recommendation_id)
+    assert closed is not None and closed.status is ApprovalStatus.SUCCEEDED, "the approval lives at home"
