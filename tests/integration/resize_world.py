@@ -356,7 +356,7 @@ def action(
 def wait_for(aws: Aws, arn: str) -> dict[str, Any]:
     """Bounded poll of the execution status (moto runs it on a thread); not a synchronising sleep."""
     deadline = time.monotonic() + EXECUTION_TIMEOUT_S
-    sfn = aws.sfn if arn.split(":")[3] == REGION else boto3.client("stepfunctions", region_name=arn.split(":")[3])
+    sfn: Any = aws.sfn if arn.split(":")[3] == REGION else boto3.client("stepfunctions", region_name=arn.split(":")[3])
     while True:
         described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
         if described["status"] != "RUNNING":
