@@ -20,6 +20,8 @@ from demo.slack_double import (
 )
 
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.schedule import SchedulePlan
+from rightsizer.services.ports import ScheduleRecord
 
 __all__ = [
     "BOT_TOKEN",
@@ -97,6 +99,32 @@ def recommendation(
 
 
 OFFICE_HOURS = tuple((day * 24 + 8, 11) for day in range(5))  # Mon-Fri 08:00-19:00 UTC
+# Its stop/start pair in Berlin winter time (what approvals.approve writes for the team research).
+OFFICE_HOURS_PLAN = SchedulePlan(
+    stop_cron="cron(0 19 ? * MON-FRI *)",
+    start_cron="cron(45 7 ? * MON-FRI *)",
+    time_zone="Europe/Berlin",
+    description="starts 07:45 Mon-Fri, stops 19:00 Mon-Fri (Europe/Berlin)",
+)
+
+
+def schedule_record(
+    rec: Recommendation, created_at: datetime = NOW, plan: SchedulePlan = OFFICE_HOURS_PLAN
+) -> ScheduleRecord:
+    """The registry entry of the pair approved for `rec` (what the notifier writes when the workflow created it)."""
+    return ScheduleRecord(
+        account_id=rec.account_id,
+        region=rec.region,
+        instance_id=rec.instance_id,
+        instance_type=rec.instance_type,
+        recommendation_id=rec.recommendation_id,
+        stop_name=f"rightsizer-{rec.instance_id}-stop",
+        start_name=f"rightsizer-{rec.instance_id}-start",
+        plan=plan,
+        created_by="U0APPROVER",
+        created_at=created_at,
+        instance_name=rec.instance_name,
+    )
 
 
 def idle(number: int, instance_type: str = "p3.8xlarge", cost: str = "8935.20") -> Recommendation:

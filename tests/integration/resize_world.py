@@ -34,9 +34,9 @@ from moto.ec2.models import EC2Backend, ec2_backends
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow, execution_name
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.schedule import SchedulePlan
 from rightsizer.handlers import notify
 from rightsizer.services.ports import RESIZE_EVENT_SOURCE, Approval
+from tests.slack_double import OFFICE_HOURS_PLAN
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL_PATH = ROOT / "statemachine" / "resize.asl.json"
@@ -329,14 +329,6 @@ def approval(
         slack_channel="C0RESIZE",
         slack_ts="1733054400.000100",
     )
-
-
-OFFICE_HOURS_PLAN = SchedulePlan(
-    stop_cron="cron(0 19 ? * MON-FRI *)",
-    start_cron="cron(45 7 ? * MON-FRI *)",
-    time_zone="Europe/Berlin",
-    description="starts 07:45 Mon-Fri, stops 19:00 Mon-Fri (Europe/Berlin)",
-)
 
 
 def action(

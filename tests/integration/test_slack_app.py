@@ -28,8 +28,7 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
 from rightsizer.adapters.slack.poster import post_daily_report
 from rightsizer.domain.models import ActionKind, Recommendation
-from rightsizer.domain.schedule import SchedulePlan
-from rightsizer.services.ports import Approval, ScheduleRecord
+from rightsizer.services.ports import Approval
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings
 from tests.events import load_event
@@ -44,6 +43,7 @@ from tests.slack_double import (
     no_data,
     recommendation,
     schedulable,
+    schedule_record,
     superseding,
 )
 
@@ -699,28 +699,11 @@ def test_stopping_a_scarce_type_takes_the_button_that_names_the_capacity_risk(wo
     assert started.capacity_risk_confirmed is True
 
 
-def _schedule_record(host: Recommendation) -> ScheduleRecord:
-    plan = SchedulePlan("cron(0 19 ? * MON-FRI *)", "cron(45 7 ? * MON-FRI *)", "Europe/Berlin", "starts 07:45 Mon-Fri")
-    return ScheduleRecord(
-        account_id=host.account_id,
-        region=host.region,
-        instance_id=host.instance_id,
-        instance_type=host.instance_type,
-        recommendation_id=host.recommendation_id,
-        stop_name=f"rightsizer-{host.instance_id}-stop",
-        start_name=f"rightsizer-{host.instance_id}-start",
-        plan=plan,
-        created_by=APPROVER,
-        created_at=datetime.now(UTC),
-        instance_name="notebooks",
-    )
-
-
 def test_gpu_schedules_lists_each_pair_and_remove_starts_its_removal(world: World) -> None:
     world.command("schedules")
     assert "No stop/start schedules" in world.responses()[-1]["text"]
     host = schedulable(11)
-    record = _schedule_record(host)
+    record = schedule_record(host, datetime.now(UTC))
     world.store.put_schedule(record)
 
     world.command("schedules")

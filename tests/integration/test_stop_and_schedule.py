@@ -20,7 +20,6 @@ from rightsizer.services import approvals
 from tests.integration.resize_world import (
     ACCOUNT,
     MANAGED,
-    OFFICE_HOURS_PLAN,
     OPT_OUT,
     REGION,
     Aws,
@@ -32,6 +31,7 @@ from tests.integration.resize_world import (
     moto_instance,
     resize,
 )
+from tests.slack_double import OFFICE_HOURS_PLAN
 
 pytestmark = pytest.mark.integration
 

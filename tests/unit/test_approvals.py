@@ -16,9 +16,9 @@ from rightsizer.domain.schedule import SchedulePlan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services import approvals
 from rightsizer.services.approvals import DurationError, Outcome
-from rightsizer.services.ports import Approval, ScheduleRecord
+from rightsizer.services.ports import Approval
 from tests.fakes import MemoryStore
-from tests.slack_double import ACCOUNT, NOW, idle, no_data, recommendation, schedulable, superseding
+from tests.slack_double import ACCOUNT, NOW, idle, no_data, recommendation, schedulable, schedule_record, superseding
 
 APPROVER, OTHER = "U0APPROVER", "U0MALLORY"
 
@@ -389,32 +389,16 @@ def test_no_schedule_without_a_usable_time_zone_or_over_an_existing_pair() -> No
     unknown = approve(store, workflow, host.recommendation_id, time_zone=lambda rec: "Mars/Olympus")
     assert unknown.outcome is Outcome.NO_SCHEDULE and "not an IANA time zone" in unknown.detail
 
-    store.put_schedule(_record(host.instance_id, host.recommendation_id))
+    store.put_schedule(schedule_record(host))
     existing = approve(store, workflow, host.recommendation_id)
     assert existing.outcome is Outcome.NO_SCHEDULE and "already has a stop/start schedule" in existing.detail
     assert workflow.started == []
 
 
-def _record(instance_id: str, recommendation_id: str) -> ScheduleRecord:
-    plan = SchedulePlan("cron(0 19 ? * MON-FRI *)", "cron(45 7 ? * MON-FRI *)", "UTC", "starts 07:45 Mon-Fri")
-    return ScheduleRecord(
-        account_id=ACCOUNT,
-        region="us-east-1",
-        instance_id=instance_id,
-        instance_type="g5.xlarge",
-        recommendation_id=recommendation_id,
-        stop_name=f"rightsizer-{instance_id}-stop",
-        start_name=f"rightsizer-{instance_id}-start",
-        plan=plan,
-        created_by=APPROVER,
-        created_at=NOW,
-    )
-
-
 def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> None:
     host = schedulable(7)
     store, workflow = MemoryStore.of(host), RecordingWorkflow()
-    record = _record(host.instance_id, host.recommendation_id)
+    record = schedule_record(host)
     store.put_schedule(record)
 
     def remove(actor: str = APPROVER) -> Any:

@@ -12,7 +12,6 @@ import pytest
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.schedule import SchedulePlan
 from rightsizer.handlers import notify as notify_handler
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -24,6 +23,7 @@ from rightsizer.services.notify import (
 )
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval, AuditEntry
 from tests.fakes import MemoryStore
+from tests.slack_double import OFFICE_HOURS_PLAN
 
 NOW = datetime(2026, 12, 1, 12, 5, tzinfo=UTC)
 REC = "rec-0123456789abcdef0123"
@@ -401,7 +401,7 @@ def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.Mo
 
 # ------------------------------------------------------------------------------- stops and schedules
 
-PLAN = SchedulePlan("cron(0 19 ? * MON-FRI *)", "cron(45 7 ? * MON-FRI *)", "Europe/Berlin", "starts 07:45 Mon-Fri")
+PLAN = OFFICE_HOURS_PLAN
 
 
 @pytest.mark.parametrize(

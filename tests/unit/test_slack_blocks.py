@@ -17,10 +17,9 @@ from slack_sdk.models.blocks import DividerBlock
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import parse_command
 from rightsizer.domain.models import Finding, Recommendation
-from rightsizer.domain.schedule import SchedulePlan
-from rightsizer.services.ports import Decision, ScheduleRecord
+from rightsizer.services.ports import Decision
 from rightsizer.services.report import build_report
-from tests.slack_double import NOW, no_data, recommendation
+from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
 
 INSTANCE = re.compile(r"i-[0-9a-f]{17}")
 
@@ -279,23 +278,8 @@ def test_a_recommendation_a_reservation_pays_for_shows_list_and_net_savings() ->
 
 
 def test_the_schedules_listing_stays_within_slacks_limits() -> None:
-    plan = SchedulePlan("cron(0 19 ? * MON-FRI *)", "cron(45 7 ? * MON-FRI *)", "UTC", "starts 07:45 Mon-Fri")
-    records = [
-        ScheduleRecord(
-            account_id="123456789012",
-            region="us-east-1",
-            instance_id=f"i-{n:017x}",
-            instance_type="g5.xlarge",
-            recommendation_id=f"rec-{n}",
-            stop_name=f"rightsizer-i-{n:017x}-stop",
-            start_name=f"rightsizer-i-{n:017x}-start",
-            plan=plan,
-            created_by="U0APPROVER",
-            created_at=NOW + timedelta(minutes=n),
-            instance_name="<!channel> " + "x" * 200,
-        )
-        for n in range(40)
-    ]
+    hosts = [replace(schedulable(n), instance_name="<!channel> " + "x" * 200) for n in range(40)]
+    records = [schedule_record(host, NOW + timedelta(minutes=n)) for n, host in enumerate(hosts)]
 
     payload = blocks.schedules_message(records).payload()  # raises past a Block Kit limit
 
