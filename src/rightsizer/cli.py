@@ -353,6 +353,9 @@ def write_report(report: FleetReport, output: str, out: TextIO) -> None:
 # CSV: the JSON document's recommendations, flattened (evidence_* columns); money with two decimals.
 
 
+CONSOLIDATION_COLUMNS = ("group", "hosts", "keep", "target_type")  # consolidate advice, flattened
+
+
 def _csv_value(key: str, value: Any) -> str:
     if value is None:
         return ""
@@ -376,7 +379,9 @@ def _csv_cell(item: Any) -> str:
 def csv_rows(report: FleetReport) -> Iterator[dict[str, str]]:
     for record in report_json(report)["recommendations"]:
         evidence = record.pop("evidence")
+        plan = record.pop("consolidation") or {}
         row = {key: _csv_value(key, value) for key, value in record.items()}
+        row.update({f"consolidation_{key}": _csv_value(key, plan.get(key)) for key in CONSOLIDATION_COLUMNS})
         row.update({f"evidence_{key}": _csv_value(key, value) for key, value in evidence.items()})
         yield row
 

@@ -8,11 +8,12 @@ from decimal import Decimal
 
 import pytest
 
+from rightsizer import cli
 from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.consolidation import consolidate
 from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
-from rightsizer.services.report import fleet_totals, recommendation_json
+from rightsizer.services.report import build_report, fleet_totals, recommendation_json
 from tests.factories import NOW, device, idle_device, instance, usage
 from tests.unit import catalog_fixture as fx
 from tests.unit._builders import A100_40_TOTAL_MIB, T4_TOTAL_MIB
@@ -70,6 +71,9 @@ def test_three_part_used_hosts_of_a_team_fit_one_and_the_others_are_named_for_st
     assert fleet_totals(recs.values()).monthly_savings == Decimal("767.96")
     document = recommendation_json(drained[0])
     assert document["finding"] == "consolidate" and document["consolidation"]["keep"] == [keep.instance_id]
+    rows = {row["instance_id"]: row for row in cli.csv_rows(build_report(recs.values(), NOW, 14))}
+    assert rows[drained[0].instance_id]["consolidation_keep"] == keep.instance_id
+    assert rows[drained[0].instance_id]["consolidation_hosts"] == "; ".join(plan.hosts)
 
 
 def test_whole_gpus_moving_to_free_gpus_is_medium_confidence() -> None:

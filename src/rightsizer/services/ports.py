@@ -228,9 +228,9 @@ class ResizeWorkflow(Protocol):
         ...
 
 
-# Progress events the resize workflow puts on the default EventBridge bus; the notifier posts them
-# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "step",
-# "status" ("running" or an outcome: "succeeded" | "rolled_back" | "unchanged" | "refused" | "failed"),
-# "message", "from_type", "to_type"}.
+# Progress events the instance workflow puts on the default EventBridge bus; the notifier posts them
+# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" ("resize",
+# "stop", "schedule", "unschedule"), "step", "status" ("running" or an outcome: "succeeded" |
+# "rolled_back" | "unchanged" | "refused" | "failed"), "message", "from_type", "to_type"}.
 RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
 RESIZE_EVENT_DETAIL_TYPE = "Resize progress"
