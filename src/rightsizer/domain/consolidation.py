@@ -173,11 +173,14 @@ def _fewest_hosts(demands: Sequence[HostDemand], spec: InstanceTypeSpec, policy:
 
 def _pack(demands: Sequence[HostDemand], count: int, spec: InstanceTypeSpec, policy: Policy) -> Packing | None:
     hosts = [_Host(units=[_Unit() for _ in range(spec.compute_units)]) for _ in range(count)]
-    fits_unit: Callable[[_Unit, Workload], bool] = lambda unit, w: (  # noqa: E731
-        unit.p95 + w.p95 <= policy.target_max_util_pct
-        and unit.burst + w.burst <= policy.burst_max_util_pct
-        and unit.memory_mib + w.memory_mib <= spec.memory_per_unit_mib
-    )
+
+    def fits_unit(unit: _Unit, work: Workload) -> bool:
+        return (
+            unit.p95 + work.p95 <= policy.target_max_util_pct
+            and unit.burst + work.burst <= policy.burst_max_util_pct
+            and unit.memory_mib + work.memory_mib <= spec.memory_per_unit_mib
+        )
+
     for demand in sorted(demands, key=lambda d: (-d.load, d.instance_id)):
         placed = False
         for host in hosts:
