@@ -20,7 +20,7 @@ from demo.slack_double import (
 )
 
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
-from rightsizer.domain.schedule import SchedulePlan
+from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.services.ports import ScheduleRecord
 
 __all__ = [

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind, Finding
-from rightsizer.domain.schedule import SchedulePlan
+from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services import approvals
 from rightsizer.services.approvals import DurationError, Outcome

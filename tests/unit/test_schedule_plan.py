@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rightsizer.domain.schedule import NoSchedulePair, busy_runs, one_pair_fits, schedule_plan
+from rightsizer.domain.schedule_plan import NoSchedulePair, busy_runs, one_pair_fits, schedule_plan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.settings import ConfigError, Settings
 

@@ -25,7 +25,7 @@ from rightsizer.domain.models import Evidence, Finding, Instance, Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
-from rightsizer.domain.schedule import busy_runs
+from rightsizer.domain.schedule_plan import busy_runs
 from rightsizer.domain.sizing import busiest, unit_view
 
 

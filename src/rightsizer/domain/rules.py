@@ -29,7 +29,8 @@ from rightsizer.domain.models import (
     InstanceTypeSpec,
     monthly,
 )
-from rightsizer.domain.schedule import WeeklyPattern, busy_runs, one_pair_fits
+from rightsizer.domain.schedule import WeeklyPattern
+from rightsizer.domain.schedule_plan import busy_runs, one_pair_fits
 from rightsizer.domain.sizing import (
     Candidate,
     candidates,

@@ -19,7 +19,7 @@ from typing import Protocol
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.models import ActionKind, Recommendation
-from rightsizer.domain.schedule import NoSchedulePair, schedule_plan
+from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import (
     Approval,

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from rightsizer.domain.approval import TERMINAL, ApprovalStatus
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.schedule import schedule_names
+from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord
 
 PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL

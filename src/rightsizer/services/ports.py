@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
 from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec
-from rightsizer.domain.schedule import SchedulePlan
+from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.domain.usage import RawUsage
 
 

@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 
 from rightsizer.adapters.codec import to_jsonable
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.schedule import schedule_names
+from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 from rightsizer.services.ports import Approval
 from rightsizer.settings import Settings
