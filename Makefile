@@ -47,8 +47,9 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 template: $(DEV_STAMP)
-	AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml member-account/template.yaml agent/ssm-rollout.yaml
+	AWS_DEFAULT_REGION=us-east-1 $(BIN)/cfn-lint template.yaml member-account/template.yaml regional/template.yaml agent/ssm-rollout.yaml
 	AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam validate --lint --template-file template.yaml
+	AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam validate --lint --template-file regional/template.yaml
 
 unit: $(DEV_STAMP)
 	$(BIN)/pytest

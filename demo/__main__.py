@@ -4,8 +4,9 @@
 2. seed a GPU fleet in two regions with 14 days of 5-minute metrics;
 3. run `rightsizer analyze` against it and check every host got the finding its workload deserves;
 4. run the daily pipeline as the Lambdas do, posting the report to a local Slack API double (printed
-   here, Block Kit JSON in demo-output/);
-5. approve the top recommendation with a signed Slack interaction and follow the resize execution;
+   here, Block Kit JSON in demo-output/), and point at a host whose savings are zero because of a reservation;
+5. one click each, with signed Slack interactions: the top resize, a stop of the idle p3.8xlarge and a stop/start
+   schedule for the office-hours host, following each instance workflow execution; then `/gpu schedules`;
 6. write demo-output/report.html (the Slack report rendered, savings and per-GPU utilisation charts) and,
    where the OS package `chromium` is installed, PNG screenshots of it.
 """
@@ -107,59 +108,143 @@ def write_html_report(report: dict[str, Any], messages: list[dict[str, Any]], no
     print(f"Screenshots: {OUTPUT / 'report.png'} (the page), {OUTPUT / 'slack-report.png'} (the Slack part)")
 
 
-def approve_top(stack: Any, report: dict[str, Any]) -> int:
+def reservation_example(report: dict[str, Any]) -> None:
+    """The host whose list-price savings the bill never sees: a reservation pays for it whatever happens."""
+    host = next(
+        (rec for rec in report["recommendations"] if rec["monthly_savings_usd"] and not rec["monthly_savings_net_usd"]),
+        None,
+    )
+    if host is None:
+        print("No host's savings are held back by a reservation.")
+        return
+    why = next((reason for reason in host["reasons"] if "net savings" in reason), "")
+    print(
+        f"{host['name']} ({host['instance_id']}, {host['instance_type']}) is {host['finding']}: "
+        f"${host['monthly_savings_usd']:,.2f}/month at list price, ${host['monthly_savings_net_usd']:,.2f} net:\n"
+        f"  it {why}."
+    )
+
+
+def approve(stack: Any, rec: dict[str, Any], action_id: str) -> dict[str, Any] | None:
+    """A signed Slack click on the recommendation's Approve button in the daily report; the approval's execution
+    followed to its end and its progress delivered to the thread. Returns the finished approval's execution."""
     import boto3
 
     from demo.serverless import APPROVER, CHANNEL, deliver_progress_events, send_to_slack_function, wait_for_execution
     from demo.slack_double import click_body, function_url_event
     from rightsizer.adapters.aws.store import DynamoStore
-    from rightsizer.adapters.slack.blocks import ACTION_APPROVE
 
-    top = next((rec for rec in report["recommendations"] if rec["actionable"]), None)
-    if top is None:
-        print("No actionable recommendation to approve.")
-        return 1
-    rec_id = top["recommendation_id"]
+    rec_id = rec["recommendation_id"]
     posted_call = next(
         call for call in stack.slack.of("chat.postMessage") if rec_id in json.dumps(call.params.get("blocks"))
     )
     posted, ts = posted_call.params, posted_call.answer["ts"]
-    print(
-        f"{top['name']} ({top['instance_id']}): {top['instance_type']} -> {top['target_type']}, "
-        f"saves ${top['monthly_savings_usd']:,.2f}/month. <@{APPROVER}> clicks Approve resize..."
-    )
     blocks = posted["blocks"] if isinstance(posted["blocks"], list) else json.loads(posted["blocks"])
-    body = click_body(ACTION_APPROVE, rec_id, user=APPROVER, channel=CHANNEL, message={"ts": ts, "blocks": blocks})
+    label = next(
+        element["text"]["text"]
+        for block in blocks
+        if block.get("block_id") == f"act:{rec_id}"
+        for element in block["elements"]
+        if element["action_id"] == action_id
+    )
+    change = rec["target_type"] or {"stop": "stopped", "schedule": "stop/start schedule"}[rec["action"]]
+    print(
+        f"{rec['name']} ({rec['instance_id']}, {rec['finding']}): {rec['instance_type']} -> {change}, "
+        f"saves ${rec['monthly_savings_usd']:,.2f}/month. <@{APPROVER}> clicks '{label}'..."
+    )
+    body = click_body(action_id, rec_id, user=APPROVER, channel=CHANNEL, message={"ts": ts, "blocks": blocks})
     template = json.loads(Path("events/slack_interaction.json").read_text())
     response = send_to_slack_function(stack, function_url_event(template, body))
-    print(f"Slack function answered {response['statusCode']} within the ack; the approval ran as lazy work.")
-
+    print(f"  Slack function answered {response['statusCode']} within the ack; the approval ran as lazy work.")
     store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(stack.table))
     approval = store.approval(rec_id)
     if approval is None or not approval.execution_arn:
-        print("The approval did not start a resize.")
-        return 1
+        print("  The approval did not start the workflow.")
+        return None
     outcome = wait_for_execution(approval.execution_arn)
     history = boto3.client("stepfunctions", region_name="us-east-1").get_execution_history(
         executionArn=approval.execution_arn, maxResults=1000
     )["events"]
     steps = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
-    print(f"\nResize execution {approval.execution_arn.rsplit(':', 1)[-1]}: {outcome['status']}")
-    print("Steps: " + " -> ".join(steps))
+    print(f"  Execution {approval.execution_arn.rsplit(':', 1)[-1]}: {outcome['status']}")
+    print("  Steps: " + " -> ".join(steps))
     delivered = deliver_progress_events(stack)
-    print(f"\nProgress in the Slack thread ({delivered} events through EventBridge to the notifier):")
+    print(f"  Progress in the Slack thread ({delivered} events through EventBridge to the notifier):")
     for call in stack.slack.of("chat.postMessage"):
-        if call.params.get("thread_ts") == ts:
-            print(f"  > {call.params.get('text')}")
-    ec2 = boto3.client("ec2", region_name="us-east-1")
-    instance = ec2.describe_instances(InstanceIds=[top["instance_id"]])["Reservations"][0]["Instances"][0]
-    print(
-        f"\n{top['instance_id']} is now {instance['InstanceType']} and {instance['State']['Name']} "
-        f"(was {top['instance_type']})."
-    )
+        if call.params.get("thread_ts") == ts and rec["instance_id"] in str(call.params.get("text")):
+            print(f"    > {call.params.get('text')}")
     audit = store.audit_log(rec_id)
-    print(f"Audit log: {len(audit)} entries, from '{audit[0].event}' by {audit[0].actor} to '{audit[-1].event}'.")
-    return 0 if outcome["status"] == "SUCCEEDED" and instance["InstanceType"] == top["target_type"] else 1
+    print(f"  Audit log: {len(audit)} entries, from '{audit[0].event}' by {audit[0].actor} to '{audit[-1].event}'.")
+    return dict(outcome)
+
+
+def describe(instance_id: str) -> tuple[str, str]:
+    import boto3
+
+    found = boto3.client("ec2", region_name="us-east-1").describe_instances(InstanceIds=[instance_id])
+    instance = found["Reservations"][0]["Instances"][0]
+    return str(instance["InstanceType"]), str(instance["State"]["Name"])
+
+
+def one_click_each(stack: Any, report: dict[str, Any]) -> int:
+    """The top resize, the idle p3.8xlarge's stop, the office-hours host's schedule: one approval each."""
+    import boto3
+
+    from demo.serverless import APPROVER, send_to_slack_function
+    from demo.slack_double import command_body, function_url_event
+    from demo.slack_render import render_blocks
+    from rightsizer.adapters.slack.blocks import ACTION_APPROVE
+
+    def first(action: str, **where: str) -> dict[str, Any] | None:
+        return next(
+            (
+                rec
+                for rec in report["recommendations"]
+                if rec["action"] == action and all(rec[key] == value for key, value in where.items())
+            ),
+            None,
+        )
+
+    resize, stop, schedule = first("resize"), first("stop", instance_type="p3.8xlarge"), first("schedule")
+    if resize is None or stop is None or schedule is None:
+        print("The demo fleet lacks a one-click resize, stop or schedule.")
+        return 1
+    failures = 0
+
+    print("\n-- a resize --")
+    done = approve(stack, resize, ACTION_APPROVE)
+    now_is = describe(resize["instance_id"])
+    print(f"  {resize['instance_id']} is now {now_is[0]} and {now_is[1]} (was {resize['instance_type']}).")
+    failures += done is None or done["status"] != "SUCCEEDED" or now_is[0] != resize["target_type"]
+
+    print("\n-- an idle host stopped --")
+    done = approve(stack, stop, ACTION_APPROVE)
+    now_is = describe(stop["instance_id"])
+    print(f"  {stop['instance_id']} is now {now_is[1]}, still a {now_is[0]}: stopped, never terminated.")
+    failures += done is None or done["status"] != "SUCCEEDED" or now_is[1] != "stopped"
+
+    print("\n-- an office-hours host put on a schedule --")
+    done = approve(stack, schedule, ACTION_APPROVE)
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    pair = scheduler.list_schedules(NamePrefix=f"rightsizer-{schedule['instance_id']}-")["Schedules"]
+    for item in sorted(pair, key=lambda s: str(s["Name"])):
+        detail = scheduler.get_schedule(Name=item["Name"])
+        print(
+            f"  EventBridge Scheduler {detail['Name']}: {detail['ScheduleExpression']} "
+            f"({detail['ScheduleExpressionTimezone']}) -> {detail['Target']['Arn'].rsplit(':', 1)[-1]}"
+        )
+    failures += done is None or done["status"] != "SUCCEEDED" or len(pair) != 2
+
+    print(f"\n<@{APPROVER}> types /gpu schedules:")
+    template = json.loads(Path("events/slack_command.json").read_text())
+    url = stack.slack.response_url("schedules")
+    send_to_slack_function(
+        stack, function_url_event(template, command_body("schedules", user=APPROVER, response_url=url))
+    )
+    (listing,) = [call.params for call in stack.slack.of("response_url") if call.path.endswith("schedules")]
+
+    print("\n".join(f"  {line}" for line in render_blocks(listing["blocks"])))
+    return 1 if failures else 0
 
 
 def main() -> int:
@@ -182,8 +267,10 @@ def main() -> int:
         with deployed_stack() as stack:
             report = post_daily_report(stack, now.date().isoformat(), "123456789012")
             daily_report = slack_messages(stack)
-            banner("4. One click: approving the top recommendation through a signed Slack interaction")
-            status = approve_top(stack, report)
+            print("\nSavings that match the bill:")
+            reservation_example(report)
+            banner("4. One click for every kind of saving, through signed Slack interactions")
+            status = one_click_each(stack, report)
         banner("5. The report as a page: demo-output/report.html")
         write_html_report(report, daily_report, now, days=14)
         return status

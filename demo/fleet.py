@@ -44,6 +44,7 @@ class Host:
     spot: bool = False
     asg: str | None = None
     stopped: bool = False
+    capacity_reservation: str | None = None  # the On-Demand Capacity Reservation the host runs in
     gpu_dimensions: tuple[str, ...] = (
         "name",
         "InstanceType",
@@ -123,6 +124,7 @@ def fleet() -> list[Host]:
             "p3.8xlarge",
             "legacy-train-01",
             "idle",
+            tags={"rightsizer:managed": "true"},  # one click may stop it (the action role's tag condition)
             gpus=(IDLE_GPU,) * 4,
             cpu=noisy(1.5, 0.5, lo=0.2),
             gpu_memory_total_mib=16384,
@@ -200,6 +202,7 @@ def fleet() -> list[Host]:
             "g5.xlarge",
             "notebook-team-a",
             "schedulable",
+            tags={"rightsizer:managed": "true", "team": "notebooks"},  # schedules use the team's time zone
             gpus=(
                 Gpu(
                     business_hours(noisy(62, 8), noisy(0.3, 0.3, hi=1.5)),
@@ -281,6 +284,9 @@ def fleet() -> list[Host]:
             "p4d.24xlarge",
             "llm-serving-vllm",
             "idle",
+            # Kept in an On-Demand Capacity Reservation, billed whether used or not: stopping it saves nothing
+            # until the reservation is reduced (net savings 0).
+            capacity_reservation="cr-0d3adc0ffee0p4d01",
             # vLLM reserves 90 % of each GPU at start (gpu_memory_utilization): flat, whatever the load.
             gpus=(Gpu(noisy(0.2, 0.3, hi=2.0), reserved(0.9 * 40960), constant(0.0)),) * 8,
             cpu=noisy(2, 0.5, lo=0.1),

@@ -60,6 +60,8 @@ def _launch(host: Host, account_ami: str, session: boto3.Session) -> str:
     )
     instance_id = str(response["Instances"][0]["InstanceId"])
     _with_ena(instance_id, host.region, session)
+    if host.capacity_reservation:
+        _in_capacity_reservation(instance_id, host, session)
     if host.stopped:
         ec2.stop_instances(InstanceIds=[instance_id])
     return instance_id
@@ -71,6 +73,22 @@ def _with_ena(instance_id: str, region: str, session: boto3.Session) -> None:
 
     account = session.client("sts", region_name=region).get_caller_identity()["Account"]
     ec2_backends[account][region].get_instance(instance_id).ena_support = True
+
+
+def _in_capacity_reservation(instance_id: str, host: Host, session: boto3.Session) -> None:
+    """A host launched into an ODCR: EC2 names the reservation on the instance (moto keeps no reservations:
+    demo/moto_commitments.py answers DescribeCapacityReservations)."""
+    from moto.ec2.models import ec2_backends
+
+    from demo import moto_commitments
+
+    assert host.capacity_reservation is not None
+    account = session.client("sts", region_name=host.region).get_caller_identity()["Account"]
+    ec2_backends[account][host.region].get_instance(instance_id).capacity_reservation_id = host.capacity_reservation
+    zone = f"{host.region}a"
+    moto_commitments.add_capacity_reservation(
+        account, host.region, host.capacity_reservation, host.instance_type, zone, total=1, available=0
+    )
 
 
 def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str, dict[str, str], datetime, float]]:

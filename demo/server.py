@@ -28,7 +28,7 @@ def local_aws(port: int = 0) -> Iterator[str]:
     """Start moto's server on a loopback port (0: a free one); yield its URL with AWS_* env pointing at it."""
     from moto.server import ThreadedMotoServer
 
-    from demo import fast_cloudwatch
+    from demo import fast_cloudwatch, moto_commitments
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no per-request access log
     # moto's Step Functions interpreter logs every JSONPath probe it evaluates (And/Or do not short-circuit).
@@ -45,7 +45,8 @@ def local_aws(port: int = 0) -> Iterator[str]:
     time.tzset()
     fast_cloudwatch.install(list_once=True)  # moto lists a series once per datapoint otherwise
     try:
-        yield endpoint
+        with moto_commitments.installed():  # moto lacks DescribeReservedInstances, DescribeCapacityReservations
+            yield endpoint
     finally:
         fast_cloudwatch.uninstall()
         server.stop()

@@ -55,7 +55,7 @@ def _state_machine(sfn: Any, name: str, definition_file: str, substitutions: dic
     for key, value in substitutions.items():
         text = text.replace("${" + key + "}", value)
     arn: str = sfn.create_state_machine(
-        name=name, definition=text, roleArn="arn:aws:iam::123456789012:role/gpu-rightsizer-resize"
+        name=name, definition=text, roleArn="arn:aws:iam::123456789012:role/gpu-rightsizer-us-east-1-workflow"
     )["stateMachineArn"]
     return arn
 
@@ -78,6 +78,9 @@ def deployed_stack() -> Iterator[Stack]:
     )["Name"]
     sfn = boto3.client("stepfunctions", region_name=REGION)
     resize = _state_machine(sfn, "gpu-rightsizer-resize", "resize.asl.json", {"TableName": table})
+    iam = boto3.client("iam", region_name=REGION)
+    for role in ("gpu-rightsizer-action", "gpu-rightsizer-scheduler"):  # what template.yaml creates
+        iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}))
     sqs = boto3.client("sqs", region_name=REGION)
     queue_url = sqs.create_queue(QueueName="gpu-rightsizer-progress")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
@@ -97,6 +100,10 @@ def deployed_stack() -> Iterator[Stack]:
         "RESIZE_STATE_MACHINE_ARN": resize,
         "RESIZE_POLL_SECONDS": "0",
         "SHARD_SIZE": "8",  # the demo fleet's regions come in a few shards, as a large fleet's do
+        # template.yaml's roles of the instance workflow (moto runs the tasks in this account whatever the role)
+        "ACTION_ROLE_ARN": "arn:aws:iam::123456789012:role/gpu-rightsizer-action",
+        "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/gpu-rightsizer-scheduler",
+        "TEAM_TIME_ZONES": "notebooks=Europe/Berlin",
         "POWERTOOLS_SERVICE_NAME": "gpu-rightsizer",
         "POWERTOOLS_METRICS_NAMESPACE": "GpuRightsizerDemo",
         "POWERTOOLS_TRACE_DISABLED": "true",

@@ -11,7 +11,12 @@ _LINK = re.compile(r"<([^|>]+)\|([^>]+)>")
 
 def _plain(text: str) -> str:
     text = _LINK.sub(r"\2", text)  # <url|label> -> label
-    return text.replace("*", "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    # Bold markers go, except inside `code`, where Slack shows an asterisk as it is (cron expressions).
+    parts = text.split("`")
+    text = "`".join(
+        part if inside else part.replace("*", "") for inside, part in ((i % 2 == 1, p) for i, p in enumerate(parts))
+    )
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def _text(node: Any) -> str:

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from rightsizer.domain.approval import ApprovalStatus, allowed
 from rightsizer.domain.models import Recommendation
-from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage
+from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, ScheduleRecord
 
 
 @dataclass
@@ -22,6 +22,7 @@ class MemoryStore:
     updates: list[dict[str, object]] = field(default_factory=list)
     messages: dict[tuple[str, str], PostedMessage] = field(default_factory=dict)
     locks: dict[str, str] = field(default_factory=dict)  # instance id -> holder
+    schedule_records: dict[str, ScheduleRecord] = field(default_factory=dict)  # by ScheduleRecord.key
 
     @classmethod
     def of(cls, *recs: Recommendation, approvals: tuple[Approval, ...] = ()) -> MemoryStore:
@@ -117,3 +118,17 @@ class MemoryStore:
             return False
         del self.locks[instance_id]
         return True
+
+    # -- stop/start schedules ---------------------------------------------------------------------------
+
+    def put_schedule(self, record: ScheduleRecord) -> None:
+        self.schedule_records[record.key] = record
+
+    def schedule(self, account_id: str, region: str, instance_id: str) -> ScheduleRecord | None:
+        return self.schedule_records.get(f"{account_id}#{region}#{instance_id}")
+
+    def schedules(self) -> list[ScheduleRecord]:
+        return list(self.schedule_records.values())
+
+    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None:
+        self.schedule_records.pop(f"{account_id}#{region}#{instance_id}", None)

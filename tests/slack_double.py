@@ -21,6 +21,9 @@ from demo.slack_double import (
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.schedule_plan import SchedulePlan
+from rightsizer.domain.scope import ActionScope
+from rightsizer.services.ports import ScheduleRecord
 from rightsizer.services.ranking import Ranking
 
 __all__ = [
@@ -98,6 +101,56 @@ def recommendation(
     )
 
 
+OFFICE_HOURS = tuple((day * 24 + 8, 11) for day in range(5))  # Mon-Fri 08:00-19:00 UTC
+# Its stop/start pair in Berlin winter time (what approvals.approve writes for the team research).
+OFFICE_HOURS_PLAN = SchedulePlan(
+    stop_cron="cron(0 19 ? * MON-FRI *)",
+    start_cron="cron(45 7 ? * MON-FRI *)",
+    time_zone="Europe/Berlin",
+    description="starts 07:45 Mon-Fri, stops 19:00 Mon-Fri (Europe/Berlin)",
+)
+
+
+def schedule_record(
+    rec: Recommendation, created_at: datetime = NOW, plan: SchedulePlan = OFFICE_HOURS_PLAN
+) -> ScheduleRecord:
+    """The registry entry of the pair approved for `rec` (what the notifier writes when the workflow created it)."""
+    return ScheduleRecord(
+        account_id=rec.account_id,
+        region=rec.region,
+        instance_id=rec.instance_id,
+        instance_type=rec.instance_type,
+        recommendation_id=rec.recommendation_id,
+        stop_name=f"rightsizer-{rec.instance_id}-stop",
+        start_name=f"rightsizer-{rec.instance_id}-start",
+        plan=plan,
+        created_by="U0APPROVER",
+        created_at=created_at,
+        instance_name=rec.instance_name,
+    )
+
+
+def idle(number: int, instance_type: str = "p3.8xlarge", cost: str = "8935.20") -> Recommendation:
+    """An idle host: one click stops it."""
+    return replace(
+        recommendation(
+            number, finding=Finding.IDLE, instance_type=instance_type, target_type=None, cost=cost, cost_after="0.00"
+        ),
+        reasons=("all 4 GPUs are unused: p99 below 5% and no hour above 10% (peak 1%); CPU p95 2% of 32 vCPUs",),
+    )
+
+
+def schedulable(number: int, instance_type: str = "g5.xlarge", team: str = "") -> Recommendation:
+    """A host busy in office hours: one click creates its stop/start pair."""
+    rec = recommendation(
+        number, finding=Finding.SCHEDULABLE, instance_type=instance_type, target_type=None, cost="734.38",
+        cost_after="240.42",
+    )  # fmt: skip
+    evidence = replace(rec.evidence, idle_hours_per_week=113, schedule="Mon-Fri 08:00-19:00 UTC",
+                       busy_windows=OFFICE_HOURS)  # fmt: skip
+    return replace(rec, team=team, evidence=evidence, reasons=("busy only Mon-Fri 08:00-19:00 UTC",))
+
+
 def no_data(number: int) -> Recommendation:
     return replace(
         recommendation(
@@ -118,8 +171,10 @@ def superseding(rec: Recommendation, target_type: str = "g5.2xlarge", days: int 
     )
 
 
-def publish(store: DynamoStore, *recs: Recommendation, run: str = "run-1", home_account: str = ACCOUNT) -> None:
+def publish(store: DynamoStore, *recs: Recommendation, run: str = "run-1", scope: ActionScope | None = None) -> None:
     """Store `recs` as the latest advice and rank every stored recommendation, as the pipeline's rank step
-    does: the Slack commands read the ranking for `top` and the report, and the rest by key."""
+    does: the Slack commands read the ranking for `top` and the report, and the rest by key. `scope`: where
+    one click acts (default: the test settings' account in its home region, as the app sees it)."""
     store.put_recommendations(run, list(recs), datetime.now(UTC))
-    store.put_ranking(run, Ranking.of(store.latest_recommendations(), home_account))
+    ranking_scope = scope or ActionScope.of(ACCOUNT, {"us-east-1"})
+    store.put_ranking(run, Ranking.of(store.latest_recommendations(), ranking_scope))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.services.approvals import ResizeScope, split_hidden
+from rightsizer.services.approvals import split_hidden
 from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
@@ -22,6 +22,7 @@ from rightsizer.settings import ConfigError, PriceMode, Settings
 # functions take their wiring from here too, and their cold start must not pay for the pipeline's imports.
 if TYPE_CHECKING:
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.adapters.aws.commitments import Ec2Commitments
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.services.collect import Reference, RegionData, RegionSources
@@ -57,6 +58,7 @@ class RegionReaders:
     fleet: Ec2Fleet
     usage: CloudWatchUsage
     prices: OnDemandPrices | None
+    commitments: Ec2Commitments | None = None
 
     @property
     def sources(self) -> RegionSources:
@@ -68,6 +70,7 @@ class RegionReaders:
             spot=self.fleet,
             usage=self.usage,
             on_demand=self.prices,
+            commitments=self.commitments,
         )
 
 
@@ -90,12 +93,16 @@ def region_readers(
 ) -> RegionReaders:
     """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.adapters.aws.commitments import Ec2Commitments
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
 
+    ec2 = session.client("ec2", region)
     return RegionReaders(
-        fleet=Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table()),
+        fleet=Ec2Fleet(ec2, account_id, region, bundled.accelerator_table()),
         usage=CloudWatchUsage(session.client("cloudwatch", region, raw_timestamps=True), settings.metrics, progress),
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
+        # Savings Plans is a global service answered in us-east-1, like the Price List API's home.
+        commitments=Ec2Commitments(ec2, session.client("savingsplans", PRICING_ENDPOINT_REGION, quick=True), region),
     )
 
 
@@ -377,7 +384,7 @@ def plan_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> d
         )
         return context, instances
 
-    shards = plan_target(run, mode, target, wiring.store, read_region, settings.shard_size)
+    shards = plan_target(run, mode, target, wiring.store, read_region, settings.shard_size, settings.policy.team_tag)
     return {"run": run, "mode": mode.value, **asdict(target), "shards": [shard.to_dict() for shard in shards]}
 
 
@@ -398,7 +405,8 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
         readers.append(CloudWatchUsage(client, settings.metrics, region_units=context.accelerators))
         return readers[-1]
 
-    result = collect_shard(task, wiring.store, usage_source, settings.policy, now, settings.home_account_id or None)
+    scope = settings.action_scope if settings.home_account else None
+    result = collect_shard(task, wiring.store, usage_source, settings.policy, now, scope)
     usage = readers[0]
     return {
         **result,
@@ -414,11 +422,11 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
     from rightsizer.services.pipeline import Mode, ShardTask, analyze_shard, rank_run
 
     settings = wiring.settings
-    home = settings.home_account_id or None
+    scope = settings.action_scope if settings.home_account else None
     if payload.get("action") == "rank":
-        return rank_run(payload.get("run") or None, wiring.store, home).summary()
+        return rank_run(payload.get("run") or None, wiring.store, scope).summary()
     if "shard" in payload:
-        return analyze_shard(ShardTask.from_dict(payload), wiring.store, settings.policy, now, home)
+        return analyze_shard(ShardTask.from_dict(payload), wiring.store, settings.policy, now, scope)
     return start_pipeline(wiring, now, Mode.ANALYZE)
 
 
@@ -431,7 +439,8 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
 
     settings, state = wiring.settings, wiring.store
     report, decisions = latest_report(state, settings.lookback_days, now)
-    report = replace(report, home_account=settings.home_account_id or None)
+    scope = settings.action_scope if settings.home_account else None
+    report = replace(report, home_account=settings.home_account_id or None, scope=scope)
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
@@ -448,7 +457,7 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
             decisions,
             settings.slack.top_n,
             now=now,
-            scope=ResizeScope.of_state_machine(settings.resize_state_machine_arn),
+            scope=scope,
             ledger=state,
             post_key=f"{settings.slack.channel}#{scheduled}" if scheduled else "",
         )

@@ -353,6 +353,9 @@ def write_report(report: FleetReport, output: str, out: TextIO) -> None:
 # CSV: the JSON document's recommendations, flattened (evidence_* columns); money with two decimals.
 
 
+CONSOLIDATION_COLUMNS = ("group", "hosts", "keep", "target_type")  # consolidate advice, flattened
+
+
 def _csv_value(key: str, value: Any) -> str:
     if value is None:
         return ""
@@ -376,7 +379,9 @@ def _csv_cell(item: Any) -> str:
 def csv_rows(report: FleetReport) -> Iterator[dict[str, str]]:
     for record in report_json(report)["recommendations"]:
         evidence = record.pop("evidence")
+        plan = record.pop("consolidation") or {}
         row = {key: _csv_value(key, value) for key, value in record.items()}
+        row.update({f"consolidation_{key}": _csv_value(key, plan.get(key)) for key in CONSOLIDATION_COLUMNS})
         row.update({f"evidence_{key}": _csv_value(key, value) for key, value in evidence.items()})
         yield row
 
@@ -402,7 +407,7 @@ class Column:
 
 
 def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
-    return "no" if not_actionable_reason(rec, report.home_account) else "yes"
+    return "no" if not_actionable_reason(rec, report.action_scope) else "yes"
 
 
 def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
@@ -466,7 +471,7 @@ def render_table(
         first = rec.reasons[0] if rec.reasons else ""
         if first:
             out.append(note(first))
-        why_not = not_actionable_reason(rec, report.home_account)
+        why_not = not_actionable_reason(rec, report.action_scope)
         if why_not and why_not != first and rec.finding is not Finding.OPTIMIZED:
             out.append(note(f"ACT no: {why_not}"))
     totals = report.totals

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 
 
 class ConfigError(ValueError):
@@ -63,18 +64,29 @@ class Settings:
     role_session_name: str = "gpu-rightsizer"
     use_organizations: bool = False
     member_role_name: str = "GpuRightsizerCollector"  # role name assumed in Organizations accounts
-    managed_tag_key: str = "rightsizer:managed"  # the resize workflow may only touch hosts with this tag
-    resize_state_machine_arn: str = ""
+    managed_tag_key: str = "rightsizer:managed"  # the instance workflow may only touch hosts with this tag
+    resize_state_machine_arn: str = ""  # the instance workflow (resize, stop, schedule) of the home region
     pipeline_state_machine_arn: str = ""
     resize_poll_seconds: int = 30  # the resize workflow's wait between EC2 state checks
     home_region: str = "us-east-1"  # where the table, secret and state machines live
-    home_account_id: str = ""  # the account the resize workflow acts in; others' advice needs another owner
+    home_account_id: str = ""  # the stack's account; other accounts are reached through their action role
     slack: SlackSettings = field(default_factory=SlackSettings)
     # The pipeline's shards: at most this many instances per collect invocation. 500 eight-GPU hosts read and
     # summarise in about 6 minutes at 1769 MB (one vCPU) with ~150 MB of memory; `make bench` prints the
     # estimate for the largest shard against the function's timeout and memory.
     shard_size: int = 500
     plan_bucket: str = ""  # S3 bucket for each run's target list (the Distributed Map's ItemReader)
+    # One-click actions beyond the home account and region (docs/multi-account.md)
+    action_regions: tuple[str, ...] = ()  # regions with an instance workflow (the home region always has one)
+    member_actions: bool = False  # member accounts may deploy the action role (member-account/template.yaml)
+    member_action_role_name: str = ACTION_ROLE_NAME
+    action_role_arn: str = ""  # the home account's action role (the workflow assumes it for EC2 and Scheduler)
+    scheduler_role_name: str = "GpuRightsizerScheduler"  # what EventBridge Scheduler runs a member's pair as
+    scheduler_role_arn: str = ""  # ...and in the home account
+    schedule_group: str = "default"  # the EventBridge Scheduler group of every pair (IAM scopes rightsizer-* in it)
+    schedule_time_zone: str = "UTC"  # schedules' default time zone (the stack's ScheduleTimezone)
+    regional_table_name: str = ""  # regional/template.yaml's table (locks, audit) in each other action region
+    team_time_zones: Mapping[str, str] = field(default_factory=dict)  # team tag value -> IANA time zone
 
     def __post_init__(self) -> None:
         if not self.regions:
@@ -88,6 +100,26 @@ class Settings:
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    @property
+    def home_account(self) -> str:
+        """HOME_ACCOUNT_ID, else the account of the instance workflow's ARN (empty when neither is set)."""
+        arn = self.resize_state_machine_arn.split(":")
+        return self.home_account_id or (arn[4] if len(arn) == 7 else "")
+
+    @property
+    def action_scope(self) -> ActionScope:
+        """Where one click acts: the home account (and member accounts when enabled) in the action regions."""
+        return ActionScope.of(
+            self.home_account,
+            {self.home_region, *self.action_regions},
+            member_accounts=self.member_actions,
+            action_role_name=self.member_action_role_name,
+        )
+
+    def time_zone_of(self, team: str) -> str:
+        """A team's time zone for its schedules: TEAM_TIME_ZONES, else the stack's ScheduleTimezone."""
+        return self.team_time_zones.get(team, self.schedule_time_zone)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Settings for a Lambda function, from its environment variables (see template.yaml)."""
@@ -98,6 +130,7 @@ class Settings:
             memory_headroom=_float(env, "MEMORY_HEADROOM", Policy.memory_headroom),
             min_days=_float(env, "MIN_HISTORY_DAYS", Policy.min_days),
             opt_out_tag=env.get("OPT_OUT_TAG", Policy.opt_out_tag),
+            team_tag=env.get("TEAM_TAG_KEY") or Policy.team_tag,
         )
         metrics = MetricNames(
             neuron_namespace=env.get("NEURON_NAMESPACE", MetricNames.neuron_namespace),
@@ -137,6 +170,16 @@ class Settings:
             slack=slack,
             shard_size=_int(env, "SHARD_SIZE", 500),
             plan_bucket=env.get("PLAN_BUCKET", ""),
+            action_regions=_list(env, "ACTION_REGIONS"),
+            member_actions=env.get("MEMBER_ACTIONS", "false").lower() == "true",
+            member_action_role_name=env.get("MEMBER_ACTION_ROLE_NAME") or ACTION_ROLE_NAME,
+            action_role_arn=env.get("ACTION_ROLE_ARN", ""),
+            scheduler_role_name=env.get("MEMBER_SCHEDULER_ROLE_NAME") or Settings.scheduler_role_name,
+            scheduler_role_arn=env.get("SCHEDULER_ROLE_ARN", ""),
+            schedule_group=env.get("SCHEDULE_GROUP") or Settings.schedule_group,
+            schedule_time_zone=env.get("SCHEDULE_TIMEZONE") or "UTC",
+            team_time_zones=_pairs(env, "TEAM_TIME_ZONES"),
+            regional_table_name=env.get("REGIONAL_TABLE_NAME", ""),
         )
 
 
@@ -148,6 +191,17 @@ def environment_region(env: Mapping[str, str] | None = None) -> str | None:
 
 def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+
+
+def _pairs(env: Mapping[str, str], name: str) -> dict[str, str]:
+    """`team-a=Europe/Berlin,team-b=America/New_York` -> {"team-a": "Europe/Berlin", ...}."""
+    pairs: dict[str, str] = {}
+    for item in _list(env, name):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"{name} must be comma-separated key=value pairs, got {item!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -65,7 +65,7 @@ def run_day() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def world() -> Iterator[dict[str, Any]]:
     """moto with the fleet seeded in two accounts and two regions, the table and the pipeline."""
-    from demo import fast_cloudwatch
+    from demo import fast_cloudwatch, moto_commitments
     from demo.aws_table import create_table_from_template
     from demo.fleet import fleet
     from demo.seed import seed
@@ -77,6 +77,8 @@ def world() -> Iterator[dict[str, Any]]:
     mock = mock_aws()
     mock.start()
     fast_cloudwatch.install(list_once=True)
+    commitments = moto_commitments.installed()  # RIs and capacity reservations, which moto lacks
+    commitments.__enter__()
     try:
         table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
         boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
@@ -112,6 +114,7 @@ def world() -> Iterator[dict[str, Any]]:
             patch.setenv(name, value)
         yield {"machine": machine, "home": home_seeded, "member": member_seeded, "table": table}
     finally:
+        commitments.__exit__(None, None, None)
         fast_cloudwatch.uninstall()
         mock.stop()
         patch.undo()

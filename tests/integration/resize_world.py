@@ -9,6 +9,10 @@ What moto does not model, and how these tests stand in for it (see ../shared/not
   * Wait states sleep for real: the executions run with `wait_seconds=0` and a small `max_polls`; Retry
     intervals sleep for real too, so `retry_waits` records them instead.
   * moto names every EC2 error `ec2.ec2Exception` (AWS: `Ec2.Ec2Exception`); the ASL's retriers list both.
+  * moto ignores a task's `Credentials` (every SDK call runs in its default account) and its STS lets anyone assume
+    any role. The `task_credentials` fixture does what Step Functions does: it assumes the task's role (refused, as
+    STS refuses, when the role does not exist in its account) and makes the call with that role's credentials, so
+    the call lands in the role's account.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import re
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +33,10 @@ from moto.ec2.models import EC2Backend, ec2_backends
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow, execution_name
+from rightsizer.domain.models import ActionKind
+from rightsizer.handlers import notify
 from rightsizer.services.ports import RESIZE_EVENT_SOURCE, Approval
+from tests.slack_double import OFFICE_HOURS_PLAN
 
 ROOT = Path(__file__).resolve().parents[2]
 ASL_PATH = ROOT / "statemachine" / "resize.asl.json"
@@ -41,6 +48,7 @@ MANAGED = "rightsizer:managed"
 OPT_OUT = "rightsizer:ignore"
 APPROVED_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 EXECUTION_TIMEOUT_S = 20.0  # a bound on the status poll below; executions take about a second
+WORKFLOW_ROLE = f"arn:aws:iam::{ACCOUNT}:role/gpu-rightsizer-us-east-1-workflow"  # the state machine's own role
 
 
 def render_definition(substitutions: Mapping[str, str]) -> str:
@@ -163,8 +171,9 @@ def _mocked() -> Iterator[_Mocked]:
         arn = sfn.create_state_machine(
             name="gpu-rightsizer-resize",
             definition=render_definition({"TableName": TABLE}),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/resize-workflow",
+            roleArn=WORKFLOW_ROLE,
         )["stateMachineArn"]
+        create_action_roles(session.client("iam"))
         images = ec2.describe_images(
             Filters=[
                 {"Name": "virtualization-type", "Values": ["hvm"]},
@@ -172,6 +181,62 @@ def _mocked() -> Iterator[_Mocked]:
             ]
         )["Images"]
         yield _Mocked(ec2, sfn, sqs, queue_url, table, arn, images[0]["ImageId"])
+
+
+def create_action_roles(iam: Any) -> None:
+    """The stack's action and scheduler roles (member-account/template.yaml's names), in the account of `iam`."""
+    trust = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole"}]})
+    for name in ("GpuRightsizerAction", "GpuRightsizerScheduler"):
+        iam.create_role(RoleName=name, AssumeRolePolicyDocument=trust)
+
+
+@pytest.fixture
+def task_credentials(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Step Functions' task Credentials in moto: the call runs as the assumed role, in its account. Returns the
+    roles assumed, in order."""
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+    from moto.iam.models import iam_backends
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service_aws_sdk
+    from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for as default
+
+    assumed: list[str] = []
+    make_client: Any = boto3.client  # typed per service literal
+
+    def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        role = getattr(state_credentials, "role_arn", "") or ""
+        if role == WORKFLOW_ROLE or ":role/" not in role:
+            return default(region=region, service=service, state_credentials=state_credentials)
+        account = role.split(":")[4]
+        if not any(r.arn == role for r in iam_backends[account]["global"].roles.values()):
+            raise ClientError(
+                {
+                    "Error": {
+                        "Code": "AccessDenied",
+                        "Message": f"User: {WORKFLOW_ROLE} is not authorized to perform: sts:AssumeRole on {role}",
+                    },
+                    "ResponseMetadata": {  # type: ignore[typeddict-item]  # what STS's refusal carries that matters
+                        "HTTPStatusCode": 403,
+                        "RequestId": "assume-role-refused",
+                    },
+                },
+                "AssumeRole",
+            )
+        assumed.append(role)
+        keys = boto3.client("sts", region_name=region).assume_role(RoleArn=role, RoleSessionName="states")[
+            "Credentials"
+        ]
+        return make_client(
+            service,
+            region_name=region,
+            aws_access_key_id=keys["AccessKeyId"],
+            aws_secret_access_key=keys["SecretAccessKey"],
+            aws_session_token=keys["SessionToken"],
+            config=Config(parameter_validation=False, retries={"total_max_attempts": 1}),
+        )
+
+    monkeypatch.setattr(state_task_service_aws_sdk, "boto_client_for", boto_client_for)
+    return assumed
 
 
 @dataclass
@@ -266,11 +331,26 @@ def approval(
     )
 
 
+def action(
+    instance_id: str, kind: ActionKind, instance_type: str = "g5.12xlarge", account_id: str = ACCOUNT
+) -> Approval:
+    """An approved stop, schedule or schedule removal of `instance_id` (as approvals.approve writes it)."""
+    to_type = {ActionKind.STOP: "stopped", ActionKind.UNSCHEDULE: "no schedule"}.get(kind, "stop/start schedule")
+    suffix = "-unschedule" if kind is ActionKind.UNSCHEDULE else ""
+    return replace(
+        approval(instance_id, instance_type, to_type, rec_id=f"rec-{kind.value}-{instance_id[2:]}{suffix}"),
+        action=kind,
+        account_id=account_id,
+        schedule=OFFICE_HOURS_PLAN if kind in (ActionKind.SCHEDULE, ActionKind.UNSCHEDULE) else None,
+    )
+
+
 def wait_for(aws: Aws, arn: str) -> dict[str, Any]:
     """Bounded poll of the execution status (moto runs it on a thread); not a synchronising sleep."""
     deadline = time.monotonic() + EXECUTION_TIMEOUT_S
+    sfn: Any = aws.sfn if arn.split(":")[3] == REGION else boto3.client("stepfunctions", region_name=arn.split(":")[3])
     while True:
-        described: dict[str, Any] = aws.sfn.describe_execution(executionArn=arn)
+        described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
         if described["status"] != "RUNNING":
             return described
         assert time.monotonic() < deadline, f"execution still running after {EXECUTION_TIMEOUT_S}s"
@@ -298,3 +378,57 @@ def ec2_attempts(state: str) -> int:
 
 def audit_events(aws: Aws, rec_id: str) -> list[str]:
     return [entry.event for entry in aws.store.audit_log(rec_id)]
+
+
+# ------------------------------------------------------------------------------- through the real notifier
+
+
+@dataclass
+class RecordingSlack:
+    replies: list[str] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self.replies.append(text)
+
+    def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
+        self.roots.append(text)
+
+
+def status_change_event(aws: Aws, arn: str, region: str = REGION) -> dict[str, Any]:
+    """Step Functions' "Execution Status Change" event for a finished execution, as EventBridge delivers it
+    (moto does not emit it; its fields are those of DescribeExecution)."""
+    described = boto3.client("stepfunctions", region_name=region).describe_execution(executionArn=arn)
+    detail = {
+        "executionArn": arn,
+        "stateMachineArn": arn.replace(":execution:", ":stateMachine:").rsplit(":", 1)[0],
+        "name": described["name"],
+        "status": described["status"],
+        "startDate": int(described["startDate"].timestamp() * 1000),
+        "stopDate": int(described["stopDate"].timestamp() * 1000),
+        "input": described["input"],
+        "inputDetails": {"included": True},
+        "output": described.get("output"),
+        "outputDetails": {"included": True} if described.get("output") else None,
+        "error": described.get("error"),
+        "cause": described.get("cause"),
+    }
+    return {
+        "version": "0",
+        "id": f"status-{described['name']}",
+        "detail-type": notify.EXECUTION_STATUS_CHANGE,
+        "source": "aws.states",
+        "account": ACCOUNT,
+        "time": "2026-12-01T12:10:00Z",
+        "region": region,
+        "resources": [arn],
+        "detail": detail,
+    }
+
+
+def deliver_everything(aws: Aws, arn: str, slack: RecordingSlack) -> list[dict[str, str]]:
+    """The state machine's own events, then the status change, through the real notifier, twice over
+    (EventBridge delivers at least once)."""
+    deps = notify.Dependencies(aws.store, slack)
+    events = [*aws.events(), status_change_event(aws, arn)]
+    return [notify.process(event, deps, datetime.now(UTC)) for event in events + events]

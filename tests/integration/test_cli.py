@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from botocore.config import Config
-from demo import fast_cloudwatch
+from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import Host, fleet
 from demo.seed import seed
 
@@ -92,7 +92,7 @@ def seeded_moto(end: datetime, days: int, hosts: list[Host] | None = None) -> It
     """mock_aws with the indexed CloudWatch patch and the demo hosts seeded; yields instance id -> host."""
     from moto import mock_aws
 
-    with utc_local_time(), mock_aws():
+    with utc_local_time(), mock_aws(), moto_commitments.installed():
         fast_cloudwatch.install(list_once=True)
         try:
             yield {item.instance_id: item.host for item in seed(end, days=days, hosts=hosts)}

@@ -274,9 +274,12 @@ def test_one_unreachable_region_is_a_warning_and_the_others_are_reported(served:
     assert {rec["region"] for rec in document["recommendations"]} == {"eu-west-1"}
     (failed,) = document["failed_targets"]
     assert (failed["account_id"], failed["region"]) == ("123456789012", "us-east-1")
-    (warning,) = result.err_lines
+    # The Savings Plans API answers in us-east-1 only: eu-west-1's savings are then priced at list, and said so.
+    plans, warning = result.err_lines
+    assert plans.startswith("rightsizer: warning: eu-west-1: Savings Plans could not be read")
+    assert plans.endswith("savings they cover are shown at list price")
     assert warning.startswith("rightsizer: warning: account 123456789012 in us-east-1 not analysed: ")
-    assert document["warnings"] == [warning.removeprefix("rightsizer: warning: ")]
+    assert document["warnings"] == [line.removeprefix("rightsizer: warning: ") for line in (plans, warning)]
 
 
 # 4. output ----------------------------------------------------------------------------------------------------
@@ -316,7 +319,7 @@ def test_the_table_says_why_there_is_no_one_click_resize(served: Served) -> None
 
     assert "ACT no: change the launch template of Auto Scaling group 'serving-asg'" in result.out
     idle = next(rec for rec in fleet_json(served)["recommendations"] if rec["finding"] == "idle")
-    assert idle["not_actionable_reason"] == "stop or terminate it: there is nothing to resize to"
+    assert (idle["actionable"], idle["action"], idle["not_actionable_reason"]) == (True, "stop", None)
 
 
 def test_csv_for_spreadsheets_has_one_row_per_recommendation(served: Served) -> None:
@@ -351,9 +354,11 @@ def test_the_cli_and_the_slack_report_agree_on_the_same_fleet(served: Served, mo
 
     totals = document["totals"]
     shown = [float(amount.replace(",", "")) for amount in re.findall(r"\$([\d,]+\.\d\d)/month", summary)]
-    assert shown[:4] == [
+    assert shown[:6] == [
         totals["monthly_savings_usd"],
         totals["actionable_savings_usd"],
+        totals["monthly_savings_net_usd"],
+        totals["actionable_savings_net_usd"],
         totals["other_owner_savings_usd"],
         totals["additional_cost_usd"],
     ]

@@ -11,7 +11,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
-from demo import fast_cloudwatch
+from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import Host, fleet
 from demo.seed import seed
 
@@ -49,7 +49,7 @@ def outcome() -> Iterator[Outcome]:
         use_fake_aws(env, TZ="UTC")  # moto's naive timestamps are read as local time
         time.tzset()
         try:
-            with mock_aws():
+            with mock_aws(), moto_commitments.installed():
                 fast_cloudwatch.install(list_once=True)
                 try:
                     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
@@ -93,8 +93,14 @@ def test_every_demo_host_gets_its_expected_finding(outcome: Outcome, key: str) -
 def test_one_click_advice_names_a_priced_target_and_its_cost(outcome: Outcome) -> None:
     actionable = [row for row in outcome.document["recommendations"] if row["actionable"]]
 
-    assert {row["finding"] for row in actionable} >= {"overprovisioned", "underprovisioned"}
-    for row in actionable:
+    assert {row["action"] for row in actionable} == {"resize", "stop", "schedule"}
+    assert {row["finding"] for row in actionable if row["action"] == "resize"} >= {
+        "overprovisioned",
+        "underprovisioned",
+    }
+    assert {row["finding"] for row in actionable if row["action"] == "stop"} == {"idle"}
+    assert {row["finding"] for row in actionable if row["action"] == "schedule"} == {"schedulable"}
+    for row in (row for row in actionable if row["action"] == "resize"):
         book = snapshot_prices(row["region"])
         assert book is not None
         assert row["target_type"] not in (None, row["instance_type"]), row

@@ -28,6 +28,27 @@ def _canned_products(params: dict[str, Any]) -> dict[str, Any]:
     return {"FormatVersion": "aws_v1", "PriceList": sample["PriceList"]}
 
 
+def _canned_savings_plans(params: dict[str, Any]) -> dict[str, Any]:
+    """moto has no Savings Plans service: one Compute Savings Plan, as the API describes it."""
+    plan = {"savingsPlanId": "sp-0123", "savingsPlanType": "Compute", "commitment": "1.5", "state": "active"}
+    return {"savingsPlans": [plan]}
+
+
+def _canned_rates(params: dict[str, Any]) -> dict[str, Any]:
+    rate = {
+        "rate": "0.7",
+        "usageType": "BoxUsage:g4dn.xlarge",
+        "properties": [{"name": "instanceType", "value": "g4dn.xlarge"}, {"name": "region", "value": "us-east-1"}],
+    }
+    return {"savingsPlanId": params["savingsPlanId"], "searchResults": [rate]}
+
+
+SAVINGS_PLANS = {
+    "savingsplans:DescribeSavingsPlans": _canned_savings_plans,
+    "savingsplans:DescribeSavingsPlanRates": _canned_rates,
+}
+
+
 def assert_least_privilege(function: str, called: set[str]) -> None:
     needed = called - UNAUTHORISED_OK
     granted = policy_actions(function)
@@ -38,7 +59,7 @@ def assert_least_privilege(function: str, called: set[str]) -> None:
 def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     from rightsizer.handlers import collect
 
-    with record_api_calls() as called:
+    with record_api_calls(SAVINGS_PLANS) as called:
         collect.handler(load_event("collect.json"), FakeLambdaContext())
         item = load_event("collect_target.json")
         role = "arn:aws:iam::111111111111:role/GpuRightsizerCollector"

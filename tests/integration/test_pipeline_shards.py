@@ -39,7 +39,7 @@ def _broken(name: str, event: dict[str, Any]) -> bool:
 @pytest.fixture(scope="module")
 def day() -> Iterator[dict[str, Any]]:
     """The demo fleet in two regions, the stack's table, bucket and pipeline, and one pipeline execution."""
-    from demo import fast_cloudwatch
+    from demo import fast_cloudwatch, moto_commitments
     from demo.aws_table import create_table_from_template
     from demo.seed import seed
     from moto import mock_aws
@@ -57,7 +57,7 @@ def day() -> Iterator[dict[str, Any]]:
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     local = LocalLambda({"collect": collect.handler, "analyze": analyze.handler, "report": report.handler}, _broken)
     try:
-        with lambda_and_retries(patch, local) as slept:
+        with lambda_and_retries(patch, local) as slept, moto_commitments.installed():
             table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
             boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
             sfn = boto3.client("stepfunctions", region_name="us-east-1")
@@ -198,3 +198,33 @@ def test_the_catch_up_reanalyses_every_shard_and_rewrites_nothing(day: dict[str,
     statuses = sorted(str(r["status"]) for r in again if isinstance(r, dict))
     assert statuses == ["analysed"] * (len(again) - 1) + ["not collected"]  # the broken shard has no usage
     assert sum(r["recommendations_written"] for r in again if isinstance(r, dict)) == 0
+
+
+def test_a_reservation_decided_over_the_region_prices_the_advice_of_the_shard_that_holds_the_host(
+    day: dict[str, Any],
+) -> None:
+    """The plan reads the region's commitments once and decides what covers each host over the whole region;
+    the shard that analyses the host prices its advice net of that (the demo's idle p4d sits in an ODCR)."""
+    from rightsizer.adapters.aws.store import DynamoStore
+
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(day["table"]))
+    (vllm,) = [s for s in day["seeded"] if s.host.key == "vllm-idle"]
+    run = store.latest_run()
+    assert run is not None
+    planned = store.region(run, ACCOUNT, "us-east-1")
+    assert planned is not None
+    context, shards = planned
+    assert {r.reservation_id for r in context.commitments.capacity_reservations} == {"cr-0d3adc0ffee0p4d01"}
+    covered = {
+        index: refs[vllm.instance_id]
+        for index in range(shards)
+        for refs in [store.shard(run, ACCOUNT, "us-east-1", index)[1]]
+        if vllm.instance_id in refs
+    }
+    assert [ref.capacity_id for ref in covered.values()] == ["cr-0d3adc0ffee0p4d01"]
+    assert list(covered) != [BROKEN[1]], "the broken shard holds no advice to check"
+    rec = store.latest_for_instance(vllm.instance_id)
+    assert rec is not None and rec.finding.value == "idle"
+    assert rec.monthly_savings and rec.monthly_savings > 0
+    assert rec.net_savings == 0
+    assert any("cr-0d3adc0ffee0p4d01" in reason for reason in rec.reasons)

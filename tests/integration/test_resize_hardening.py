@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,9 +26,11 @@ from tests.integration.resize_world import (
     ASL_PATH,
     REGION,
     Aws,
+    RecordingSlack,
     RetryWaits,
     approval,
     audit_events,
+    deliver_everything,
     ec2_attempts,
     resize,
     wait_for,
@@ -237,57 +238,6 @@ def test_a_stop_that_fails_is_not_called_a_rollback(
 
 
 # ------------------------------------------------------------------------------- every end reaches the approval
-
-
-@dataclass
-class RecordingSlack:
-    replies: list[str] = field(default_factory=list)
-    roots: list[str] = field(default_factory=list)
-
-    def reply(self, channel: str, thread_ts: str, text: str) -> None:
-        self.replies.append(text)
-
-    def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
-        self.roots.append(text)
-
-
-def status_change_event(aws: Aws, arn: str) -> dict[str, Any]:
-    """Step Functions' "Execution Status Change" event for a finished execution, as EventBridge delivers it
-    (moto does not emit it; its fields are those of DescribeExecution)."""
-    described = aws.sfn.describe_execution(executionArn=arn)
-    detail = {
-        "executionArn": arn,
-        "stateMachineArn": aws.state_machine_arn,
-        "name": described["name"],
-        "status": described["status"],
-        "startDate": int(described["startDate"].timestamp() * 1000),
-        "stopDate": int(described["stopDate"].timestamp() * 1000),
-        "input": described["input"],
-        "inputDetails": {"included": True},
-        "output": described.get("output"),
-        "outputDetails": {"included": True} if described.get("output") else None,
-        "error": described.get("error"),
-        "cause": described.get("cause"),
-    }
-    return {
-        "version": "0",
-        "id": f"status-{described['name']}",
-        "detail-type": notify.EXECUTION_STATUS_CHANGE,
-        "source": "aws.states",
-        "account": ACCOUNT,
-        "time": "2026-12-01T12:10:00Z",
-        "region": REGION,
-        "resources": [arn],
-        "detail": detail,
-    }
-
-
-def deliver_everything(aws: Aws, arn: str, slack: RecordingSlack) -> list[dict[str, str]]:
-    """The state machine's own events, then the status change, through the real notifier, twice over
-    (EventBridge delivers at least once)."""
-    deps = notify.Dependencies(aws.store, slack)
-    events = [*aws.events(), status_change_event(aws, arn)]
-    return [notify.process(event, deps, datetime.now(UTC)) for event in events + events]
 
 
 def run_stop_failing(aws: Aws, monkeypatch: pytest.MonkeyPatch, request: Approval) -> str:

@@ -59,11 +59,13 @@ def test_running_host_is_resized_and_running_again(aws: Aws) -> None:
     assert output == {
         "recommendation_id": request.recommendation_id,
         "instance_id": instance_id,
+        "action": "resize",
         "status": "succeeded",
         "from_type": "g5.12xlarge",
         "to_type": "g5.2xlarge",
         "state": "running",
         "health": "status checks ok",
+        "message": f"Done: {instance_id} is now g5.2xlarge and running (status checks ok).",
     }
     assert aws.describe(instance_id) == ("g5.2xlarge", "running")
     # stop, then modify only once stopped, then start on the new type
@@ -102,7 +104,8 @@ def test_running_host_is_resized_and_running_again(aws: Aws) -> None:
         ("succeeded", "succeeded"),
     ]
     for detail in details:
-        assert set(detail) == {"recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type"}
+        fields = {"recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type", "action"}
+        assert set(detail) == fields and detail["action"] == "resize"
         assert (detail["recommendation_id"], detail["instance_id"]) == (request.recommendation_id, instance_id)
         assert (detail["from_type"], detail["to_type"]) == ("g5.12xlarge", "g5.2xlarge")
     assert "is now g5.2xlarge and running" in details[-1]["message"]
@@ -486,7 +489,12 @@ def test_execution_input_carries_the_whole_request() -> None:
     assert payload == {
         "recommendation_id": "rec-0abc",
         "instance_id": "i-0abc",
+        "account_id": ACCOUNT,
         "region": REGION,
+        "action": "resize",
+        "change": "resize to g5.2xlarge",
+        # the host's account's action role (ActionRoles: the stack's own role at home, GpuRightsizerAction elsewhere)
+        "action_role_arn": f"arn:aws:iam::{ACCOUNT}:role/GpuRightsizerAction",
         "expected_type": "g5.12xlarge",
         "target_type": "g5.2xlarge",
         "expected_state": "stopped",
@@ -511,8 +519,11 @@ def test_starter_refuses_other_regions_accounts_and_states() -> None:
 
     workflow = StepFunctionsResizeWorkflow(NoClient(), f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s")
     elsewhere = Approval(**{**approval("i-0abc").__dict__, "region": "eu-west-1"})
-    with pytest.raises(ValueError, match="own account and region"):
+    with pytest.raises(ValueError, match=r"regional/template\.yaml"):
         workflow.start(elsewhere)
+    member = Approval(**{**approval("i-0abc").__dict__, "account_id": "444455556666"})
+    with pytest.raises(ValueError, match="EnableActions=true"):
+        workflow.start(member)
     with pytest.raises(ValueError, match="expected_state"):
         workflow.start(approval("i-0abc"), expected_state="terminated")
 
@@ -576,7 +587,7 @@ def _statements(resource: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             yield from document.get("Statement", [])
 
 
-def test_only_the_resize_role_may_change_instances_and_only_managed_ones() -> None:
+def test_only_the_action_and_scheduler_roles_change_instances_and_only_managed_ones() -> None:
     resources = _template()["Resources"]
     writers: dict[str, list[dict[str, Any]]] = {}
     for name, resource in resources.items():
@@ -585,11 +596,19 @@ def test_only_the_resize_role_may_change_instances_and_only_managed_ones() -> No
             actions = [actions] if isinstance(actions, str) else actions
             if any(isinstance(a, str) and EC2_WRITE.match(a) for a in actions):
                 writers.setdefault(name, []).append(statement)
-    assert set(writers) == {"ResizeStateMachineRole"}
-    (statement,) = writers["ResizeStateMachineRole"]
-    assert sorted(statement["Action"]) == ["ec2:ModifyInstanceAttribute", "ec2:StartInstances", "ec2:StopInstances"]
-    assert statement["Condition"] == {"StringEquals": {"aws:ResourceTag/${ManagedTagKey}": "true"}}
-    assert statement["Resource"] == "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*"
+    # The workflow's own role changes nothing: it assumes the action role of the host's account for each EC2 call.
+    assert set(writers) == {"ActionRole", "SchedulerRole"}
+    (action,) = writers["ActionRole"]
+    (scheduler,) = writers["SchedulerRole"]
+    assert sorted(action["Action"]) == ["ec2:ModifyInstanceAttribute", "ec2:StartInstances", "ec2:StopInstances"]
+    assert sorted(scheduler["Action"]) == ["ec2:StartInstances", "ec2:StopInstances"]
+    for statement in (action, scheduler):
+        assert statement["Condition"] == {
+            "StringEquals": {"aws:ResourceTag/${ManagedTagKey}": "true"},
+            "Null": {"aws:ResourceTag/${OptOutTagKey}": "true"},  # opted out: never touched, schedules included
+        }
+        assert statement["Resource"] == "arn:${AWS::Partition}:ec2:*:${AWS::AccountId}:instance/*"
+    assert "ec2:TerminateInstances" not in json.dumps(resources)
 
 
 def test_template_wires_the_state_machine_and_the_notifier() -> None:
@@ -604,7 +623,8 @@ def test_template_wires_the_state_machine_and_the_notifier() -> None:
     progress, ended = notifier["Events"]["ResizeProgress"], notifier["Events"]["ExecutionEnded"]
     assert progress["Type"] == ended["Type"] == "EventBridgeRule"
     assert progress["Properties"]["Pattern"]["source"] == [RESIZE_EVENT_SOURCE]
-    assert ended["Properties"]["Pattern"]["detail"]["stateMachineArn"] == [{"Ref": "ResizeStateMachine"}]
+    (machines,) = ended["Properties"]["Pattern"]["detail"]["stateMachineArn"]  # this region's and regional copies
+    assert machines["wildcard"]["Fn::Sub"].endswith(":stateMachine:${AWS::StackName}-resize")
     assert "NotifierLogs" in resources
     assert "ResizeStateMachineArn" in _template()["Outputs"]
 

@@ -28,7 +28,7 @@ from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
 from rightsizer.adapters.slack.poster import post_daily_report
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models import ActionKind, Recommendation
 from rightsizer.services.ports import Approval
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings
@@ -40,9 +40,12 @@ from tests.slack_double import (
     click_body,
     command_body,
     function_url_event,
+    idle,
     no_data,
     publish,
     recommendation,
+    schedulable,
+    schedule_record,
     superseding,
 )
 
@@ -155,6 +158,7 @@ def world() -> Iterator[World]:
         config = Settings(
             lookback_days=14,
             slack=SlackSettings(channel=CHANNEL, approvers=(APPROVER,), approver_group=GROUP, command="/gpu", top_n=10),
+            team_time_zones={"research": "Europe/Berlin"},
         )
         workflow = FakeWorkflow()
         app = build_app(
@@ -643,3 +647,96 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
     # that failure path only; every other granted action is exercised above.
     assert policy_actions("SlackFunction") - called == {"dynamodb:DeleteItem"}
     assert called <= policy_actions("SlackFunction")
+
+
+# -- one click for stops and schedules; /gpu schedules -------------------------------------------------------
+
+
+def _buttons(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["action_id"]: e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]}
+
+
+def test_one_click_stops_an_idle_host_and_schedules_an_office_hours_host(world: World) -> None:
+    host, office = idle(7), schedulable(8, team="research")
+    world.publish(host, office)
+    stop_message, schedule_message = world.posted_report(host), world.posted_report(office)
+    labels = [
+        e["text"]["text"]
+        for message in (stop_message, schedule_message)
+        for b in message["blocks"]
+        if b["type"] == "actions"
+        and b["block_id"] in (blocks.actions_id(host.recommendation_id), blocks.actions_id(office.recommendation_id))
+        for e in b["elements"]
+        if e["action_id"] == blocks.ACTION_APPROVE
+    ]
+    assert set(labels) == {"Approve schedule", "Approve stop"}
+
+    world.click(blocks.ACTION_APPROVE, host, message=stop_message)
+    world.click(blocks.ACTION_APPROVE, office, message=schedule_message)
+
+    stop, schedule = world.workflow.started
+    assert (stop.action, stop.to_type) == (ActionKind.STOP, "stopped")
+    assert schedule.action is ActionKind.SCHEDULE and schedule.schedule is not None
+    assert schedule.schedule.time_zone == "Europe/Berlin"  # the team's time zone from settings
+    notes = " ".join(json.dumps(update.params["blocks"]) for update in world.slack.of("chat.update"))
+    assert f"Stop started by <@{APPROVER}>" in notes and f"Schedule started by <@{APPROVER}>" in notes
+
+
+def test_stopping_a_scarce_type_takes_the_button_that_names_the_capacity_risk(world: World) -> None:
+    host = idle(9, instance_type="p4d.24xlarge", cost="16029.00")
+    world.publish(host)
+    message = world.posted_report(host)
+    buttons = _buttons(message)
+    assert blocks.ACTION_APPROVE not in buttons
+    risky = buttons[blocks.ACTION_APPROVE_SCARCE]
+    assert risky["text"]["text"] == "Approve stop (capacity risk)" and risky["style"] == "danger"
+    assert "Restart capacity is not guaranteed" in risky["confirm"]["text"]["text"]
+
+    world.click(blocks.ACTION_APPROVE, host, message=message)  # a plain Approve (an old or forged button)
+    assert world.workflow.started == []
+    assert "capacity is scarce" in world.slack.of("chat.postEphemeral")[-1].params["text"]
+
+    world.click(blocks.ACTION_APPROVE_SCARCE, host, message=message)
+    [started] = world.workflow.started
+    assert started.capacity_risk_confirmed is True
+
+
+def test_gpu_schedules_lists_each_pair_and_remove_starts_its_removal(world: World) -> None:
+    world.command("schedules")
+    assert "No stop/start schedules" in world.responses()[-1]["text"]
+    host = schedulable(11)
+    record = schedule_record(host, datetime.now(UTC))
+    world.store.put_schedule(record)
+
+    world.command("schedules")
+
+    listing = world.responses()[-1]
+    assert listing["response_type"] == "ephemeral"
+    shown = json.dumps(listing["blocks"])
+    assert host.instance_id in shown and "starts 07:45 Mon-Fri" in shown and "cron(0 19 ? * MON-FRI *)" in shown
+    [remove] = [
+        b["accessory"]
+        for b in listing["blocks"]
+        if b.get("accessory", {}).get("action_id") == blocks.ACTION_REMOVE_SCHEDULE
+    ]
+    assert remove["value"] == record.key and remove["confirm"]["title"]["text"] == "Remove this schedule?"
+
+    def click_remove(user: str) -> None:
+        url = world.slack.response_url(f"remove-{user}")
+        body = click_body(blocks.ACTION_REMOVE_SCHEDULE, record.key, user=user, ephemeral=True, response_url=url)
+        world.send(function_url_event(world.click_event, body))
+        world.drain()
+
+    click_remove(MALLORY)
+    assert world.workflow.started == [], "only approvers remove schedules"
+    click_remove(APPROVER)
+
+    [started] = world.workflow.started
+    assert (started.action, started.recommendation_id) == (
+        ActionKind.UNSCHEDULE,
+        f"{host.recommendation_id}-unschedule",
+    )
+    assert started.schedule == record.plan
+    [thread] = world.slack.of("chat.postMessage")  # progress goes to a thread in the report channel
+    assert thread.params["channel"] == CHANNEL and "Schedule removal approved" in thread.params["text"]
+    assert "Removing the stop/start schedule" in world.responses()[-1]["text"]

@@ -380,7 +380,7 @@ def test_approve_is_not_offered_outside_the_workflows_account_and_region(deploye
         if e["action_id"] == blocks.ACTION_APPROVE
     ]
     assert approvable == [home.recommendation_id]
-    assert "No Approve button: the resize workflow can only change hosts in account" in listed
+    assert "No Approve button:" in listed and "regional/template.yaml" in listed
     refusal = deployed.slack.of("chat.postEphemeral")[-1].params["text"]
     assert "Not approved" in refusal and "eu-west-1" in refusal and "Approve again" not in refusal
     assert "Error" not in refusal and deployed.executions() == []
@@ -400,7 +400,7 @@ def test_a_failed_start_names_no_exception_to_the_user(
 
     told = deployed.slack.of("chat.postEphemeral")[-1].params["text"]
     assert "could not be started" in told and "ConnectionResetError" not in told
-    [logged] = [r for r in caplog.records if r.getMessage() == "resize not started"]
+    [logged] = [r for r in caplog.records if r.getMessage() == "action not started"]
     assert "ConnectionResetError" in str(getattr(logged, "cause", "")), "operators see the cause in the log"
 
 

@@ -26,6 +26,7 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
+    ActionKind,
     Confidence,
     DeviceUsage,
     Finding,
@@ -168,7 +169,7 @@ def test_idle_p3_8xlarge_saves_everything_and_notes_the_type_is_no_longer_offere
     assert rec.monthly_cost == Decimal("8935.20")  # 12.24 x 730
     assert rec.monthly_cost_after == Decimal("0.00")
     assert rec.monthly_savings == rec.monthly_cost
-    assert rec.actionable is False  # stopping or terminating is a person's call
+    assert rec.action is ActionKind.STOP  # one click stops it (terminating stays a person's call)
     assert rec.confidence is Confidence.HIGH
     assert has_reason(
         rec,
@@ -176,8 +177,8 @@ def test_idle_p3_8xlarge_saves_everything_and_notes_the_type_is_no_longer_offere
         "CPU p95 5% of 32 vCPUs",
     )
     assert has_reason(rec, "14.0 days observed", "100% coverage")
-    assert has_reason(rec, "stop the host, or terminate it if nobody claims it")
-    assert has_reason(rec, "p3.8xlarge is no longer offered in us-east-1")
+    assert has_reason(rec, "stop the host (one click", "never terminates", "terminate it by hand if nobody claims it")
+    assert has_reason(rec, "p3.8xlarge is no longer offered in us-east-1", "stopping it is still the advice")
     # No instance store and not a scarce family: stopping it risks nothing more.
     assert not has_reason(rec, "instance store")
     assert not has_reason(rec, "InsufficientInstanceCapacity")
@@ -351,10 +352,11 @@ def test_schedulable_business_hours_saves_the_idle_hours() -> None:
     assert rec.monthly_cost == Decimal("734.38")  # 1.006 x 730
     assert rec.monthly_savings == Decimal("493.96")  # 734.38 x 113 / 168 = 493.959
     assert rec.monthly_cost_after == Decimal("240.42")
-    assert rec.actionable is False  # a stop schedule, not an in-place resize
+    assert rec.action is ActionKind.SCHEDULE  # one click creates the stop/start pair: the hours repeat
     assert rec.confidence is Confidence.HIGH  # the same hours in both weeks
     assert rec.evidence.idle_hours_per_week == 168 - 5 * 11  # Mon-Fri 08-19 busy
     assert rec.evidence.schedule == "Mon-Fri 08:00-19:00 UTC"
+    assert rec.evidence.busy_windows == tuple((day * 24 + 8, 11) for day in range(5))
     assert has_reason(
         rec,
         "busy only Mon-Fri 08:00-19:00 UTC; idle 113 of 168 hours a week",
@@ -735,8 +737,11 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
         if target.family != source.family:
             assert rec.confidence is not Confidence.HIGH
         assert rec.monthly_cost_after == fx.monthly(rec.target_type)
+    # One click resizes to a named target, stops an idle host, or schedules a host with busy hours: nothing else.
     if rec.actionable:
-        assert rec.target_type is not None
+        assert (rec.action is ActionKind.RESIZE) == (rec.target_type is not None)
+        assert rec.action is not ActionKind.STOP or rec.finding is Finding.IDLE
+        assert rec.action is not ActionKind.SCHEDULE or rec.evidence.busy_windows
     for alternative in rec.alternatives:
         alt = spec_of(alternative.instance_type)
         assert alternative.confidence is Confidence.LOW

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -10,12 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Finding
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.schedule_plan import SchedulePlan
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services import approvals
-from rightsizer.services.approvals import DurationError, Outcome, ResizeScope
+from rightsizer.services.approvals import DurationError, Outcome
 from rightsizer.services.ports import Approval
 from tests.fakes import MemoryStore
-from tests.slack_double import ACCOUNT, NOW, no_data, recommendation, superseding
+from tests.slack_double import ACCOUNT, NOW, idle, no_data, recommendation, schedulable, schedule_record, superseding
 
 APPROVER, OTHER = "U0APPROVER", "U0MALLORY"
 
@@ -134,11 +137,11 @@ def test_superseded_recommendation_is_refused() -> None:
 
 
 def test_unknown_and_not_actionable_recommendations_start_nothing() -> None:
-    idle = recommendation(2, finding=Finding.IDLE, target_type=None, cost_after="0.00", actionable=False)
-    store, workflow = MemoryStore.of(idle), RecordingWorkflow()
+    advice = recommendation(2, finding=Finding.OPTIMIZED, target_type=None, cost_after="4140.00", actionable=False)
+    store, workflow = MemoryStore.of(advice), RecordingWorkflow()
 
     assert approve(store, workflow, "rec-nope").outcome is Outcome.NOT_FOUND
-    assert approve(store, workflow, idle.recommendation_id).outcome is Outcome.NOT_ACTIONABLE
+    assert approve(store, workflow, advice.recommendation_id).outcome is Outcome.NOT_ACTIONABLE
     assert workflow.started == []
 
 
@@ -302,21 +305,114 @@ def test_an_expired_snooze_no_longer_blocks_the_approval() -> None:
     assert result.outcome is Outcome.STARTED
 
 
-def test_hosts_outside_the_workflows_account_or_region_are_refused_with_the_reason() -> None:
+def test_hosts_outside_the_workflows_reach_are_refused_with_what_to_deploy() -> None:
     elsewhere = recommendation(region="eu-west-1")
     store, workflow = MemoryStore.of(elsewhere), RecordingWorkflow()
-    scope = ResizeScope(account_id=ACCOUNT, region="us-east-1")
+    scope = ActionScope.of(ACCOUNT, {"us-east-1"})
 
     result = approve(store, workflow, elsewhere.recommendation_id, scope=scope)
 
     assert result.outcome is Outcome.OUT_OF_SCOPE
-    assert "eu-west-1" in result.detail and "us-east-1" in result.detail and "by hand" in result.detail
+    assert "eu-west-1" in result.detail and "us-east-1" in result.detail and "regional/template.yaml" in result.detail
     assert workflow.started == [] and store.approvals == {}
-    assert approvals.can_resize(elsewhere) and not approvals.can_resize(elsewhere, scope)
+    assert approvals.can_act(elsewhere) and not approvals.can_act(elsewhere, scope)
+    assert approvals.can_act(elsewhere, ActionScope.of(ACCOUNT, {"us-east-1", "eu-west-1"}))
 
 
-def test_the_scope_comes_from_the_state_machine_arn() -> None:
-    scope = ResizeScope.of_state_machine("arn:aws:states:eu-west-1:111122223333:stateMachine:stack-resize")
-    assert scope == ResizeScope("111122223333", "eu-west-1")
-    assert ResizeScope.of_state_machine("") is None
-    assert ResizeScope.of_state_machine("arn:aws:states:eu-west-1:111122223333:activity:x") is None
+def test_member_accounts_are_reached_only_when_the_stack_allows_it() -> None:
+    member = replace(recommendation(), account_id="444455556666")
+    own_only = ActionScope.of(ACCOUNT, {"us-east-1"})
+    with_members = ActionScope.of(ACCOUNT, {"us-east-1"}, member_accounts=True)
+
+    refusal = own_only.refusal(member.instance_id, member.account_id, member.region)
+    assert refusal is not None and "EnableActions=true" in refusal and "MemberActions=true" in refusal
+    assert with_members.refusal(member.instance_id, member.account_id, member.region) is None
+    store, workflow = MemoryStore.of(member), RecordingWorkflow()
+    assert approve(store, workflow, member.recommendation_id, scope=with_members).outcome is Outcome.STARTED
+    assert workflow.started[0].account_id == "444455556666"
+
+
+# -- stops and schedules --------------------------------------------------------------------------
+
+
+def test_an_idle_host_is_stopped_by_one_click() -> None:
+    host = idle(3)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+
+    result = approve(store, workflow, host.recommendation_id)
+
+    assert result.outcome is Outcome.STARTED
+    (started,) = workflow.started
+    assert (started.action, started.from_type, started.to_type) == (ActionKind.STOP, "p3.8xlarge", "stopped")
+    assert store.audits[-1].detail == "stop p3.8xlarge -> stopped"
+
+
+def test_stopping_a_scarce_type_needs_the_explicit_confirmation() -> None:
+    host = idle(4, instance_type="p4d.24xlarge", cost="23922.10")
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+
+    refused = approve(store, workflow, host.recommendation_id)
+    assert refused.outcome is Outcome.NEEDS_CONFIRMATION and "no explicit confirmation" in refused.detail
+    assert workflow.started == [] and store.audits[-1].event == "approve-refused"
+
+    confirmed = approve(store, workflow, host.recommendation_id, capacity_risk_confirmed=True)
+    assert confirmed.outcome is Outcome.STARTED
+    assert workflow.started[0].capacity_risk_confirmed is True
+    assert "confirmed: restart capacity is not guaranteed" in store.audits[-1].detail
+
+
+def test_a_schedule_is_written_in_the_teams_time_zone() -> None:
+    host = schedulable(5, team="research")
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+
+    result = approve(
+        store, workflow, host.recommendation_id, time_zone=lambda rec: {"research": "Europe/Berlin"}[rec.team]
+    )
+
+    assert result.outcome is Outcome.STARTED
+    (started,) = workflow.started
+    assert started.action is ActionKind.SCHEDULE and started.to_type == "stop/start schedule"
+    # 08:00-19:00 UTC in December is 09:00-20:00 in Berlin; the start fires 15 minutes early for the boot.
+    assert started.schedule == SchedulePlan(
+        stop_cron="cron(0 20 ? * MON-FRI *)",
+        start_cron="cron(45 8 ? * MON-FRI *)",
+        time_zone="Europe/Berlin",
+        description="starts 08:45 Mon-Fri, stops 20:00 Mon-Fri (Europe/Berlin)",
+    )
+    assert "schedule g5.xlarge -> stop/start schedule: starts 08:45 Mon-Fri" in store.audits[-1].detail
+
+
+def test_no_schedule_without_a_usable_time_zone_or_over_an_existing_pair() -> None:
+    host = schedulable(6)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+
+    unknown = approve(store, workflow, host.recommendation_id, time_zone=lambda rec: "Mars/Olympus")
+    assert unknown.outcome is Outcome.NO_SCHEDULE and "not an IANA time zone" in unknown.detail
+
+    store.put_schedule(schedule_record(host))
+    existing = approve(store, workflow, host.recommendation_id)
+    assert existing.outcome is Outcome.NO_SCHEDULE and "already has a stop/start schedule" in existing.detail
+    assert workflow.started == []
+
+
+def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> None:
+    host = schedulable(7)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+    record = schedule_record(host)
+    store.put_schedule(record)
+
+    def remove(actor: str = APPROVER) -> Any:
+        return approvals.remove_schedule(
+            store, lambda: workflow, record.key, actor, is_approver=only(APPROVER), now=NOW
+        )
+
+    assert remove(OTHER).outcome is Outcome.NOT_APPROVER
+    assert remove().outcome is Outcome.STARTED
+    assert remove().outcome is Outcome.ALREADY_APPROVED
+    (started,) = workflow.started
+    assert started.action is ActionKind.UNSCHEDULE and started.schedule == record.plan
+    assert started.recommendation_id == f"{host.recommendation_id}-unschedule"
+    gone = approvals.remove_schedule(
+        store, lambda: workflow, "123#us-east-1#i-gone", APPROVER, is_approver=only(APPROVER), now=NOW
+    )
+    assert gone.outcome is Outcome.NOT_FOUND

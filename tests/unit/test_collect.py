@@ -553,6 +553,7 @@ def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
         "optimized": 0,
         "insufficient_data": 3,
         "excluded": 1,
+        "consolidate": 0,
     }
     assert document["warnings"] == list(report.warnings)
 
@@ -643,6 +644,7 @@ def test_totals_split_savings_actionable_savings_and_extra_cost() -> None:
         "optimized": 1,
         "insufficient_data": 1,
         "excluded": 0,
+        "consolidate": 0,
     }
     assert list(totals.by_finding) == [finding.value for finding in Finding]
 
@@ -667,6 +669,9 @@ def test_empty_report_totals_are_zero_with_every_finding_key() -> None:
         "additional_cost_usd": 0.0,
         "upsize_recommendations": 0,
         "by_finding": dict.fromkeys((f.value for f in Finding), 0),
+        "monthly_savings_net_usd": 0.0,
+        "actionable_savings_net_usd": 0.0,
+        "other_owner_savings_net_usd": 0.0,
     }
 
 

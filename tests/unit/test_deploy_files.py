@@ -40,6 +40,64 @@ def test_the_member_role_grants_exactly_what_the_collector_reads() -> None:
     )
 
 
+def test_member_accounts_grant_the_workflow_exactly_what_the_stack_grants_its_own_account() -> None:
+    member, hub = load("member-account/template.yaml"), load("template.yaml")
+    for role in ("ActionRole", "SchedulerRole"):
+        ours = hub["Resources"][role]["Properties"]["Policies"]
+        theirs = member["Resources"][role]["Properties"]["Policies"]
+        assert theirs == ours, role  # the same tag-scoped rights in every account
+        assert member["Resources"][role]["Condition"] == "ActionsEnabled"
+    trust = member["Resources"]["ActionRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    # The stack's workflow roles (home region and regional copies), by name: <HubStackName>-<region>-workflow.
+    assert trust["Condition"]["ArnLike"]["aws:PrincipalArn"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:iam::${RightsizerAccountId}:role/${HubStackName}-*-workflow"
+    }
+    assert hub["Resources"]["ResizeStateMachineRole"]["Properties"]["RoleName"] == {
+        "Fn::Sub": "${AWS::StackName}-${AWS::Region}-workflow"
+    }
+    for stack, member_side in (
+        ("MemberActionRoleName", "ActionRoleName"),
+        ("MemberSchedulerRoleName", "SchedulerRoleName"),
+        ("ManagedTagKey", "ManagedTagKey"),
+        ("OptOutTagKey", "OptOutTagKey"),
+    ):
+        assert hub["Parameters"][stack]["Default"] == member["Parameters"][member_side]["Default"], stack
+    assert {"WorkflowRoleArn", "ActionRoleArn", "CollectorRoleArn"} <= set(hub["Outputs"])
+
+
+def test_a_regional_copy_runs_the_same_workflow_with_the_same_rights_and_reports_home() -> None:
+    hub, regional = load("template.yaml")["Resources"], load("regional/template.yaml")["Resources"]
+    machine = regional["StateMachine"]["Properties"]
+    assert machine["DefinitionUri"] == "../" + hub["ResizeStateMachine"]["Properties"]["DefinitionUri"]
+    assert machine["Name"] == {"Fn::Sub": "${HubStackName}-resize"}  # what the Slack app starts in each region
+
+    def rights(role: dict[str, Any]) -> dict[str, list[str]]:
+        actions: dict[str, list[str]] = {}
+        for policy in role["Properties"]["Policies"]:
+            for item in policy["PolicyDocument"]["Statement"]:
+                listed = item["Action"]
+                actions[item["Sid"]] = sorted([listed] if isinstance(listed, str) else listed)
+        return actions
+
+    assert rights(regional["WorkflowRole"]) == rights(hub["ResizeStateMachineRole"])
+    assert regional["WorkflowRole"]["Properties"]["RoleName"] == {"Fn::Sub": "${HubStackName}-${AWS::Region}-workflow"}
+    # The action role it assumes at home is the stack's, by name.
+    assert hub["ActionRole"]["Properties"]["RoleName"] == {"Fn::Sub": "${AWS::StackName}-action"}
+    home_role = {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/${HubStackName}-action"}
+    assume = regional["WorkflowRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"][0]["Resource"]
+    assert all(home_role in branch for branch in assume["Fn::If"][1:])
+    # Its table is the one the stack's notifier releases locks in; its events go to the stack's region.
+    assert regional["Table"]["Properties"]["TableName"] == {"Fn::Sub": "${HubStackName}-actions"}
+    notifier = hub["NotifierFunction"]["Properties"]
+    assert notifier["Environment"]["Variables"]["REGIONAL_TABLE_NAME"] == {"Fn::Sub": "${AWS::StackName}-actions"}
+    for rule in ("ForwardProgress", "ForwardEnds"):
+        (target,) = regional[rule]["Properties"]["Targets"]
+        assert target["Arn"] == {
+            "Fn::Sub": "arn:${AWS::Partition}:events:${HubRegion}:${AWS::AccountId}:event-bus/default"
+        }
+        assert "DeadLetterConfig" in target
+
+
 def test_the_collector_role_arn_is_a_stack_output() -> None:
     assert load("template.yaml")["Outputs"]["CollectorRoleArn"]["Value"] == {
         "Fn::GetAtt": ["CollectFunctionRole", "Arn"]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from rightsizer.domain.approval import ApprovalStatus
+from rightsizer.domain.models import ActionKind
 from rightsizer.handlers import notify as notify_handler
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -22,6 +23,7 @@ from rightsizer.services.notify import (
 )
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval, AuditEntry
 from tests.fakes import MemoryStore
+from tests.slack_double import OFFICE_HOURS_PLAN
 
 NOW = datetime(2026, 12, 1, 12, 5, tzinfo=UTC)
 REC = "rec-0123456789abcdef0123"
@@ -78,7 +80,7 @@ class FakeNotifier:
         self.replies.append((channel, thread_ts, text))
 
     def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
-        assert recommendation_id == REC
+        assert recommendation_id.startswith(REC)  # the approval's own id (a removal's ends in -unschedule)
         self.roots.append((channel, ts, text))
 
 
@@ -395,3 +397,60 @@ def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.Mo
     assert [e.event for e in store.audit_log(REC)] == ["notified_succeeded"]
     assert secrets_read == ["stack/slack"]
     assert [name for name, _ in web.calls] == ["chat_postMessage", "chat_update"]
+
+
+# ------------------------------------------------------------------------------- stops and schedules
+
+PLAN = OFFICE_HOURS_PLAN
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "headline"),
+    [
+        (ActionKind.STOP, "succeeded", "Stopped"),
+        (ActionKind.STOP, "unchanged", "Stop failed, nothing was changed"),
+        (ActionKind.SCHEDULE, "succeeded", "Scheduled"),
+        (ActionKind.SCHEDULE, "refused", "Schedule refused"),
+        (ActionKind.UNSCHEDULE, "failed", "Schedule removal failed, needs a person"),
+        (ActionKind.RESIZE, "rolled_back", "Resize rolled back"),
+    ],
+)
+def test_every_outcome_is_headlined_in_the_words_of_its_action(kind: ActionKind, status: str, headline: str) -> None:
+    store, slack = store_with(approval(action=kind, to_type="stopped")), FakeNotifier()
+
+    handle_progress(progress(status, status), store, slack, NOW)
+
+    ((_, _, text),) = slack.roots
+    assert text.split(": `", 1)[0].endswith(headline), text
+
+
+def test_a_created_schedule_joins_the_listing_and_a_removed_one_leaves_it() -> None:
+    created = approval(action=ActionKind.SCHEDULE, to_type="stop/start schedule", schedule=PLAN)
+    removal = approval(
+        recommendation_id=f"{REC}-unschedule", action=ActionKind.UNSCHEDULE, to_type="no schedule", schedule=PLAN
+    )
+    store = store_with(created, removal)
+
+    handle_progress(progress("scheduled", "succeeded"), store, FakeNotifier(), NOW)
+    handle_progress(progress("scheduled", "succeeded"), store, FakeNotifier(), NOW)  # delivered twice: one record
+
+    (record,) = store.schedules()
+    assert (record.instance_id, record.plan, record.created_by) == ("i-0123456789abcdef0", PLAN, "U0APPROVER")
+    assert (record.stop_name, record.start_name) == (
+        "rightsizer-i-0123456789abcdef0-stop",
+        "rightsizer-i-0123456789abcdef0-start",
+    )
+
+    handle_progress(
+        progress("unscheduled", "succeeded", recommendation_id=f"{REC}-unschedule"), store, FakeNotifier(), NOW
+    )
+
+    assert store.schedules() == []
+
+
+def test_a_schedule_that_failed_is_not_listed() -> None:
+    store = store_with(approval(action=ActionKind.SCHEDULE, to_type="stop/start schedule", schedule=PLAN))
+
+    handle_progress(progress("rolled_back", "rolled_back"), store, FakeNotifier(), NOW)
+
+    assert store.schedules() == []

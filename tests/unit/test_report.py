@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from rightsizer import cli
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import ASCII_BARS
 from rightsizer.services.ports import Decision
 from rightsizer.services.report import (
@@ -52,7 +53,7 @@ def mixed_fleet() -> list[Recommendation]:
     """Every kind of money: one-click and manual savings, ASG and other-account advice, upsizes, no price."""
     return [
         recommendation(1, cost="4140.00", cost_after="734.00"),  # one click: 3406
-        recommendation(2, finding=Finding.IDLE, target_type=None, cost="8935.20", cost_after="0.00", actionable=False),
+        recommendation(2, finding=Finding.IDLE, target_type=None, cost="8935.20", cost_after="0.00"),  # one click stops
         replace(  # an ASG member: the analyzer excludes it but keeps the cheaper target in its advice
             recommendation(3, finding=Finding.EXCLUDED, cost="4622.12", cost_after="987.66", actionable=False),
             asg_name="serving-asg",
@@ -68,6 +69,9 @@ def mixed_fleet() -> list[Recommendation]:
     ]
 
 
+HOME = ActionScope.of(ACCOUNT)  # the CLI's view: its own account, any region
+
+
 def mixed_report() -> FleetReport:
     return build_report(mixed_fleet(), NOW, 14, home_account=ACCOUNT)
 
@@ -81,8 +85,9 @@ def test_totals_separate_savings_one_click_other_owners_and_upsizes() -> None:
 
     assert totals.instances == 8
     assert totals.monthly_savings == Decimal("3406.00") + Decimal("8935.20")
-    assert (totals.savings_count, totals.actionable_count) == (2, 1)
-    assert totals.actionable_savings == Decimal("3406.00")
+    assert (totals.savings_count, totals.actionable_count) == (2, 2)  # a resize and a stop
+    assert totals.actionable_savings == Decimal("3406.00") + Decimal("8935.20")
+    assert totals.monthly_savings_net == totals.monthly_savings  # no reservation covers these hosts
     assert totals.other_owner_savings == Decimal("3634.46") + Decimal("500.00")
     assert totals.other_owner_count == 2
     assert (totals.additional_cost, totals.upsize_count) == (Decimal("203.52"), 1)
@@ -97,15 +102,15 @@ def test_spot_advice_needs_another_owner_and_a_held_back_target_says_why() -> No
     )
     held = replace(recommendation(10, actionable=False), held_back="host memory not measured: publish it first")
 
-    assert category(spot, ACCOUNT) is Category.OTHER_OWNER
-    assert fleet_totals([spot], ACCOUNT).other_owner_savings == Decimal("328.50")
-    assert not_actionable_reason(held, ACCOUNT) == "host memory not measured: publish it first"
+    assert category(spot, HOME) is Category.OTHER_OWNER
+    assert fleet_totals([spot], HOME).other_owner_savings == Decimal("328.50")
+    assert not_actionable_reason(held, HOME) == "host memory not measured: publish it first"
 
 
 def test_categories_and_the_reason_behind_act_no() -> None:
     recs = {int(rec.instance_id[2:], 16): rec for rec in mixed_fleet()}
 
-    assert [category(recs[n], ACCOUNT) for n in range(1, 9)] == [
+    assert [category(recs[n], HOME) for n in range(1, 9)] == [
         Category.SAVING,
         Category.SAVING,
         Category.OTHER_OWNER,
@@ -115,12 +120,14 @@ def test_categories_and_the_reason_behind_act_no() -> None:
         Category.NONE,
         Category.NONE,
     ]
-    assert not_actionable_reason(recs[1], ACCOUNT) is None
-    assert "stop or terminate" in (not_actionable_reason(recs[2], ACCOUNT) or "")
-    assert "Auto Scaling group serving-asg" in (not_actionable_reason(recs[3], ACCOUNT) or "")
-    assert f"in account {OTHER_ACCOUNT}" in (not_actionable_reason(recs[4], ACCOUNT) or "")
+    assert not_actionable_reason(recs[1], HOME) is None
+    assert not_actionable_reason(recs[2], HOME) is None  # one click stops it
+    assert "Auto Scaling group serving-asg" in (not_actionable_reason(recs[3], HOME) or "")
+    assert f"in account {OTHER_ACCOUNT}" in (not_actionable_reason(recs[4], HOME) or "")
     assert not_actionable_reason(recs[4], None) is None  # no home account known: every account is home
-    assert not_actionable_reason(recs[7], ACCOUNT) == "no GPU metrics to size it on"
+    members = ActionScope.of(ACCOUNT, member_accounts=True)
+    assert not_actionable_reason(recs[4], members) is None and category(recs[4], members) is Category.SAVING
+    assert not_actionable_reason(recs[7], HOME) == "no GPU metrics to size it on"
 
 
 def amounts(text: str) -> list[str]:
@@ -133,16 +140,17 @@ def test_the_slack_report_and_the_cli_print_the_same_totals() -> None:
     slack = blocks.summary_text(blocks.ReportView.of(report, []))
     footer = table.split("\n\n", 1)[1]
 
-    money_lines = [
-        line for line in footer.splitlines() if "can be saved" in line or "owner" in line or "upsize" in line
-    ]
-    assert len(money_lines) == 3
-    assert [line.replace("*", "") for line in slack.splitlines()[:3]] == money_lines
-    assert amounts(money_lines[0]) == ["$12,341.20", "$3,406.00"]
-    assert amounts(money_lines[1]) == ["$4,134.46"]
-    assert amounts(money_lines[2]) == ["$203.52"]
+    words = ("can be saved", "Net of reservations", "owner", "upsize")
+    money_lines = [line for line in footer.splitlines() if any(word in line for word in words)]
+    assert len(money_lines) == 4
+    assert [line.replace("*", "") for line in slack.splitlines()[:4]] == money_lines
+    assert amounts(money_lines[0]) == ["$12,341.20", "$12,341.20"]
+    assert amounts(money_lines[1]) == ["$12,341.20", "$12,341.20"]  # list and net side by side
+    assert amounts(money_lines[2]) == ["$4,134.46", "$4,134.46"]
+    assert amounts(money_lines[3]) == ["$203.52"]
     totals = report_json(report)["totals"]
-    assert (totals["monthly_savings_usd"], totals["actionable_savings_usd"]) == (12341.20, 3406.00)
+    assert (totals["monthly_savings_usd"], totals["actionable_savings_usd"]) == (12341.20, 12341.20)
+    assert (totals["monthly_savings_net_usd"], totals["actionable_savings_net_usd"]) == (12341.20, 12341.20)
     assert (totals["other_owner_savings_usd"], totals["additional_cost_usd"]) == (4134.46, 203.52)
 
 
@@ -153,7 +161,7 @@ def test_what_people_snoozed_leaves_the_slack_totals() -> None:
 
     view = blocks.ReportView.of(report, [snooze])
 
-    assert view.totals == fleet_totals([rec for rec in report.recommendations if rec is not idle], ACCOUNT)
+    assert view.totals == fleet_totals([rec for rec in report.recommendations if rec is not idle], HOME)
     assert "$3,406.00/month* can be saved" in blocks.summary_text(view)
 
 
@@ -259,7 +267,7 @@ def test_the_table_says_why_a_host_has_no_one_click_resize() -> None:
     table = cli.render_table(mixed_report(), width=200)
 
     assert "ACT no: member of Auto Scaling group serving-asg: change the group's launch template" in table
-    assert f"ACT no: in account {OTHER_ACCOUNT}" in table
+    assert f"ACT no: `i-{4:017x}` is in account {OTHER_ACCOUNT}, and the stack acts only in its own account" in table
 
 
 def test_ascii_charset_draws_ascii_sparklines() -> None:

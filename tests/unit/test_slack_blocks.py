@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from rightsizer.adapters.slack.app import parse_command
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.ports import Decision
 from rightsizer.services.report import build_report
-from tests.slack_double import NOW, no_data, recommendation
+from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
 
 INSTANCE = re.compile(r"i-[0-9a-f]{17}")
 
@@ -261,3 +262,28 @@ def test_malformed_commands_explain_themselves(text: str, hint: str) -> None:
 
     assert hint in command.error
     assert not command.needs_data
+
+
+def test_a_recommendation_a_reservation_pays_for_shows_list_and_net_savings() -> None:
+    rec = replace(
+        recommendation(1, cost="4140.00", cost_after="734.00"),
+        monthly_savings_net=Decimal("0.00"),
+        reasons=("covered by Reserved Instances ri-1 ...: net savings $0.00/month",),
+    )
+
+    text = blocks.recommendation_section(rec).to_dict()["text"]["text"]
+
+    assert "*saves $3,406.00/month at list price, $0.00 net*" in text
+    assert "$0.00 net of reservations" in blocks.approve_confirm(rec).to_dict()["text"]["text"]
+
+
+def test_the_schedules_listing_stays_within_slacks_limits() -> None:
+    hosts = [replace(schedulable(n), instance_name="<!channel> " + "x" * 200) for n in range(40)]
+    records = [schedule_record(host, NOW + timedelta(minutes=n)) for n, host in enumerate(hosts)]
+
+    payload = blocks.schedules_message(records).payload()  # raises past a Block Kit limit
+
+    assert len(payload["blocks"]) <= blocks.MAX_BLOCKS
+    assert "and 16 more" in json.dumps(payload) and "<!channel>" not in json.dumps(payload)
+    first = payload["blocks"][1]
+    assert first["accessory"]["value"] == f"123456789012#us-east-1#i-{39:017x}", "newest first"

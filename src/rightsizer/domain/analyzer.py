@@ -19,11 +19,13 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.facts import Facts, Measured
 from rightsizer.domain.models import Evidence, Finding, Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
+from rightsizer.domain.schedule_plan import busy_runs
 from rightsizer.domain.sizing import busiest, memory_reserved, unit_view
 
 
@@ -63,11 +65,14 @@ def analyze_instance(
     prices: PriceBook,
     policy: Policy,
     now: datetime,
+    cover: HostCover | None = None,
 ) -> Recommendation:
-    facts = Facts(instance, usage, catalog, prices, policy)
+    facts = Facts(instance, usage, catalog, prices, policy, cover)
     draft, measured = decide(facts)
     cost_now = facts.cost_now
+    cost_after = draft.cost_after if draft.cost_after is not None else cost_now
     target_type = draft.target.instance_type if draft.target else None
+    list_savings = None if cost_now is None or cost_after is None else cost_now - cost_after
     return Recommendation(
         recommendation_id=recommendation_id(instance, draft.finding, target_type),
         generated_at=now,
@@ -81,7 +86,7 @@ def analyze_instance(
         finding=draft.finding,
         target_type=target_type,
         monthly_cost=cost_now,
-        monthly_cost_after=draft.cost_after if draft.cost_after is not None else cost_now,
+        monthly_cost_after=cost_after,
         confidence=draft.confidence,
         actionable=draft.actionable,
         reasons=(*draft.reasons, draft.advice) if draft.advice else draft.reasons,
@@ -91,6 +96,8 @@ def analyze_instance(
         lifecycle=instance.lifecycle,
         held_back=draft.held_back,
         lookback_days=policy.lookback_days,
+        team=instance.tags.get(policy.team_tag, ""),
+        monthly_savings_net=draft.net_savings if draft.net_savings is not None else list_savings,
     )
 
 
@@ -120,6 +127,7 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
         daily_accelerator_mean=tuple(None if v is None else round(v, 1) for v in usage.daily_accelerator_mean),
         idle_hours_per_week=draft.pattern.idle_hours if draft.pattern else None,
         schedule=draft.pattern.windows if draft.pattern else None,
+        busy_windows=busy_runs(draft.pattern.busy) if draft.pattern else (),
     )
 
 
@@ -130,8 +138,14 @@ def analyze_fleet(
     prices: PriceBook,
     policy: Policy,
     now: datetime,
+    covers: Mapping[str, HostCover] | None = None,
 ) -> list[Recommendation]:
+    """One recommendation per host of one region; `covers` (domain.commitments.coverage) say which reservation or
+    plan pays for which host, so that savings are priced as the bill will see them."""
+    found = covers or {}
     return [
-        analyze_instance(instance, usage.get(instance.instance_id), catalog, prices, policy, now)
+        analyze_instance(
+            instance, usage.get(instance.instance_id), catalog, prices, policy, now, found.get(instance.instance_id)
+        )
         for instance in instances
     ]

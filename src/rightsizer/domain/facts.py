@@ -13,6 +13,7 @@ from decimal import Decimal
 from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog, is_scarce
+from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -49,6 +50,7 @@ class Facts:
     catalog: Catalog
     prices: PriceBook
     policy: Policy
+    cover: HostCover | None = None  # the reservation or plan that pays for the host, if any
 
     @cached_property
     def spec(self) -> InstanceTypeSpec | None:

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
+ZERO = Decimal("0.00")  # no money, to the cent
 
 
 class Finding(StrEnum):
@@ -25,6 +26,16 @@ class Finding(StrEnum):
     OPTIMIZED = "optimized"
     INSUFFICIENT_DATA = "insufficient_data"
     EXCLUDED = "excluded"
+    CONSOLIDATE = "consolidate"  # fleet level: part-used hosts of one team and zone fit on fewer hosts
+
+
+class ActionKind(StrEnum):
+    """What one approved click does to a host (the instance workflow runs each, see docs/resize-workflow.md)."""
+
+    RESIZE = "resize"
+    STOP = "stop"
+    SCHEDULE = "schedule"  # an EventBridge Scheduler stop/start pair
+    UNSCHEDULE = "unschedule"  # remove that pair again (`/gpu schedules`)
 
 
 class Confidence(StrEnum):
@@ -126,6 +137,8 @@ class Instance:
     ena_support: bool = True
     uses_efa: bool = False
     platform: str = "linux"
+    # The On-Demand Capacity Reservation or Capacity Block the host runs in, as EC2 reports it.
+    capacity_reservation_id: str | None = None
 
     @property
     def name(self) -> str:
@@ -228,6 +241,19 @@ class Evidence:
     daily_accelerator_mean: tuple[float | None, ...] = ()
     idle_hours_per_week: int | None = None
     schedule: str | None = None
+    # The busy hours of the week as (first hour of week, hours) runs, Monday 00:00 UTC = 0: what a stop/start
+    # schedule is built from (in the team's time zone, when it is approved).
+    busy_windows: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Consolidation:
+    """Several part-used hosts whose measured work fits fewer hosts: which hosts, and onto what."""
+
+    group: str  # e.g. "team=search in us-east-1a"
+    hosts: tuple[str, ...]  # every host of the group, by instance id
+    keep: tuple[str, ...]  # the hosts that keep running and take the work of the others
+    target_type: str  # the type the kept hosts run
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,12 +280,36 @@ class Recommendation:
     lookback_days: int = 14
     lifecycle: str = "on-demand"  # the host's: Spot advice is for whoever launches it
     held_back: str | None = None  # why advice with a target is not one click (unmeasured RAM, ...)
+    team: str = ""  # the host's team tag (Policy.team_tag): groups consolidation, picks a schedule's time zone
+    # What the change saves on the bill once Reserved Instances, Savings Plans and capacity reservations are
+    # counted (None: no price). Equal to monthly_savings when no commitment covers the host.
+    monthly_savings_net: Decimal | None = None
+    consolidation: Consolidation | None = None
 
     @property
     def monthly_savings(self) -> Decimal | None:
         if self.monthly_cost is None or self.monthly_cost_after is None:
             return None
         return self.monthly_cost - self.monthly_cost_after
+
+    @property
+    def net_savings(self) -> Decimal | None:
+        """What the bill really drops by: list-price savings where no reservation or plan changes them."""
+        return self.monthly_savings_net if self.monthly_savings_net is not None else self.monthly_savings
+
+    @property
+    def action(self) -> ActionKind | None:
+        """The one-click action this advice offers (None: advice only). `actionable` says whether there is one;
+        the finding says which, so stored recommendations need no field of their own."""
+        if not self.actionable:
+            return None
+        if self.target_type:
+            return ActionKind.RESIZE
+        if self.finding is Finding.IDLE:
+            return ActionKind.STOP
+        if self.finding is Finding.SCHEDULABLE:
+            return ActionKind.SCHEDULE
+        return None
 
 
 def monthly(hourly: Decimal) -> Decimal:

@@ -41,3 +41,6 @@ class Policy:
     min_schedule_days: float = 7.0  # a weekly pattern needs a full week
     min_savings_pct: float = 10.0  # a resize must save at least this share of the cost
     opt_out_tag: str = "rightsizer:ignore"
+    # Hosts with the same value of this tag in one availability zone belong to one team: their part-used
+    # hosts may be consolidated, and their schedules use the team's time zone (settings).
+    team_tag: str = "team"

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from rightsizer.domain.commitments import CapacityKind, Change, net_savings
 from rightsizer.domain.facts import Facts, Measured
 from rightsizer.domain.models import (
     CENT,
+    ZERO,
     AcceleratorData,
     AcceleratorKind,
     Alternative,
@@ -27,6 +29,7 @@ from rightsizer.domain.models import (
     monthly,
 )
 from rightsizer.domain.schedule import WeeklyPattern
+from rightsizer.domain.schedule_plan import busy_runs, one_pair_fits
 from rightsizer.domain.sizing import (
     candidates,
     keep_today,
@@ -38,8 +41,6 @@ from rightsizer.domain.sizing import (
 )
 from rightsizer.domain.usage import HOURS_PER_WEEK
 from rightsizer.domain.wording import gib, index_ranges, pct, usd
-
-ZERO = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Draft:
     pattern: WeeklyPattern | None = None
     advice: str | None = None  # what to do, said last; someone who owns the host elsewhere replaces it
     held_back: str | None = None  # why a target is not one click, in a few words for tables
+    net_savings: Decimal | None = None  # None: the list-price savings are what the bill saves
 
     def noting(self, reason: str, *, first: bool = False) -> Draft:
         return replace(self, reasons=(reason, *self.reasons) if first else (*self.reasons, reason))
@@ -228,7 +230,9 @@ def idle(m: Measured) -> Draft | None:
         (f"{_quiet_units_text(m)}; {m.host_text}", m.observed_text, *([loaded] if loaded else []), *risks),
         cost_after=ZERO if m.cost_now is not None else None,
         confidence=m.data_confidence,
-        advice="stop the host, or terminate it if nobody claims it (snapshot its volumes first)",
+        actionable=True,
+        advice="stop the host (one click: a guarded stop that never terminates and keeps its EBS volumes), or "
+        "terminate it by hand if nobody claims it (snapshot its volumes first)",
     )
     if m.cpu_p95 is None or loaded:
         draft = draft.capped(Confidence.MEDIUM)
@@ -431,6 +435,11 @@ def schedulable(m: Measured) -> Draft | None:
     reasons.extend(_stop_risks(m))
     if _may_not_restart(m):
         confidence = confidence.at_most(Confidence.MEDIUM)  # the schedule itself may leave the host down
+    one_click = False
+    if not pattern.irregular:
+        one_click, why_not = _one_click_schedule(pattern)
+        if why_not:
+            reasons.append(why_not)
     if resize_saving is not None:
         reasons.append(
             f"also possible: resizing to {m.downsizes[0].spec.instance_type}, saving {usd(resize_saving)}/month"
@@ -445,7 +454,17 @@ def schedulable(m: Measured) -> Draft | None:
         if pattern.irregular
         else "stop the host outside the busy hours (an EventBridge Scheduler stop/start pair), allowing a few "
         "minutes for it to boot",
+        actionable=one_click,
     )
+
+
+def _one_click_schedule(pattern: WeeklyPattern) -> tuple[bool, str | None]:
+    """Whether approving can create the schedule pair, and why not when it cannot."""
+    if not pattern.repeats:
+        return False, "no one-click schedule until the busy hours have repeated in two weeks of history"
+    if not one_pair_fits(busy_runs(pattern.busy)):
+        return False, "the busy hours differ from day to day: one stop/start pair cannot follow them, schedule by hand"
+    return True, None
 
 
 def not_comparable(m: Measured) -> Draft | None:
@@ -567,14 +586,17 @@ def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
     instance = facts.instance
     if facts.spec is None or facts.catalog.is_offered(instance.instance_type) is not False:
         return draft
-    draft = draft.noting(
-        f"{instance.instance_type} is no longer offered in {instance.region}: once stopped, this host "
-        "may not get its type back, so an in-place resize is not offered (migrate in a maintenance window)"
-    )
-    if draft.target is None:
+    where = f"{instance.instance_type} is no longer offered in {instance.region}"
+    gone = f"{where}: once stopped, this host may not get its type back"
+    if draft.finding is Finding.IDLE:
+        # Nobody uses it: stopping it is still the advice, with the risk in plain sight (and in the confirmation).
+        return draft.noting(f"{gone}; nothing uses it, so stopping it is still the advice")
+    draft = draft.noting(f"{gone}, so no one-click resize or schedule is offered (migrate in a maintenance window)")
+    if not draft.actionable and draft.target is None:
         return draft
     held_back = f"{instance.instance_type} is no longer offered here: migrate in a maintenance window"
-    return replace(draft, actionable=False, held_back=held_back).capped(Confidence.MEDIUM)
+    capped = draft.capped(Confidence.MEDIUM) if draft.target is not None else draft
+    return replace(capped, actionable=False, held_back=held_back)
 
 
 def unpriced(facts: Facts, draft: Draft) -> Draft:
@@ -643,4 +665,34 @@ def spot_host(facts: Facts, draft: Draft) -> Draft:
     return replace(draft, cost_after=target_cost)
 
 
-ADJUSTMENTS: tuple[Adjustment, ...] = (no_longer_offered, unpriced, paid_upgrade, auto_scaling_member, spot_host)
+def reservations(facts: Facts, draft: Draft) -> Draft:
+    """Savings that match the bill: a host a capacity reservation, Capacity Block, Reserved Instance or Savings Plan
+    pays for saves what the bill drops by, not its list price (domain/commitments.py has the arithmetic)."""
+    cover, cost_now, instance = facts.cover, facts.cost_now, facts.instance
+    if cover is None or not cover.covered or cost_now is None or instance.lifecycle == "spot":
+        return draft
+    cost_after = draft.cost_after if draft.cost_after is not None else cost_now
+    in_block = cover.capacity is not None and cover.capacity.kind is CapacityKind.CAPACITY_BLOCK
+    if cost_after == cost_now and not in_block:
+        return draft  # no change, nothing to price
+    schedule = draft.finding is Finding.SCHEDULABLE and cost_now > 0
+    change = Change(
+        cost_now=cost_now,
+        cost_after=cost_after,
+        target_type=draft.target.instance_type if draft.target else None,
+        running_share=float(cost_after / cost_now) if schedule else 0.0,
+    )
+    net = net_savings(instance, cover, change)
+    if net is None:
+        return draft
+    return replace(draft.noting(net.reason), net_savings=net.amount)
+
+
+ADJUSTMENTS: tuple[Adjustment, ...] = (
+    no_longer_offered,
+    unpriced,
+    paid_upgrade,
+    auto_scaling_member,
+    spot_host,
+    reservations,
+)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from rightsizer.domain.models import UsageSummary
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.schedule_plan import describe_windows
 from rightsizer.domain.usage import HOURS_PER_WEEK, hour_of_week
-from rightsizer.domain.wording import day_ranges
 
 # A week of hour-of-week buckets may miss a few hours (agent restarts): tolerate this many unknown.
 _MAX_UNKNOWN_HOURS = 8
@@ -98,26 +98,3 @@ def _recurrence(usage: UsageSummary, policy: Policy) -> tuple[int, float | None]
         return len(weeks_with_data), None
     recurring = sum(1 for seen in weeks_by_bucket.values() if len(seen) >= 2)
     return len(weeks_with_data), recurring / len(weeks_by_bucket)
-
-
-def describe_windows(busy: Sequence[bool]) -> str:
-    """'Mon-Fri 08:00-19:00 UTC' style description of the busy hours of the week."""
-    by_day: dict[tuple[tuple[int, int], ...], list[int]] = {}
-    for day in range(7):
-        windows: list[tuple[int, int]] = []
-        hour = 0
-        while hour < 24:
-            if busy[day * 24 + hour]:
-                start = hour
-                while hour < 24 and busy[day * 24 + hour]:
-                    hour += 1
-                windows.append((start, hour))
-            else:
-                hour += 1
-        if windows:
-            by_day.setdefault(tuple(windows), []).append(day)
-    parts = []
-    for day_windows, days in by_day.items():
-        hours = ", ".join(f"{start:02d}:00-{end:02d}:00" for start, end in day_windows)
-        parts.append(f"{day_ranges(days)} {hours}")
-    return "; ".join(parts) + " UTC" if parts else "never"

@@ -57,6 +57,11 @@ def index_ranges(indexes: Sequence[str]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs([int(i) for i in ordered]))
 
 
+def day_runs(days: Sequence[int]) -> list[tuple[int, int]]:
+    """Runs of consecutive weekday numbers (0 = Monday), in order: [0, 1, 2, 4] -> [(0, 2), (4, 4)]."""
+    return _runs(days)
+
+
 def day_ranges(days: Sequence[int]) -> str:
     """'Mon-Fri', 'Sat,Sun' or 'Mon,Wed' for weekday numbers (0 = Monday)."""
     return ",".join(WEEKDAYS[a] if a == b else f"{WEEKDAYS[a]}-{WEEKDAYS[b]}" for a, b in _runs(days))

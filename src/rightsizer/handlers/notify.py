@@ -20,28 +20,41 @@ from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
     MalformedProgress,
     NotificationFailed,
+    NotifyRecords,
     ResizeProgress,
     ThreadNotifier,
     handle_progress,
     progress_of_execution_end,
 )
-from rightsizer.services.ports import RESIZE_EVENT_SOURCE, ApprovalRecords
+from rightsizer.services.ports import RESIZE_EVENT_SOURCE
 
 logger = Logger()
 EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change"
 OUTCOME_METRIC = "ResizeOutcomes"  # one datapoint per closed approval, dimension "outcome"
 
 
-class NotifierStore(ApprovalRecords, MessageStore, Protocol):
-    """What the notifier reads and writes (DynamoStore in AWS)."""
-
+class InstanceLocks(Protocol):
     def release_instance_lock(self, instance_id: str, holder: str) -> bool: ...
+
+
+class NotifierStore(NotifyRecords, MessageStore, InstanceLocks, Protocol):
+    """What the notifier reads and writes (DynamoStore in AWS)."""
 
 
 @dataclass(frozen=True)
 class Dependencies:
     store: NotifierStore
     notifier: ThreadNotifier
+    home_region: str = ""
+    # The locks of an execution of a regional copy of the workflow live in that region's table.
+    regional_locks: Callable[[str], InstanceLocks] | None = None
+
+    def locks_of(self, execution_arn: str) -> InstanceLocks:
+        parts = execution_arn.split(":")
+        region = parts[3] if len(parts) > 3 else ""
+        if not region or region == self.home_region or self.regional_locks is None:
+            return self.store
+        return self.regional_locks(region)
 
 
 @logger.inject_lambda_context
@@ -60,7 +73,9 @@ def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict
         return {"outcome": "ignored", "detail": "the execution has not ended"}
     if event.get("detail-type") == EXECUTION_STATUS_CHANGE and progress.execution_arn:
         # The state machine releases its lock at every end it can catch; a timeout or an abort cannot.
-        released = deps.store.release_instance_lock(progress.instance_id, progress.execution_arn)
+        released = deps.locks_of(progress.execution_arn).release_instance_lock(
+            progress.instance_id, progress.execution_arn
+        )
         if released:
             logger.info("instance lock released", extra={"instance_id": progress.instance_id})
     result = handle_progress(progress, deps.store, deps.notifier, now)
@@ -93,8 +108,21 @@ def dependencies() -> Dependencies:
     from rightsizer import bootstrap
 
     wiring = bootstrap.lambda_wiring()
-    secret_name, api_url = wiring.settings.slack.secret_name, wiring.settings.slack.api_url
-    return Dependencies(wiring.store, SlackThreadNotifier(lambda: slack_client(secret_name, api_url), wiring.store))
+    settings = wiring.settings
+    secret_name, api_url = settings.slack.secret_name, settings.slack.api_url
+    regional = settings.regional_table_name
+
+    def regional_locks(region: str) -> InstanceLocks:
+        from rightsizer.adapters.aws.store import DynamoStore
+
+        return DynamoStore.from_name(wiring.session.boto3_session, regional, region)
+
+    return Dependencies(
+        wiring.store,
+        SlackThreadNotifier(lambda: slack_client(secret_name, api_url), wiring.store),
+        home_region=settings.home_region,
+        regional_locks=regional_locks if regional else None,
+    )
 
 
 def slack_client(secret_name: str, api_url: str = "https://slack.com/api/") -> Any:

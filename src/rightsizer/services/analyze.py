@@ -1,18 +1,42 @@
-"""Use-case: analyse collected regions into recommendations."""
+"""Use-case: analyse collected regions into recommendations.
+
+Per region: what covers each host on the bill (reservations, plans), one recommendation per host, then the
+fleet-level step that looks at a team's hosts together (consolidation).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from rightsizer.domain.analyzer import analyze_fleet
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.commitments import HostCover, coverage
+from rightsizer.domain.consolidation import consolidate
+from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.prices import PriceBook
 from rightsizer.services.collect import RegionData
 
 
+def analyze_hosts(
+    instances: Sequence[Instance],
+    usage: Mapping[str, UsageSummary],
+    catalog: Catalog,
+    prices: PriceBook,
+    policy: Policy,
+    now: datetime,
+    covers: Mapping[str, HostCover],
+) -> list[Recommendation]:
+    """One recommendation per host, then consolidation across these hosts (a whole region, or one shard)."""
+    recommendations = analyze_fleet(instances, usage, catalog, prices, policy, now, covers)
+    return consolidate(recommendations, instances, usage, catalog, policy, covers)
+
+
+def analyze_region(data: RegionData, policy: Policy, now: datetime) -> list[Recommendation]:
+    covers = coverage(data.instances, data.commitments, data.prices.on_demand)
+    return analyze_hosts(data.instances, data.usage, data.catalog, data.prices, policy, now, covers)
+
+
 def analyze_regions(regions: Iterable[RegionData], policy: Policy, now: datetime) -> list[Recommendation]:
-    recommendations: list[Recommendation] = []
-    for data in regions:
-        recommendations.extend(analyze_fleet(data.instances, dict(data.usage), data.catalog, data.prices, policy, now))
-    return recommendations
+    return [rec for data in regions for rec in analyze_region(data, policy, now)]

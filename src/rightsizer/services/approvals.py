@@ -1,7 +1,10 @@
-"""Use-cases behind the Slack buttons and commands: approve, dismiss, snooze; which advice is hidden.
+"""Use-cases behind the Slack buttons and commands: approve (a resize, a stop or a schedule), remove a schedule,
+dismiss, snooze; which advice is hidden.
 
 Pure of Slack: callers pass who acted, whether they may approve, and where the conversation lives.
-Every path is idempotent, because Slack retries, people double-click and Lambda re-runs async work.
+Every path is idempotent, because Slack retries, people double-click and Lambda re-runs async work. Every action
+runs through the same instance workflow (one execution per approval id), so resizes, stops and schedules share
+its validation, lock, audit trail, progress and the approval lifecycle.
 """
 
 from __future__ import annotations
@@ -14,8 +17,18 @@ from enum import StrEnum
 from typing import Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Recommendation
-from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, Decision, ResizeWorkflow
+from rightsizer.domain.catalog import is_scarce
+from rightsizer.domain.models import ActionKind, Recommendation
+from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
+from rightsizer.domain.scope import ActionScope
+from rightsizer.services.ports import (
+    Approval,
+    ApprovalRecords,
+    AuditEntry,
+    Decision,
+    ResizeWorkflow,
+    ScheduleRecord,
+)
 
 MAX_SNOOZE = timedelta(days=90)
 BUTTON_SNOOZE = timedelta(days=7)
@@ -33,6 +46,8 @@ class ApprovalStore(ApprovalRecords, Protocol):
 
     def recommendation(self, recommendation_id: str) -> Recommendation | None: ...
 
+    def schedule(self, account_id: str, region: str, instance_id: str) -> ScheduleRecord | None: ...
+
     def is_current(self, rec: Recommendation) -> bool: ...
 
     def latest_for_instance(self, instance_id: str) -> Recommendation | None: ...
@@ -48,8 +63,10 @@ class Outcome(StrEnum):
     NOT_APPROVER = "not_approver"
     NOT_FOUND = "not_found"  # unknown or expired recommendation id
     STALE = "stale"  # a newer recommendation replaced it
-    NOT_ACTIONABLE = "not_actionable"  # no in-place resize to run (e.g. idle, schedulable, ASG)
-    OUT_OF_SCOPE = "out_of_scope"  # another account or region than the workflow's (see ResizeScope)
+    NOT_ACTIONABLE = "not_actionable"  # no one-click action for this advice (e.g. an ASG member, advice only)
+    OUT_OF_SCOPE = "out_of_scope"  # an account or region the instance workflow does not reach (see ActionScope)
+    NEEDS_CONFIRMATION = "needs_confirmation"  # stopping a scarce type: restart capacity is not guaranteed
+    NO_SCHEDULE = "no_schedule"  # no stop/start pair can be written (e.g. an unknown time zone); detail says why
     HIDDEN = "hidden"  # dismissed or snoozed: a decision hides the advice everywhere, Approve included
     FAILED = "failed"  # the workflow could not be started; approving again retries
     DISMISSED = "dismissed"
@@ -114,37 +131,16 @@ def split_hidden(
     return visible, hidden
 
 
-@dataclass(frozen=True)
-class ResizeScope:
-    """Where the resize workflow can act: its role, in its account and region. Cross-account and
-    cross-region resizes do not exist yet, so advice for hosts elsewhere is never offered an Approve."""
-
-    account_id: str
-    region: str
-
-    @classmethod
-    def of_state_machine(cls, state_machine_arn: str) -> ResizeScope | None:
-        """arn:<partition>:states:<region>:<account>:stateMachine:<name> -> its scope; None if not such an ARN."""
-        parts = state_machine_arn.split(":")
-        if len(parts) != 7 or parts[2] != "states" or parts[5] != "stateMachine" or not (parts[3] and parts[4]):
-            return None
-        return cls(account_id=parts[4], region=parts[3])
-
-    def covers(self, account_id: str, region: str) -> bool:
-        return (account_id, region) == (self.account_id, self.region)
-
-    def refusal(self, instance_id: str, account_id: str, region: str) -> str:
-        return (
-            f"`{instance_id}` is in account {account_id}, region {region}, but the resize workflow can only "
-            f"change hosts in its own account and region ({self.account_id}, {self.region}). "
-            "Resize it by hand for now (see docs/resize-workflow.md, Limits)."
-        )
-
-
-def can_resize(rec: Recommendation, scope: ResizeScope | None = None) -> bool:
-    """Is there a one-click resize for `rec`? `scope` None: the workflow's scope is not known here."""
+def can_act(rec: Recommendation, scope: ActionScope | None = None) -> bool:
+    """Is there a one-click action for `rec`? `scope` None: the workflow's reach is not known here."""
     in_scope = scope is None or scope.covers(rec.account_id, rec.region)
-    return rec.actionable and bool(rec.target_type) and in_scope
+    return rec.action is not None and in_scope
+
+
+def needs_capacity_confirmation(rec: Recommendation) -> bool:
+    """Stopping a scarce type (p4d, p5, trn...) may leave it without capacity to start again: a person must say
+    they know (Slack shows a second, explicit button for it)."""
+    return rec.action in (ActionKind.STOP, ActionKind.SCHEDULE) and is_scarce(rec.instance_type)
 
 
 def _current(store: ApprovalStore, recommendation_id: str) -> tuple[Recommendation | None, ActionResult | None]:
@@ -164,18 +160,21 @@ def approve(
     *,
     is_approver: Callable[[str], bool],
     now: datetime,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
+    time_zone: Callable[[Recommendation], str] = lambda rec: "UTC",
+    capacity_risk_confirmed: bool = False,
     slack_channel: str = "",
     slack_ts: str = "",
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
 ) -> ActionResult:
-    """Approve a resize and start its workflow exactly once per recommendation id.
+    """Approve the advice's one-click action (resize, stop or schedule) and start the instance workflow exactly once
+    per recommendation id.
 
     The conditional write in `create_approval` elects one winner among double clicks, Slack retries and
     Lambda's async retries; only the winner starts the workflow. Losers report the existing approval.
     `slack_channel`/`slack_ts` name the message whose thread receives progress; without them the winner
     calls `open_thread` (returns channel and ts, or None) before the workflow starts, so that no progress
-    event can arrive before the thread is recorded.
+    event can arrive before the thread is recorded. A schedule is written in `time_zone(rec)` (the team's).
     """
     rec = store.recommendation(recommendation_id)
     if rec is None:
@@ -183,72 +182,152 @@ def approve(
     if not is_approver(actor):
         store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER, recommendation=rec)
-    refused = _refusal(store, rec, scope, now)
+    refused = _refusal(store, rec, scope, now, capacity_risk_confirmed)
     if refused is not None:
         decision = refused.decision
-        if decision is not None or refused.outcome is Outcome.OUT_OF_SCOPE:  # an approver tried: keep a trace
+        if decision is not None or refused.detail:  # an approver tried: keep a trace
             reason = f"{decision.kind} by {decision.actor}" if decision is not None else refused.detail
             store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", reason[:1000]))
         return refused
-    target = rec.target_type or ""
+    action = rec.action or ActionKind.RESIZE
+    plan = None
+    if action is ActionKind.SCHEDULE:
+        try:
+            plan = schedule_plan(rec.evidence.busy_windows, time_zone(rec), now)
+        except NoSchedulePair as why:
+            store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", str(why)[:1000]))
+            return ActionResult(Outcome.NO_SCHEDULE, recommendation=rec, detail=str(why))
     approval = Approval(
         recommendation_id=rec.recommendation_id,
         account_id=rec.account_id,
         region=rec.region,
         instance_id=rec.instance_id,
         from_type=rec.instance_type,
-        to_type=target,
+        to_type=_to_text(action, rec.target_type),
         approver=actor,
         approved_at=now,
         slack_channel=slack_channel,
         slack_ts=slack_ts,
+        action=action,
+        schedule=plan,
+        capacity_risk_confirmed=capacity_risk_confirmed,
     )
+    return _start(store, workflow_factory, rec, approval, actor, now, open_thread)
+
+
+def remove_schedule(
+    store: ApprovalStore,
+    workflow_factory: Callable[[], ResizeWorkflow],
+    schedule_key: str,
+    actor: str,
+    *,
+    is_approver: Callable[[str], bool],
+    now: datetime,
+    open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
+) -> ActionResult:
+    """`/gpu schedules` → Remove: the instance workflow deletes the host's schedule pair (audited like its creation).
+
+    `schedule_key` is `<account>#<region>#<instance id>`; one removal per schedule (its approval id derives from
+    the approval that created it)."""
+    account_id, _, rest = schedule_key.partition("#")
+    region, _, instance_id = rest.partition("#")
+    record = store.schedule(account_id, region, instance_id)
+    if record is None:
+        return ActionResult(Outcome.NOT_FOUND, detail=schedule_key)
+    removal_id = f"{record.recommendation_id}-unschedule"
+    if not is_approver(actor):
+        store.audit(AuditEntry(removal_id, now, actor, "approve-refused", "not an approver"))
+        return ActionResult(Outcome.NOT_APPROVER)
+    approval = Approval(
+        recommendation_id=removal_id,
+        account_id=record.account_id,
+        region=record.region,
+        instance_id=record.instance_id,
+        from_type=record.instance_type,
+        to_type="no schedule",
+        approver=actor,
+        approved_at=now,
+        action=ActionKind.UNSCHEDULE,
+        schedule=record.plan,
+    )
+    return _start(store, workflow_factory, None, approval, actor, now, open_thread)
+
+
+def _to_text(action: ActionKind, target_type: str | None) -> str:
+    """What the host becomes, as the thread and the audit show it (`from_type → to_type`)."""
+    return {ActionKind.RESIZE: target_type or "", ActionKind.STOP: "stopped"}.get(action, "stop/start schedule")
+
+
+def _start(
+    store: ApprovalStore,
+    workflow_factory: Callable[[], ResizeWorkflow],
+    rec: Recommendation | None,
+    approval: Approval,
+    actor: str,
+    now: datetime,
+    open_thread: Callable[[Approval], tuple[str, str] | None] | None,
+) -> ActionResult:
+    """Record the approval once, open its thread, start its workflow: the one path every action takes."""
+    approval_id = approval.recommendation_id
     if not store.create_approval(approval):
-        existing = store.approval(rec.recommendation_id)
+        existing = store.approval(approval_id)
         if existing is None or not _needs_resume(existing, now):
-            store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-duplicate"))
+            store.audit(AuditEntry(approval_id, now, actor, "approve-duplicate"))
             return ActionResult(Outcome.ALREADY_APPROVED, recommendation=rec, approval=existing)
         # The earlier winner never started the workflow (it failed, or died): finish its job. The
         # workflow port is itself idempotent per recommendation id, so a rare tie here is harmless.
-        store.audit(
-            AuditEntry(rec.recommendation_id, now, actor, "approve-resumed", f"first approved by {existing.approver}")
-        )
+        store.audit(AuditEntry(approval_id, now, actor, "approve-resumed", f"first approved by {existing.approver}"))
         approval = existing
-    store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve", f"{approval.from_type} -> {approval.to_type}"))
+    store.audit(AuditEntry(approval_id, now, actor, "approve", _audit_detail(approval)))
     if open_thread is not None and not (approval.slack_channel and approval.slack_ts):
         thread = open_thread(approval)
         if thread is not None:
-            update = store.update_approval(rec.recommendation_id, slack_channel=thread[0], slack_ts=thread[1])
+            update = store.update_approval(approval_id, slack_channel=thread[0], slack_ts=thread[1])
             approval = update.approval
     try:
         execution_arn = workflow_factory().start(approval)
     except Exception as error:  # the click must get an answer; the approval stays retryable
         cause = f"{type(error).__name__}: {str(error)[:300]}"
-        detail = "the resize workflow could not be started (the error has been logged)"
-        failed = store.update_approval(rec.recommendation_id, status=ApprovalStatus.START_FAILED, detail=detail)
-        store.audit(AuditEntry(rec.recommendation_id, now, actor, "approve-failed", cause))
+        detail = f"the {approval.action.value} workflow could not be started (the error has been logged)"
+        failed = store.update_approval(approval_id, status=ApprovalStatus.START_FAILED, detail=detail)
+        store.audit(AuditEntry(approval_id, now, actor, "approve-failed", cause))
         return ActionResult(Outcome.FAILED, recommendation=rec, approval=failed.approval, detail=detail, cause=cause)
-    started = store.update_approval(
-        rec.recommendation_id, status=ApprovalStatus.RUNNING, detail="", execution_arn=execution_arn
-    )
+    started = store.update_approval(approval_id, status=ApprovalStatus.RUNNING, detail="", execution_arn=execution_arn)
     # A quick refusal may already have reached the notifier: the lifecycle keeps that outcome.
     return ActionResult(Outcome.STARTED, recommendation=rec, approval=started.approval)
 
 
+def _audit_detail(approval: Approval) -> str:
+    change = f"{approval.action.value} {approval.from_type} -> {approval.to_type}"
+    if approval.schedule is not None:
+        change += f": {approval.schedule.description}"
+    if approval.capacity_risk_confirmed:
+        change += " (confirmed: restart capacity is not guaranteed)"
+    return change
+
+
 def _refusal(
-    store: ApprovalStore, rec: Recommendation, scope: ResizeScope | None, now: datetime
+    store: ApprovalStore, rec: Recommendation, scope: ActionScope | None, now: datetime, confirmed: bool
 ) -> ActionResult | None:
     """Why `rec` cannot be approved now, or None."""
     if not store.is_current(rec):
         return ActionResult(Outcome.STALE, recommendation=rec)
-    if not rec.actionable or not rec.target_type:
+    if rec.action is None:
         return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
-    if scope is not None and not scope.covers(rec.account_id, rec.region):
-        detail = scope.refusal(rec.instance_id, rec.account_id, rec.region)
-        return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=detail)
+    refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region) if scope is not None else None
+    if refusal is not None:
+        return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=refusal)
     decision = hidden_by(rec, store.active_decisions(now), now)
     if decision is not None:
         return ActionResult(Outcome.HIDDEN, recommendation=rec, decision=decision)
+    if needs_capacity_confirmation(rec) and not confirmed:
+        detail = (
+            f"{rec.instance_type} capacity is scarce: a stopped host may not start again (no explicit confirmation)"
+        )
+        return ActionResult(Outcome.NEEDS_CONFIRMATION, recommendation=rec, detail=detail)
+    if rec.action is ActionKind.SCHEDULE and store.schedule(rec.account_id, rec.region, rec.instance_id):
+        detail = f"`{rec.instance_id}` already has a stop/start schedule: remove it first (`/gpu schedules`)"
+        return ActionResult(Outcome.NO_SCHEDULE, recommendation=rec, detail=detail)
     return None
 
 

@@ -9,14 +9,17 @@ inventory and the region's context (catalog, prices, window) once and cuts the i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
+from rightsizer.domain.commitments import Commitments
 from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import summarize
 from rightsizer.services.ports import (
+    CommitmentSource,
     InstanceTypes,
     Inventory,
     NullProgress,
@@ -28,6 +31,8 @@ from rightsizer.services.ports import (
     Window,
 )
 from rightsizer.settings import PriceMode
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class RegionData:
     prices: PriceBook
     usage: Mapping[str, UsageSummary]
     warnings: tuple[str, ...] = ()
+    commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class RegionContext:
     prices: PriceBook
     warnings: tuple[str, ...] = ()
     accelerators: int = 0  # GPUs and NeuronCores of the region's running hosts (sizes CloudWatch discovery)
+    commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class RegionSources:
     spot: SpotPrices
     usage: UsageSource
     on_demand: OnDemandPrices | None = None  # None: snapshot only
+    commitments: CommitmentSource | None = None  # None: savings at list price only
 
 
 @dataclass(frozen=True)
@@ -154,6 +162,10 @@ def region_context(
     spot = sources.spot.latest(spot_types, now) if spot_types else {}
     prices = PriceBook(region=region, on_demand=book.on_demand, source=book.source, spot=spot)
     progress.advance()
+    commitments = Commitments()
+    if sources.commitments is not None:
+        commitments, unread = read_commitments(sources.commitments, known_types)
+        warnings.extend(f"{region}: {message}" for message in unread)
     units = sum(
         spec.compute_units
         for spec in (catalog.specs.get(i.instance_type) for i in instances if i.is_running)
@@ -168,15 +180,24 @@ def region_context(
         prices=prices,
         warnings=tuple(warnings),
         accelerators=units,
+        commitments=commitments,
     )
 
 
-def shard_instances(instances: Sequence[Instance], size: int) -> list[tuple[Instance, ...]]:
-    """Consecutive runs of at most `size` instances, by instance id: the same inventory always gives the
-    same shards (a retried plan rewrites the same items)."""
+def shard_instances(instances: Sequence[Instance], size: int, team_tag: str = "team") -> list[tuple[Instance, ...]]:
+    """Consecutive runs of at most `size` instances, the same inventory always giving the same shards (a retried
+    plan rewrites the same items).
+
+    Ordered by team, zone and type before the instance id: consolidation looks at one team's hosts of one type in
+    one zone, and only hosts analysed in the same shard can be packed together. A group larger than a shard, or
+    one that straddles a shard's end, is consolidated piece by piece (conservative: it may miss a saving, it never
+    invents one)."""
     if size < 1:
         raise ValueError(f"a shard holds at least one instance, got {size}")
-    ordered = sorted(instances, key=lambda instance: instance.instance_id)
+    ordered = sorted(
+        instances,
+        key=lambda i: (i.tags.get(team_tag, ""), i.availability_zone, i.instance_type, i.instance_id),
+    )
     return [tuple(ordered[start : start + size]) for start in range(0, len(ordered), size)]
 
 
@@ -220,4 +241,26 @@ def collect_region(
         prices=context.prices,
         usage=usage,
         warnings=(*context.warnings, *usage_warnings),
+        commitments=context.commitments,
     )
+
+
+def read_commitments(source: CommitmentSource, instance_types: list[str]) -> tuple[Commitments, list[str]]:
+    """Reservations and plans, each read on its own: one that cannot be read is a warning, and savings the others
+    price still count (what could not be read is priced at list)."""
+    warnings: list[str] = []
+
+    def attempt(what: str, read: Callable[[], tuple[T, ...]]) -> tuple[T, ...]:
+        try:
+            return read()
+        except SourceUnavailable as error:
+            warnings.append(f"{what} could not be read ({error}): savings they cover are shown at list price")
+            return ()
+
+    commitments = Commitments(
+        reserved_instances=attempt("Reserved Instances", source.reserved_instances),
+        capacity_reservations=attempt("capacity reservations", source.capacity_reservations),
+        savings_plans=attempt("Savings Plans", lambda: source.savings_plans(instance_types)),
+        read=True,
+    )
+    return commitments, warnings

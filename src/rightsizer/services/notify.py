@@ -1,4 +1,5 @@
-"""Resize progress -> approval status, audit trail and the recommendation's Slack thread.
+"""Instance workflow progress (resize, stop, schedule, schedule removal) -> approval status, audit trail, the
+recommendation's Slack thread, and the registry of schedule pairs (`/gpu schedules`).
 
 Two kinds of events arrive (see the NotifierFunction in template.yaml):
   * the resize state machine's own milestones (`ports.RESIZE_EVENT_SOURCE`), detailed and in its words;
@@ -19,7 +20,9 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from rightsizer.domain.approval import TERMINAL, ApprovalStatus
-from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry
+from rightsizer.domain.models import ActionKind
+from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord
 
 PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL
 NOTIFIER_ACTOR = "rightsizer"
@@ -32,13 +35,31 @@ _ICONS = {
     ApprovalStatus.REFUSED: ":no_entry_sign:",
     ApprovalStatus.FAILED: ":rotating_light:",
 }
-_HEADLINES = {
-    ApprovalStatus.SUCCEEDED: "Resized",
-    ApprovalStatus.ROLLED_BACK: "Resize rolled back",
-    ApprovalStatus.UNCHANGED: "Resize failed, nothing was changed",
-    ApprovalStatus.REFUSED: "Resize refused",
-    ApprovalStatus.FAILED: "Resize failed, needs a person",
+_DONE = {
+    ActionKind.RESIZE: "Resized",
+    ActionKind.STOP: "Stopped",
+    ActionKind.SCHEDULE: "Scheduled",
+    ActionKind.UNSCHEDULE: "Schedule removed",
 }
+_ACTION_WORDS = {
+    ActionKind.RESIZE: "Resize",
+    ActionKind.STOP: "Stop",
+    ActionKind.SCHEDULE: "Schedule",
+    ActionKind.UNSCHEDULE: "Schedule removal",
+}
+_ENDINGS = {
+    ApprovalStatus.ROLLED_BACK: "rolled back",
+    ApprovalStatus.UNCHANGED: "failed, nothing was changed",
+    ApprovalStatus.REFUSED: "refused",
+    ApprovalStatus.FAILED: "failed, needs a person",
+}
+
+
+def headline(action: ActionKind, status: ApprovalStatus) -> str:
+    """'Resized', 'Stop refused', 'Schedule removal failed, needs a person', ..."""
+    if status is ApprovalStatus.SUCCEEDED:
+        return _DONE[action]
+    return f"{_ACTION_WORDS[action]} {_ENDINGS.get(status, status.value)}"
 
 
 class MalformedProgress(ValueError):
@@ -128,6 +149,8 @@ def _describe_end(status: str, detail: Mapping[str, Any], instance_id: str, name
     check = f"Check `{instance_id}` and the execution `{name}` in the Step Functions console."
     if status == "SUCCEEDED":
         output = _json_object(detail.get("output"))
+        if isinstance(output.get("message"), str) and output["message"]:
+            return ApprovalStatus.SUCCEEDED, str(output["message"])[:1500]  # the workflow's own words
         now_is = f"{output.get('to_type', '?')} and {output.get('state', '?')}"
         return ApprovalStatus.SUCCEEDED, f"Done: {instance_id} is now {now_is} ({output.get('health', '')})."
     if status in _UNCATCHABLE:
@@ -153,6 +176,18 @@ def _json_object(value: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # the use-case
+
+
+class ScheduleRegistry(Protocol):
+    """The schedule pairs `/gpu schedules` lists (DynamoStore in AWS)."""
+
+    def put_schedule(self, record: ScheduleRecord) -> None: ...
+
+    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None: ...
+
+
+class NotifyRecords(ApprovalRecords, ScheduleRegistry, Protocol):
+    """What the use-case writes."""
 
 
 class ThreadNotifier(Protocol):
@@ -181,7 +216,7 @@ class NotifyResult:
 
 
 def handle_progress(
-    progress: ResizeProgress, store: ApprovalRecords, notifier: ThreadNotifier, now: datetime
+    progress: ResizeProgress, store: NotifyRecords, notifier: ThreadNotifier, now: datetime
 ) -> NotifyResult:
     if store.approval(progress.recommendation_id) is None:
         # Retrying cannot make an approval appear: answer instead of failing the invocation.
@@ -202,6 +237,8 @@ def handle_progress(
         )
     )
     closed = update.moved and progress.terminal
+    if closed and approval.status is ApprovalStatus.SUCCEEDED:
+        _register_schedule(approval, store)
     if not update.moved:
         # A "stopping..." (or a second, different outcome) posted under the outcome would mislead.
         return NotifyResult(Outcome.RECORDED, status=approval.status, detail=f"late {progress.step} event")
@@ -219,14 +256,35 @@ def handle_progress(
     return NotifyResult(Outcome.POSTED, status=approval.status, closed=closed)
 
 
+def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
+    """A created pair joins the `/gpu schedules` registry, a removed one leaves it (written once: the outcome is)."""
+    if approval.action is ActionKind.UNSCHEDULE:
+        registry.delete_schedule(approval.account_id, approval.region, approval.instance_id)
+    elif approval.action is ActionKind.SCHEDULE and approval.schedule is not None:
+        stop_name, start_name = schedule_names(approval.instance_id)
+        registry.put_schedule(
+            ScheduleRecord(
+                account_id=approval.account_id,
+                region=approval.region,
+                instance_id=approval.instance_id,
+                instance_type=approval.from_type,
+                recommendation_id=approval.recommendation_id,
+                stop_name=stop_name,
+                start_name=start_name,
+                plan=approval.schedule,
+                created_by=approval.approver,
+                created_at=approval.approved_at,
+            )
+        )
+
+
 def thread_text(progress: ResizeProgress) -> str:
     icon = _ICONS.get(progress.status, "")
     return f"{icon} `{progress.instance_id}` {progress.from_type} → {progress.to_type}: {progress.message}".strip()
 
 
 def root_text(progress: ResizeProgress, approval: Approval) -> str:
-    headline = _HEADLINES.get(progress.status, progress.status.value)
     return (
-        f"{_ICONS.get(progress.status, '')} {headline}: `{progress.instance_id}` "
+        f"{_ICONS.get(progress.status, '')} {headline(approval.action, progress.status)}: `{progress.instance_id}` "
         f"{progress.from_type} → {progress.to_type} (approved by <@{approval.approver}>). Details in the thread."
     ).strip()

@@ -18,9 +18,11 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol
 
-from rightsizer.domain.analyzer import analyze_fleet
+from rightsizer.domain.commitments import CoverRef, HostCover, coverage, resolve_covers
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.scope import ActionScope
+from rightsizer.services.analyze import analyze_hosts
 from rightsizer.services.collect import RegionContext, shard_instances, summarise_usage
 from rightsizer.services.ports import Decision, UsageSource
 from rightsizer.services.ranking import Ranking
@@ -51,9 +53,17 @@ class RunStore(Protocol):
 
     def put_run(self, run: str, now: datetime) -> None: ...
     def latest_run(self) -> str | None: ...
-    def put_region(self, run: str, context: RegionContext, shards: Sequence[Sequence[Instance]]) -> None: ...
+    def put_region(
+        self,
+        run: str,
+        context: RegionContext,
+        shards: Sequence[Sequence[Instance]],
+        covers: Mapping[str, CoverRef] | None = None,
+    ) -> None: ...
     def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None: ...
-    def shard(self, run: str, account_id: str, region: str, index: int) -> tuple[Instance, ...]: ...
+    def shard(
+        self, run: str, account_id: str, region: str, index: int
+    ) -> tuple[tuple[Instance, ...], dict[str, CoverRef]]: ...
     def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None: ...
     def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None: ...
     def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]: ...
@@ -149,18 +159,22 @@ def plan_target(
     store: RunStore,
     read_region: Callable[[], tuple[RegionContext, list[Instance]]],
     shard_size: int,
+    team_tag: str = "team",
 ) -> list[ShardTask]:
     """Cut one (account, region) into shards and store them; the catch-up only lists the stored ones.
 
-    Hosts that were in the region's previous run and are gone now leave the latest recommendations."""
+    What covers each host on the bill is decided here, over the whole region (a regional RI or a Savings Plan
+    spreads across every host it matches, whatever their shards). Hosts that were in the region's previous run
+    and are gone now leave the latest recommendations."""
     if mode is Mode.ANALYZE:
         planned = store.region(run, target.account_id, target.region)
         count = planned[1] if planned is not None else 0
     else:
         context, instances = read_region()
-        shards = shard_instances(instances, shard_size)
+        shards = shard_instances(instances, shard_size, team_tag)
+        covers = coverage(instances, context.commitments, context.prices.on_demand)
         previous = store.previous_members(run, target.account_id, target.region)
-        store.put_region(run, context, shards)
+        store.put_region(run, context, shards, {iid: CoverRef.of(cover) for iid, cover in covers.items()})
         if previous:
             store.forget_instances(previous - {instance.instance_id for instance in instances})
         count = len(shards)
@@ -175,33 +189,35 @@ def collect_shard(
     usage_source: Callable[[RegionContext], UsageSource],
     policy: Policy,
     now: datetime,
-    home_account: str | None,
+    scope: ActionScope | None,
 ) -> dict[str, Any]:
     """Read and summarise one shard's usage, store it, analyse the shard and store its advice and ranking."""
-    context, instances = _planned(task, store)
+    context, instances, covers = _planned(task, store)
     usage, warnings = summarise_usage(instances, context, usage_source(context))
     store.put_usage(task.run, context, usage)
-    return _analyse(task, store, context, instances, usage, warnings, policy, now, home_account)
+    return _analyse(task, store, context, instances, usage, covers, warnings, policy, now, scope)
 
 
 def analyze_shard(
-    task: ShardTask, store: RunStore, policy: Policy, now: datetime, home_account: str | None
+    task: ShardTask, store: RunStore, policy: Policy, now: datetime, scope: ActionScope | None
 ) -> dict[str, Any]:
     """The catch-up: analyse one collected shard again from its stored usage. A shard whose collection failed
     has none: it is left as it is (advice from no data would be a guess)."""
-    context, instances = _planned(task, store)
+    context, instances, covers = _planned(task, store)
     usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in instances])
     collected = [instance for instance in instances if instance.instance_id in usage]
     if not collected:
         return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
-    return _analyse(task, store, context, collected, usage, [], policy, now, home_account)
+    return _analyse(task, store, context, collected, usage, covers, [], policy, now, scope)
 
 
-def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...]]:
+def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...], dict[str, HostCover]]:
     planned = store.region(task.run, task.account_id, task.region)
     if planned is None:
         raise ConfigError(f"{task.account_id} {task.region} was not planned in run {task.run}")
-    return planned[0], store.shard(task.run, task.account_id, task.region, task.shard)
+    context = planned[0]
+    instances, refs = store.shard(task.run, task.account_id, task.region, task.shard)
+    return context, instances, resolve_covers(refs, context.commitments)
 
 
 def _analyse(
@@ -210,14 +226,15 @@ def _analyse(
     context: RegionContext,
     instances: Sequence[Instance],
     usage: Mapping[str, UsageSummary],
+    covers: Mapping[str, HostCover],
     warnings: Sequence[str],
     policy: Policy,
     now: datetime,
-    home_account: str | None,
+    scope: ActionScope | None,
 ) -> dict[str, Any]:
-    recommendations = analyze_fleet(instances, usage, context.catalog, context.prices, policy, now)
+    recommendations = analyze_hosts(instances, usage, context.catalog, context.prices, policy, now, covers)
     written = store.put_recommendations(task.run, recommendations, now)
-    ranking = Ranking.of(recommendations, home_account, [*context.warnings, *warnings])
+    ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings])
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
         **task.to_dict(),
@@ -255,13 +272,13 @@ class RunAnalysis:
 MAX_RUN_WARNINGS = 20  # the ranking item must not grow with the number of targets
 
 
-def rank_run(run: str | None, store: RunStore, home_account: str | None) -> RunAnalysis:
+def rank_run(run: str | None, store: RunStore, scope: ActionScope | None) -> RunAnalysis:
     """Merge the shards' rankings of `run` (default: the latest) into the fleet's ranking; failed shards and
     plans become warnings."""
     chosen = run or store.latest_run()
     if chosen is None:
-        return RunAnalysis(run="", ranking=Ranking.merge((), home_account))
-    merged = Ranking.merge(store.shard_rankings(chosen), home_account)
+        return RunAnalysis(run="", ranking=Ranking.merge((), scope))
+    merged = Ranking.merge(store.shard_rankings(chosen), scope)
     failed = [_failure_text(failure) for failure in store.failures(chosen)]
     warnings = (*failed, *merged.warnings)
     if len(warnings) > MAX_RUN_WARNINGS:

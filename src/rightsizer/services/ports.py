@@ -9,7 +9,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Instance, InstanceTypeSpec
+from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
+from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec
+from rightsizer.domain.schedule_plan import SchedulePlan
 
 if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
     from rightsizer.domain.usage import RawUsage
@@ -55,6 +57,18 @@ class OnDemandPrices(Protocol):
 
 class SpotPrices(Protocol):
     def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]: ...
+
+
+class CommitmentSource(Protocol):
+    """What one account has committed to in one region. Each method raises SourceUnavailable when it cannot read."""
+
+    def reserved_instances(self) -> tuple[ReservedInstances, ...]: ...
+
+    def capacity_reservations(self) -> tuple[CapacityReservation, ...]: ...
+
+    def savings_plans(self, instance_types: Sequence[str]) -> tuple[SavingsPlan, ...]:
+        """Active plans that cover EC2, with their rates for `instance_types` in this region."""
+        ...
 
 
 class UsageSource(Protocol):
@@ -126,6 +140,30 @@ class Approval:
     slack_channel: str = ""
     slack_ts: str = ""  # the message (thread root) progress is posted to
     detail: str = ""
+    action: ActionKind = ActionKind.RESIZE  # what the workflow does; to_type says it in words
+    schedule: SchedulePlan | None = None  # SCHEDULE and UNSCHEDULE: the pair, in the team's time zone
+    capacity_risk_confirmed: bool = False  # a scarce type's approver confirmed restart capacity is not guaranteed
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A stop/start pair the instance workflow created (`/gpu schedules` lists them; Remove deletes them)."""
+
+    account_id: str
+    region: str
+    instance_id: str
+    instance_type: str
+    recommendation_id: str  # the approval that created it
+    stop_name: str
+    start_name: str
+    plan: SchedulePlan
+    created_by: str
+    created_at: datetime
+    instance_name: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.account_id}#{self.region}#{self.instance_id}"
 
 
 @dataclass(frozen=True)
@@ -193,9 +231,9 @@ class ResizeWorkflow(Protocol):
         ...
 
 
-# Progress events the resize workflow puts on the default EventBridge bus; the notifier posts them
-# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "step",
-# "status" ("running" or an outcome: "succeeded" | "rolled_back" | "unchanged" | "refused" | "failed"),
-# "message", "from_type", "to_type"}.
+# Progress events the instance workflow puts on the default EventBridge bus; the notifier posts them
+# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" ("resize",
+# "stop", "schedule", "unschedule"), "step", "status" ("running" or an outcome: "succeeded" |
+# "rolled_back" | "unchanged" | "refused" | "failed"), "message", "from_type", "to_type"}.
 RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
 RESIZE_EVENT_DETAIL_TYPE = "Resize progress"

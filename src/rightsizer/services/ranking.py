@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, savings_key
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
@@ -28,7 +29,7 @@ class Ranking:
 
     @classmethod
     def of(
-        cls, recommendations: Iterable[Recommendation], home_account: str | None, warnings: Sequence[str] = ()
+        cls, recommendations: Iterable[Recommendation], scope: ActionScope | None, warnings: Sequence[str] = ()
     ) -> Ranking:
         recs = list(recommendations)
         listed = sorted((r for r in recs if r.finding in ATTENTION), key=savings_key)[:RANKING_SIZE]
@@ -36,15 +37,15 @@ class Ranking:
         return cls(
             listed=tuple(listed),
             no_data=tuple(no_data[:NO_DATA_SAMPLE]),
-            totals=fleet_totals(recs, home_account, rounded=False),
+            totals=fleet_totals(recs, scope, rounded=False),
             warnings=tuple(warnings),
         )
 
     @classmethod
-    def merge(cls, parts: Iterable[Ranking], home_account: str | None) -> Ranking:
+    def merge(cls, parts: Iterable[Ranking], scope: ActionScope | None) -> Ranking:
         rankings = list(parts)
         if not rankings:
-            return cls.of((), home_account)
+            return cls.of((), scope)
         totals = rankings[0].totals
         for ranking in rankings[1:]:
             totals = totals + ranking.totals
@@ -53,13 +54,14 @@ class Ranking:
         warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
         return cls(tuple(listed), tuple(no_data[:NO_DATA_SAMPLE]), totals, tuple(warnings))
 
-    def report(self, generated_at: datetime, lookback_days: int, home_account: str | None) -> FleetReport:
+    def report(self, generated_at: datetime, lookback_days: int, scope: ActionScope | None) -> FleetReport:
         """The head of the fleet report: these recommendations, the whole fleet's totals."""
         return FleetReport(
             generated_at=generated_at,
             lookback_days=lookback_days,
             recommendations=(*self.listed, *self.no_data),
             warnings=self.warnings,
-            home_account=home_account or None,
+            home_account=scope.home_account if scope else None,
+            scope=scope,
             fleet=self.totals.rounded(),
         )

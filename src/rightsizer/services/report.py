@@ -15,7 +15,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from rightsizer.domain.models import CENT, Evidence, Finding, Recommendation
+from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
@@ -31,6 +32,7 @@ ATTENTION = (
     Finding.UNDERPROVISIONED,
     Finding.NOT_GPU_BOUND,
     Finding.SCHEDULABLE,
+    Finding.CONSOLIDATE,
 )
 
 
@@ -49,53 +51,53 @@ def savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
     return (0 if savings is not None else 1, -(savings or Decimal(0)), rec.instance_id)
 
 
-def in_other_account(rec: Recommendation, home_account: str | None) -> bool:
-    """The resize workflow acts in the account it is deployed to (the CLI: the caller's account)."""
-    return home_account is not None and rec.account_id != home_account
+def outside(rec: Recommendation, scope: ActionScope | None) -> bool:
+    """The instance workflow cannot reach the host (another account without the action role, another region)."""
+    return scope is not None and not scope.covers(rec.account_id, rec.region)
 
 
-def one_click(rec: Recommendation, home_account: str | None) -> bool:
-    """An approved resize (Slack's button, the resize workflow) can carry this out."""
-    return rec.actionable and bool(rec.target_type) and not in_other_account(rec, home_account)
+def one_click(rec: Recommendation, scope: ActionScope | None) -> bool:
+    """An approval in Slack (the instance workflow: resize, stop or schedule) can carry this out."""
+    return rec.action is not None and not outside(rec, scope)
 
 
-def category(rec: Recommendation, home_account: str | None) -> Category:
+def category(rec: Recommendation, scope: ActionScope | None) -> Category:
     delta = rec.monthly_savings
     if delta is None or delta == 0:
         return Category.NONE
     if delta < 0:
         return Category.UPSIZE
-    if rec.asg_name or rec.lifecycle == "spot" or in_other_account(rec, home_account):
+    if rec.asg_name or rec.lifecycle == "spot" or outside(rec, scope):
         return Category.OTHER_OWNER
     return Category.SAVING
 
 
-# Why a finding offers no one-click resize, when nothing more specific applies.
-_NO_RESIZE = {
-    Finding.IDLE: "stop or terminate it: there is nothing to resize to",
-    Finding.SCHEDULABLE: "it needs a stop schedule, not a resize",
+# Why a finding offers no one-click action, when nothing more specific applies.
+_NO_ACTION = {
     Finding.OPTIMIZED: "it is right-sized",
     Finding.INSUFFICIENT_DATA: "no GPU metrics to size it on",
+    Finding.CONSOLIDATE: "consolidation is advice only: the team moves the work, then stops the freed hosts",
 }
 
 
-def not_actionable_reason(rec: Recommendation, home_account: str | None) -> str | None:
-    """Why there is no one-click resize for `rec` (None when there is one): what `ACT no` means."""
-    if one_click(rec, home_account):
+def not_actionable_reason(rec: Recommendation, scope: ActionScope | None) -> str | None:
+    """Why there is no one-click action for `rec` (None when there is one): what `ACT no` means."""
+    if one_click(rec, scope):
         return None
     if rec.held_back:
         return rec.held_back
     if rec.asg_name:
         return f"member of Auto Scaling group {rec.asg_name}: change the group's launch template"
-    if rec.actionable and rec.target_type:
-        return f"in account {rec.account_id}: the resize workflow acts in account {home_account} only"
-    if rec.finding in _NO_RESIZE:
-        return _NO_RESIZE[rec.finding]
-    # Excluded hosts and held-back resizes: the analyzer states the cause in a reason (first for exclusions,
-    # last for a resize it holds back, e.g. a type no longer offered in the region).
+    if rec.action is not None and scope is not None:
+        return scope.refusal(rec.instance_id, rec.account_id, rec.region)
+    if rec.finding in _NO_ACTION:
+        return _NO_ACTION[rec.finding]
+    # Excluded hosts and held-back actions: the analyzer states the cause in a reason (first for exclusions,
+    # last for a resize or schedule it holds back, e.g. a type no longer offered in the region).
     if rec.reasons:
-        return rec.reasons[0] if rec.finding is Finding.EXCLUDED or not rec.target_type else rec.reasons[-1]
-    return "no resize target"
+        held_back = rec.finding is not Finding.EXCLUDED and (rec.target_type or rec.finding is Finding.SCHEDULABLE)
+        return rec.reasons[-1] if held_back else rec.reasons[0]
+    return "no one-click action"
 
 
 @dataclass(frozen=True)
@@ -103,15 +105,19 @@ class Totals:
     instances: int
     monthly_cost: Decimal
     unpriced: int
-    monthly_savings: Decimal  # Category.SAVING: what people here can save
+    monthly_savings: Decimal  # Category.SAVING: what people here can save, at list prices
     savings_count: int
-    actionable_savings: Decimal  # ...of which one click realises (approved resizes)
+    actionable_savings: Decimal  # ...of which one click realises (an approved resize, stop or schedule)
     actionable_count: int
     other_owner_savings: Decimal  # Category.OTHER_OWNER
     other_owner_count: int
     additional_cost: Decimal  # Category.UPSIZE: what recommended upsizes add
     upsize_count: int
     by_finding: dict[str, int]
+    # The same, net of Reserved Instances, Savings Plans and capacity reservations: what the bill drops by.
+    monthly_savings_net: Decimal = Decimal(0)
+    actionable_savings_net: Decimal = Decimal(0)
+    other_owner_savings_net: Decimal = Decimal(0)
 
     def _combine(self, other: Totals, sign: int) -> Totals:
         """Field by field: totals of disjoint sets of recommendations add up (a fleet from its shards) and
@@ -140,26 +146,29 @@ class Totals:
 
 
 def fleet_totals(
-    recommendations: Iterable[Recommendation], home_account: str | None = None, *, rounded: bool = True
+    recommendations: Iterable[Recommendation], scope: ActionScope | None = None, *, rounded: bool = True
 ) -> Totals:
     """The one definition of the report's totals (CLI and Slack alike). `rounded=False` keeps exact sums, for
     totals that are added up later (shards of a fleet)."""
     recs = list(recommendations)
     money: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
+    net: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     count: Counter[Category] = Counter()
-    cost = actionable = Decimal(0)
+    cost = actionable = actionable_net = Decimal(0)
     actionable_count = unpriced = 0
     for rec in recs:
         if rec.monthly_cost is None:
             unpriced += 1
         else:
             cost += rec.monthly_cost
-        kind = category(rec, home_account)
+        kind = category(rec, scope)
         delta = rec.monthly_savings or Decimal(0)
         money[kind] += abs(delta)
+        net[kind] += rec.net_savings or Decimal(0)
         count[kind] += 1
-        if kind is Category.SAVING and one_click(rec, home_account):
+        if kind is Category.SAVING and one_click(rec, scope):
             actionable += delta
+            actionable_net += rec.net_savings or Decimal(0)
             actionable_count += 1
     findings = Counter(rec.finding for rec in recs)
     totals = Totals(
@@ -175,6 +184,9 @@ def fleet_totals(
         additional_cost=money[Category.UPSIZE],
         upsize_count=count[Category.UPSIZE],
         by_finding={finding.value: findings[finding] for finding in Finding},
+        monthly_savings_net=net[Category.SAVING],
+        actionable_savings_net=actionable_net,
+        other_owner_savings_net=net[Category.OTHER_OWNER],
     )
     return totals.rounded() if rounded else totals
 
@@ -184,15 +196,20 @@ def _plain(text: str) -> str:
 
 
 def money_sentences(totals: Totals, strong: Callable[[str], str] = _plain) -> list[str]:
-    """The totals in words, shared by the CLI's table footer and the Slack summary (`strong`: Slack's bold)."""
+    """The totals in words, shared by the CLI's table footer and the Slack summary (`strong`: Slack's bold).
+    List-price and net savings side by side: net counts the Reserved Instances, Savings Plans and capacity
+    reservations that keep costing whatever one does to the hosts they pay for."""
     lines = [
         f"{strong(usd(totals.monthly_savings) + '/month')} can be saved across {strong(str(totals.savings_count))} "
-        f"recommendation(s) ({strong(usd(totals.actionable_savings) + '/month')} with one click)."
+        f"recommendation(s) ({strong(usd(totals.actionable_savings) + '/month')} with one click).",
+        f"Net of reservations and Savings Plans: {strong(usd(totals.monthly_savings_net) + '/month')} "
+        f"({usd(totals.actionable_savings_net)}/month with one click).",
     ]
     if totals.other_owner_count:
         lines.append(
-            f"{strong(usd(totals.other_owner_savings) + '/month')} more needs another owner: "
-            f"{totals.other_owner_count} host(s) in an Auto Scaling group, on Spot or in another account."
+            f"{strong(usd(totals.other_owner_savings) + '/month')} more ({usd(totals.other_owner_savings_net)} net) "
+            f"needs another owner: {totals.other_owner_count} host(s) in an Auto Scaling group, on Spot "
+            "or out of reach."
         )
     if totals.upsize_count:
         lines.append(
@@ -217,15 +234,22 @@ class FleetReport:
     lookback_days: int
     recommendations: tuple[Recommendation, ...]
     warnings: tuple[str, ...] = ()
-    home_account: str | None = None  # where the resize workflow acts; None: treat every account as home
+    home_account: str | None = None  # the deployment's (the CLI: the caller's) account; None: unknown
     failures: tuple[TargetFailure, ...] = field(default=())
+    scope: ActionScope | None = None  # where one click acts; None: the home account, any region
     # Set when the report is the head of a larger fleet (services.ranking): `recommendations` then hold only
     # the top of the ranking and a sample of hosts without metrics, and these are the whole fleet's totals.
     fleet: Totals | None = None
 
     @property
+    def action_scope(self) -> ActionScope | None:
+        if self.scope is not None:
+            return self.scope
+        return ActionScope.of(self.home_account) if self.home_account else None
+
+    @property
     def totals(self) -> Totals:
-        return self.fleet if self.fleet is not None else fleet_totals(self.recommendations, self.home_account)
+        return self.fleet if self.fleet is not None else fleet_totals(self.recommendations, self.action_scope)
 
 
 def build_report(
@@ -236,14 +260,16 @@ def build_report(
     *,
     home_account: str | None = None,
     failures: Sequence[TargetFailure] = (),
+    scope: ActionScope | None = None,
 ) -> FleetReport:
     return FleetReport(
         generated_at=generated_at,
         lookback_days=lookback_days,
         recommendations=tuple(sorted(recommendations, key=savings_key)),
         warnings=tuple(dict.fromkeys(warnings)),
-        home_account=home_account or None,
+        home_account=(scope.home_account if scope else home_account) or None,
         failures=tuple(failures),
+        scope=scope,
     )
 
 
@@ -283,6 +309,7 @@ EVIDENCE_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("daily_accelerator_mean_pct", "daily_accelerator_mean", 1),
     ("idle_hours_per_week", "idle_hours_per_week", 0),
     ("schedule", "schedule", -1),  # text: as is
+    ("busy_windows_utc", "busy_windows", -1),  # [first hour of the week, hours] pairs: as is
 )
 
 
@@ -291,7 +318,7 @@ def evidence_json(evidence: Evidence) -> dict[str, Any]:
     for key, attribute, digits in EVIDENCE_FIELDS:
         value = getattr(evidence, attribute)
         if digits < 0:
-            document[key] = value
+            document[key] = [list(item) for item in value] if isinstance(value, tuple) else value
         elif isinstance(value, tuple):
             document[key] = [_rounded(item, digits) for item in value]
         else:
@@ -299,7 +326,7 @@ def evidence_json(evidence: Evidence) -> dict[str, Any]:
     return document
 
 
-def recommendation_json(rec: Recommendation, home_account: str | None = None) -> dict[str, Any]:
+def recommendation_json(rec: Recommendation, scope: ActionScope | None = None) -> dict[str, Any]:
     return {
         "recommendation_id": rec.recommendation_id,
         "account_id": rec.account_id,
@@ -309,15 +336,18 @@ def recommendation_json(rec: Recommendation, home_account: str | None = None) ->
         "availability_zone": rec.availability_zone,
         "state": rec.state,
         "instance_type": rec.instance_type,
+        "team": rec.team,
         "finding": rec.finding.value,
         "target_type": rec.target_type,
         "monthly_cost_usd": _usd(rec.monthly_cost),
         "monthly_cost_after_usd": _usd(rec.monthly_cost_after),
         "monthly_savings_usd": _usd(rec.monthly_savings),
-        "category": category(rec, home_account).value,
+        "monthly_savings_net_usd": _usd(rec.net_savings),
+        "category": category(rec, scope).value,
         "confidence": rec.confidence.value,
-        "actionable": one_click(rec, home_account),
-        "not_actionable_reason": not_actionable_reason(rec, home_account),
+        "actionable": one_click(rec, scope),
+        "action": rec.action.value if one_click(rec, scope) and rec.action else None,
+        "not_actionable_reason": not_actionable_reason(rec, scope),
         "reasons": list(rec.reasons),
         "alternatives": [
             {
@@ -329,8 +359,15 @@ def recommendation_json(rec: Recommendation, home_account: str | None = None) ->
             for alt in rec.alternatives
         ],
         "auto_scaling_group": rec.asg_name,
+        "consolidation": consolidation_json(rec.consolidation),
         "evidence": evidence_json(rec.evidence),
     }
+
+
+def consolidation_json(plan: Consolidation | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    return {"group": plan.group, "hosts": list(plan.hosts), "keep": list(plan.keep), "target_type": plan.target_type}
 
 
 def totals_json(totals: Totals) -> dict[str, Any]:
@@ -347,6 +384,9 @@ def totals_json(totals: Totals) -> dict[str, Any]:
         "additional_cost_usd": _usd(totals.additional_cost),
         "upsize_recommendations": totals.upsize_count,
         "by_finding": totals.by_finding,
+        "monthly_savings_net_usd": _usd(totals.monthly_savings_net),
+        "actionable_savings_net_usd": _usd(totals.actionable_savings_net),
+        "other_owner_savings_net_usd": _usd(totals.other_owner_savings_net),
     }
 
 
@@ -356,7 +396,7 @@ def report_json(report: FleetReport) -> dict[str, Any]:
         "generated_at": report.generated_at.isoformat(),
         "lookback_days": report.lookback_days,
         "home_account": report.home_account,
-        "recommendations": [recommendation_json(rec, report.home_account) for rec in report.recommendations],
+        "recommendations": [recommendation_json(rec, report.action_scope) for rec in report.recommendations],
         "totals": totals_json(report.totals),
         "warnings": list(report.warnings),
         "failed_targets": [

@@ -88,6 +88,7 @@ def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Inst
         ena_support=raw.get("EnaSupport") is not False,  # absent: unknown, checked again before a resize
         uses_efa=any(ni.get("InterfaceType") == "efa" for ni in interfaces),
         platform=(raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX").lower(),
+        capacity_reservation_id=raw.get("CapacityReservationId") or None,
     )
 
 

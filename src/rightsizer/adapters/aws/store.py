@@ -23,7 +23,8 @@ a partition each, so a day's writes spread over the table instead of queueing on
   MESSAGE#<channel>#<ts>      / MESSAGE                         a posted report message (to edit it later)
   SHOWN#<rec id>              / <channel>#<ts>                  the messages showing a recommendation's buttons
   REPORTPOST#<post key>       / <index>                         a daily report's posted messages (to resume)
-  LOCK#<instance id>          / LOCK                            the resize workflow's per-instance lock
+  LOCK#<instance id>          / LOCK                            the instance workflow's per-instance lock
+  SCHEDULE                    / <acct>#<region>#<id>            a stop/start schedule pair the workflow created
   IDEMPOTENCY#<function>      / <function>#<hash>               Powertools idempotency records
 Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
 idempotency records use as well.
@@ -46,9 +47,18 @@ from rightsizer.adapters import bundled
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.prices import PriceBook
-from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, Window
+from rightsizer.services.ports import (
+    Approval,
+    ApprovalUpdate,
+    AuditEntry,
+    Decision,
+    PostedMessage,
+    ScheduleRecord,
+    Window,
+)
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
     from rightsizer.services.collect import RegionContext
@@ -113,6 +123,7 @@ def _context_item(context: RegionContext) -> dict[str, Any]:
         "prices": context.prices,
         "warnings": list(context.warnings),
         "accelerators": context.accelerators,
+        "commitments": context.commitments,
     }
 
 
@@ -134,6 +145,8 @@ def _context_of(raw: Mapping[str, Any]) -> RegionContext:
         prices=from_jsonable(PriceBook, raw["prices"]),
         warnings=tuple(raw["warnings"]),
         accelerators=int(raw.get("accelerators", 0)),
+        # Plans stored before commitments were read have none: savings at list price.
+        commitments=from_jsonable(Commitments, raw.get("commitments") or {}),
     )
 
 
@@ -213,9 +226,17 @@ class DynamoStore:
                 return run
         return None
 
-    def put_region(self, run: str, context: RegionContext, shards: Sequence[Sequence[Instance]]) -> None:
-        """A region's plan: its context once, each shard's instances, and the marker that lists the region in
-        the run. Same run, same keys: a re-planned region overwrites, never duplicates."""
+    def put_region(
+        self,
+        run: str,
+        context: RegionContext,
+        shards: Sequence[Sequence[Instance]],
+        covers: Mapping[str, CoverRef] | None = None,
+    ) -> None:
+        """A region's plan: its context once (with its commitments), each shard's instances and what covers each
+        on the bill, and the marker that lists the region in the run. Same run, same keys: a re-planned region
+        overwrites, never duplicates."""
+        covers = covers or {}
         expiration = _expires(context.collected_at, RUN_RETENTION)
         scope = f"SCOPE#{run}#{context.account_id}#{context.region}"
         with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
@@ -229,6 +250,9 @@ class DynamoStore:
                         "PK": scope,
                         "SK": _shard_key("SHARD", index),
                         "data": _pack(list(instances)),
+                        "covers": _pack(
+                            {i.instance_id: covers[i.instance_id] for i in instances if i.instance_id in covers}
+                        ),
                         TTL_ATTRIBUTE: expiration,
                     }
                 )
@@ -249,9 +273,16 @@ class DynamoStore:
             return None
         return _context_of(_unpack(item["data"])), int(marker.get("shards", 0))
 
-    def shard(self, run: str, account_id: str, region: str, index: int) -> tuple[Instance, ...]:
+    def shard(
+        self, run: str, account_id: str, region: str, index: int
+    ) -> tuple[tuple[Instance, ...], dict[str, CoverRef]]:
+        """A planned shard's instances, and what covers each of them on the bill (hosts nothing covers: absent)."""
         item = self._get(f"SCOPE#{run}#{account_id}#{region}", _shard_key("SHARD", index))
-        return () if item is None else tuple(from_jsonable(Instance, i) for i in _unpack(item["data"]))
+        if item is None:
+            return (), {}
+        instances = tuple(from_jsonable(Instance, i) for i in _unpack(item["data"]))
+        refs = _unpack(item["covers"]) if "covers" in item else {}  # plans written before covers were: none
+        return instances, {iid: from_jsonable(CoverRef, ref) for iid, ref in refs.items()}
 
     def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None:
         """Instance ids of the region in the newest earlier run that planned it (None: no such run kept)."""
@@ -264,7 +295,7 @@ class DynamoStore:
             return {
                 i.instance_id
                 for index in range(int(marker.get("shards", 0)))
-                for i in self.shard(earlier, account_id, region, index)
+                for i in self.shard(earlier, account_id, region, index)[0]
             }
         return None
 
@@ -669,6 +700,23 @@ class DynamoStore:
                 return False
             raise
         return True
+
+    # -- stop/start schedules the instance workflow created ------------------------------------------
+
+    def put_schedule(self, record: ScheduleRecord) -> None:
+        """Record a schedule pair (the notifier, when the workflow reports it created). Idempotent."""
+        self._table.put_item(Item={"PK": "SCHEDULE", "SK": record.key, "data": json.dumps(to_jsonable(record))})
+
+    def schedule(self, account_id: str, region: str, instance_id: str) -> ScheduleRecord | None:
+        item = self._get("SCHEDULE", _instance_key(account_id, region, instance_id))
+        return None if item is None else from_jsonable(ScheduleRecord, json.loads(item["data"]))
+
+    def schedules(self) -> list[ScheduleRecord]:
+        items = self._query(KeyConditionExpression=Key("PK").eq("SCHEDULE"))
+        return [from_jsonable(ScheduleRecord, json.loads(item["data"])) for item in items]
+
+    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None:
+        self._table.delete_item(Key={"PK": "SCHEDULE", "SK": _instance_key(account_id, region, instance_id)})
 
     # -- Slack replay guard ----------------------------------------------------------------------
 

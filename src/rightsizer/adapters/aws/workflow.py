@@ -1,4 +1,5 @@
-"""Starts the guarded resize state machine (statemachine/resize.asl.json): one execution per approval.
+"""Starts the instance workflow (statemachine/resize.asl.json: resize, stop, schedule, unschedule): one execution
+per approval, in the state machine of the host's region, acting through the action role of the host's account.
 
 Two layers keep a retry from resizing twice:
   1. The execution name is derived from the recommendation id. Step Functions refuses a second execution
@@ -14,14 +15,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from rightsizer.adapters.codec import to_jsonable
-from rightsizer.services.approvals import ResizeScope
+from rightsizer.domain.models import ActionKind
+from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 from rightsizer.services.ports import Approval
 from rightsizer.settings import Settings
 
@@ -32,6 +36,7 @@ AUDIT_RETENTION = timedelta(days=800)
 IDEMPOTENCY_TTL = timedelta(days=90)
 IDEMPOTENCY_PK = "IDEMPOTENCY#resize-start"
 RESIZABLE_STATES = ("running", "stopped")
+SCHEDULER_ROLE_NAME = "GpuRightsizerScheduler"  # member-account/template.yaml's role EventBridge Scheduler runs as
 # statemachine/resize.asl.json's TimeoutSeconds: no execution outlives it, so a lock older than this (plus a
 # margin for the start) belongs to an execution that has ended without releasing it.
 EXECUTION_TIMEOUT = timedelta(hours=3)
@@ -59,6 +64,50 @@ def execution_name(recommendation_id: str) -> str:
     return f"{clean[: _NAME_MAX - len(digest) - 1]}-{digest}"
 
 
+@dataclass(frozen=True)
+class ActionRoles:
+    """The roles an action runs as: the workflow assumes the action role of the host's account (task Credentials),
+    and EventBridge Scheduler runs a schedule pair as that account's scheduler role. The stack's own account has
+    roles of its own (template.yaml); member accounts have the roles member-account/template.yaml creates."""
+
+    home_account: str
+    action_role_arn: str
+    scheduler_role_arn: str
+    member_action_role_name: str = ACTION_ROLE_NAME
+    member_scheduler_role_name: str = SCHEDULER_ROLE_NAME
+    partition: str = "aws"
+
+    @classmethod
+    def of_state_machine(cls, state_machine_arn: str) -> ActionRoles:
+        """Member-style role names in the state machine's own account (tests and hand-started workflows)."""
+        parts = state_machine_arn.split(":")
+        account, partition = (parts[4], parts[1]) if len(parts) == 7 else ("", "aws")
+        return cls(
+            home_account=account,
+            action_role_arn=f"arn:{partition}:iam::{account}:role/{ACTION_ROLE_NAME}",
+            scheduler_role_arn=f"arn:{partition}:iam::{account}:role/{SCHEDULER_ROLE_NAME}",
+            partition=partition,
+        )
+
+    def action_role(self, account_id: str) -> str:
+        if account_id == self.home_account and self.action_role_arn:
+            return self.action_role_arn
+        return f"arn:{self.partition}:iam::{account_id}:role/{self.member_action_role_name}"
+
+    def scheduler_role(self, account_id: str) -> str:
+        if account_id == self.home_account and self.scheduler_role_arn:
+            return self.scheduler_role_arn
+        return f"arn:{self.partition}:iam::{account_id}:role/{self.member_scheduler_role_name}"
+
+
+def in_region(state_machine_arn: str, region: str) -> str:
+    """The same state machine in another region: each action region runs a copy named like the home one."""
+    parts = state_machine_arn.split(":")
+    if len(parts) != 7 or parts[5] != "stateMachine":
+        raise ValueError(f"not a state machine ARN: {state_machine_arn}")
+    return ":".join([*parts[:3], region, *parts[4:]])
+
+
 def execution_arn(state_machine_arn: str, name: str) -> str:
     """arn:<p>:states:<r>:<acct>:stateMachine:<sm>  ->  arn:<p>:states:<r>:<acct>:execution:<sm>:<name>."""
     parts = state_machine_arn.split(":")
@@ -68,7 +117,8 @@ def execution_arn(state_machine_arn: str, name: str) -> str:
 
 
 class StepFunctionsResizeWorkflow:
-    """`ResizeWorkflow` on Step Functions. `client` is a boto3 `stepfunctions` client.
+    """`ResizeWorkflow` (every action, not only resizes) on Step Functions. `client` is a boto3 `stepfunctions`
+    client of the home region; `client_for(region)` gives one for another action region.
 
     `expected_state` ("running" / "stopped") is the state the recommendation saw; the workflow refuses
     when the host is no longer in it. `Approval` does not carry it, so it comes from `start(...,
@@ -89,6 +139,10 @@ class StepFunctionsResizeWorkflow:
         expected_state_of: Callable[[str], str | None] | None = None,
         persistence_store: Any | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        scope: ActionScope | None = None,
+        roles: ActionRoles | None = None,
+        schedule_group: str = "default",
+        client_for: Callable[[str], Any] | None = None,
     ) -> None:
         if not (0 <= wait_seconds <= MAX_WAIT_SECONDS and 1 <= max_polls <= MAX_POLLS):
             raise ValueError(f"wait_seconds must be 0..{MAX_WAIT_SECONDS} and max_polls 1..{MAX_POLLS}")
@@ -101,6 +155,12 @@ class StepFunctionsResizeWorkflow:
         self._max_polls = max_polls
         self._expected_state_of = expected_state_of
         self._clock = clock
+        self._roles = roles or ActionRoles.of_state_machine(state_machine_arn)
+        home_region = state_machine_arn.split(":")[3] if state_machine_arn.count(":") == 6 else ""
+        self._scope = scope or ActionScope.of(self._roles.home_account, {home_region})
+        self._home_region = home_region
+        self._schedule_group = schedule_group
+        self._client_for = client_for
         self._idempotent_start: Callable[..., str] | None = None
         self._idempotency_config: Any | None = None
         if persistence_store is not None:
@@ -136,16 +196,29 @@ class StepFunctionsResizeWorkflow:
         *,
         dynamodb_client: Any | None = None,
         expected_state_of: Callable[[str], str | None] | None = None,
+        client_for: Callable[[str], Any] | None = None,
     ) -> StepFunctionsResizeWorkflow:
         """Wired like the deployed stack: the tag keys the IAM policy and the analyzer use, the state machine
-        from RESIZE_STATE_MACHINE_ARN, and idempotency records in the table when there is one."""
+        from RESIZE_STATE_MACHINE_ARN, the action scope and roles, and idempotency records in the table."""
         if not settings.resize_state_machine_arn:
             raise ValueError("RESIZE_STATE_MACHINE_ARN is not set")
+        partition, home = settings.resize_state_machine_arn.split(":")[1], settings.home_account
         options: dict[str, Any] = {
             "managed_tag_key": settings.managed_tag_key,
             "opt_out_tag": settings.policy.opt_out_tag,
             "expected_state_of": expected_state_of,
             "wait_seconds": settings.resize_poll_seconds,
+            "scope": settings.action_scope,
+            "roles": ActionRoles(
+                home_account=home,
+                action_role_arn=settings.action_role_arn,
+                scheduler_role_arn=settings.scheduler_role_arn,
+                member_action_role_name=settings.member_action_role_name,
+                member_scheduler_role_name=settings.scheduler_role_name,
+                partition=partition,
+            ),
+            "schedule_group": settings.schedule_group,
+            "client_for": client_for,
         }
         if settings.table_name:
             return cls.with_idempotency(
@@ -191,10 +264,16 @@ class StepFunctionsResizeWorkflow:
         approved_at = str(approval["approved_at"])
         expires = int((datetime.fromisoformat(approved_at) + AUDIT_RETENTION).timestamp())
         lock_until = self._clock().astimezone(UTC) + LOCK_TTL
-        return {
+        action = ActionKind(approval.get("action") or ActionKind.RESIZE)
+        account_id = str(approval["account_id"])
+        payload: dict[str, Any] = {
             "recommendation_id": approval["recommendation_id"],
             "instance_id": approval["instance_id"],
+            "account_id": account_id,
             "region": approval["region"],
+            "action": action.value,
+            "change": _change_text(action, approval),
+            "action_role_arn": self._roles.action_role(account_id),
             "expected_type": approval["from_type"],
             "target_type": approval["to_type"],
             "expected_state": expected_state,
@@ -211,15 +290,40 @@ class StepFunctionsResizeWorkflow:
             "lock_expires_at": lock_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "lock_expiration": str(int(lock_until.timestamp())),
         }
+        plan = approval.get("schedule")
+        if action in (ActionKind.SCHEDULE, ActionKind.UNSCHEDULE):
+            if not isinstance(plan, dict):
+                raise ValueError(f"a {action.value} approval needs its schedule plan")
+            stop_name, start_name = schedule_names(str(approval["instance_id"]))
+            role = self._roles.scheduler_role(account_id)
+            instance = json.dumps({"InstanceIds": [approval["instance_id"]]})
+            payload["schedule"] = {
+                "group": self._schedule_group,
+                "stop_name": stop_name,
+                "start_name": start_name,
+                "stop_cron": str(plan["stop_cron"]),
+                "start_cron": str(plan["start_cron"]),
+                "time_zone": str(plan["time_zone"]),
+                "description": str(plan["description"]),
+                "scheduler_role_arn": role,
+                # What each schedule does when it fires: EventBridge Scheduler's universal target for EC2, run as
+                # the account's scheduler role (tag-scoped, opt-out honoured at every firing).
+                "stop_target": _target("stopInstances", role, instance),
+                "start_target": _target("startInstances", role, instance),
+            }
+        return payload
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
         name = execution_name(str(approval["recommendation_id"]))
         payload = json.dumps(self.execution_input(approval, expected_state), sort_keys=True)
+        region = str(approval["region"])
+        machine = in_region(self.state_machine_arn, region)
+        client = self._client if region == self._home_region or self._client_for is None else self._client_for(region)
         try:
-            response = self._client.start_execution(stateMachineArn=self.state_machine_arn, name=name, input=payload)
+            response = client.start_execution(stateMachineArn=machine, name=name, input=payload)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
-                return execution_arn(self.state_machine_arn, name)
+                return execution_arn(machine, name)
             raise
         return str(response["executionArn"])
 
@@ -227,16 +331,32 @@ class StepFunctionsResizeWorkflow:
         return self._expected_state_of(recommendation_id) if self._expected_state_of else None
 
     def _check_scope(self, approval: Approval) -> None:
-        # The workflow's SDK calls run with its own role in its own region: it cannot reach a host in a
-        # member account or another region, and would refuse it only after a confusing "not found".
-        # (approvals.approve refuses these first; this guards every other caller.)
-        scope = ResizeScope.of_state_machine(self.state_machine_arn)
-        if scope is None or not scope.covers(approval.account_id, approval.region):
-            where = f"{scope.account_id}/{scope.region}" if scope else "unknown"
-            raise ValueError(
-                f"{approval.instance_id} is in {approval.account_id}/{approval.region}; the resize workflow "
-                f"only manages instances in its own account and region ({where})"
-            )
+        # approvals.approve refuses these first, with the same words; this guards every other caller, which
+        # would otherwise get a confusing "not found" from a workflow that cannot reach the host.
+        refusal = self._scope.refusal(approval.instance_id, approval.account_id, approval.region)
+        if refusal is not None:
+            raise ValueError(refusal.replace("`", ""))
+
+
+def _target(operation: str, role_arn: str, instance_input: str) -> dict[str, Any]:
+    return {
+        "Arn": f"arn:aws:scheduler:::aws-sdk:ec2:{operation}",
+        "RoleArn": role_arn,
+        "Input": instance_input,
+        "RetryPolicy": {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 3600},
+    }
+
+
+def _change_text(action: ActionKind, approval: Mapping[str, Any]) -> str:
+    """The change in words, for the workflow's audit entries and messages ("The {change} failed: ...")."""
+    if action is ActionKind.RESIZE:
+        return f"resize to {approval['to_type']}"
+    if action is ActionKind.STOP:
+        return "stop"
+    plan = approval.get("schedule") or {}
+    if action is ActionKind.SCHEDULE:
+        return f"stop/start schedule ({plan.get('description', '')})"
+    return "removal of the stop/start schedule"
 
 
 def idempotency_store(table_name: str, dynamodb_client: Any | None = None) -> Any:

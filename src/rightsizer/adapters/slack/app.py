@@ -30,8 +30,8 @@ from rightsizer.adapters.slack.edge import Rejection, Verified, verify
 from rightsizer.adapters.slack.messages import MessageBoard, MessageStore
 from rightsizer.domain.models import Recommendation
 from rightsizer.services import approvals
-from rightsizer.services.approvals import ActionResult, DurationError, Outcome, ResizeScope
-from rightsizer.services.ports import Approval, Decision, ResizeWorkflow
+from rightsizer.services.approvals import ActionResult, DurationError, Outcome
+from rightsizer.services.ports import Approval, Decision, ResizeWorkflow, ScheduleRecord
 from rightsizer.services.ranking import Ranking
 from rightsizer.services.report import FleetReport, build_report
 from rightsizer.settings import Settings
@@ -61,6 +61,8 @@ class SlackStore(approvals.ApprovalStore, MessageStore, Protocol):
 
     def claim_request(self, digest: str, now: datetime, keep: timedelta = ...) -> bool: ...
 
+    def schedules(self) -> list[ScheduleRecord]: ...
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -72,7 +74,7 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class Command:
-    name: str  # help | report | top | show | why | snooze
+    name: str  # help | report | top | show | why | snooze | schedules
     instance_id: str = ""
     count: int = 0
     duration: timedelta | None = None
@@ -92,8 +94,8 @@ def parse_command(text: str, default_top: int = 10) -> Command:
     shown = blocks.escape(tokens[0][:30])
     if verb in ("help", "?", "-h", "--help"):
         return Command("help")
-    if verb == "report":
-        return Command("report", error="`report` takes no arguments.") if args else Command("report")
+    if verb in ("report", "schedules"):
+        return Command(verb, error=f"`{verb}` takes no arguments.") if args else Command(verb)
     if verb == "top":
         if not args:
             return Command("top", count=default_top)
@@ -252,7 +254,7 @@ def build_app(
     slack = settings.slack
     command_name = slack.command if slack.command.startswith("/") else f"/{slack.command}"
     bot_token = client.token
-    scope = ResizeScope.of_state_machine(settings.resize_state_machine_arn)
+    scope = settings.action_scope if settings.home_account else None
 
     def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
         # A single-workspace app: the token is known. Bolt's default would call auth.test on the first
@@ -290,7 +292,7 @@ def build_app(
         if slack.approver_group:
             who.append(f"members of <!subteam^{slack.approver_group}>")
         names = ", ".join(who) or "nobody (no approvers are configured: see docs/connect-slack.md)"
-        return f":lock: Only approvers can start a resize: {names}. Your attempt was recorded in the audit log."
+        return f":lock: Only approvers can approve actions: {names}. Your attempt was recorded in the audit log."
 
     # -- slash command -------------------------------------------------------------------------
 
@@ -321,6 +323,8 @@ def build_app(
 
     def _answer(parsed: Command, user: str, board: MessageBoard) -> list[dict[str, Any]]:
         now = clock()
+        if parsed.name == "schedules":
+            return [blocks.schedules_message(store.schedules()).payload()]
         if parsed.name in ("report", "top"):
             decisions = store.active_decisions(now)
             report, elsewhere = _ranked_report(now, decisions)
@@ -356,8 +360,8 @@ def build_app(
         not in it (read by key: one per snoozed or dismissed host), so the visible totals are exact."""
         ranking = store.ranking()
         if ranking is None:  # nothing analysed yet
-            return build_report((), now, settings.lookback_days, home_account=settings.home_account_id), []
-        report = ranking.report(now, settings.lookback_days, settings.home_account_id)
+            return build_report((), now, settings.lookback_days, scope=scope), []
+        report = ranking.report(now, settings.lookback_days, scope)
         shown = {rec.recommendation_id for rec in report.recommendations}
         elsewhere = []
         for instance_id in dict.fromkeys(decision.instance_id for decision in decisions):
@@ -392,20 +396,19 @@ def build_app(
         run.__name__ = f"lazy_{handler.__name__}"  # Bolt finds the lazy function by name on re-invocation
         return run
 
-    def approve_resize(talk: _Conversation, web: WebClient) -> None:
-        click = talk.click
-
+    def open_thread_in(web: WebClient) -> Callable[[Approval], tuple[str, str] | None]:
         def open_thread(approval: Approval) -> tuple[str, str] | None:
-            # Approved from an ephemeral answer (`top`, `show`), which has no thread: open one in the report
-            # channel, before the workflow starts, so the notifier finds it for the very first event.
-            rec = store.recommendation(approval.recommendation_id)
-            if not slack.channel or rec is None:
+            # Approved from an ephemeral answer (`top`, `show`, `schedules`), which has no thread: open one in the
+            # report channel, before the workflow starts, so the notifier finds it for the very first event.
+            if not slack.channel:
                 return None
+            rec = store.recommendation(approval.recommendation_id)
+            head = [blocks.recommendation_section(rec).to_dict()] if rec is not None else []
             try:
                 root = web.chat_postMessage(
                     channel=slack.channel,
                     text=blocks.approved_note(approval),
-                    blocks=[blocks.recommendation_section(rec).to_dict(), blocks.note_block(approval)],
+                    blocks=[*head, blocks.note_block(approval)],
                     unfurl_links=False,
                 )
             except SlackApiError as error:  # e.g. not_in_channel: approve anyway, without a thread
@@ -413,23 +416,60 @@ def build_app(
                 return None
             return slack.channel, str(root["ts"])
 
-        result = approvals.approve(
+        return open_thread
+
+    def approve_with(capacity_risk_confirmed: bool) -> Callable[[_Conversation, WebClient], None]:
+        def approve_action(talk: _Conversation, web: WebClient) -> None:
+            click = talk.click
+            result = approvals.approve(
+                store,
+                workflow_factory,
+                click.recommendation_id,
+                click.user,
+                is_approver=is_approver_via(web),
+                now=clock(),
+                scope=scope,
+                time_zone=lambda rec: settings.time_zone_of(rec.team),
+                capacity_risk_confirmed=capacity_risk_confirmed,
+                slack_channel="" if click.ephemeral else click.channel,
+                slack_ts="" if click.ephemeral else click.message_ts,
+                open_thread=open_thread_in(web),
+            )
+            if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
+                _started(talk, web, result.recommendation, result.approval)
+                return
+            if result.cause:  # for operators; the clicker gets a sentence without exception names
+                logger.error(
+                    "action not started", extra={"cause": result.cause, "recommendation": click.recommendation_id}
+                )
+            talk.tell(_approve_answer(result))
+
+        approve_action.__name__ = "approve_with_capacity_risk" if capacity_risk_confirmed else "approve_action"
+        return approve_action
+
+    def remove_schedule(talk: _Conversation, web: WebClient) -> None:
+        click = talk.click
+        result = approvals.remove_schedule(
             store,
             workflow_factory,
-            click.recommendation_id,
+            click.recommendation_id,  # the button's value: the schedule's key
             click.user,
             is_approver=is_approver_via(web),
             now=clock(),
-            scope=scope,
-            slack_channel="" if click.ephemeral else click.channel,
-            slack_ts="" if click.ephemeral else click.message_ts,
-            open_thread=open_thread,
+            open_thread=open_thread_in(web),
         )
-        if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
-            _started(talk, web, result.recommendation, result.approval)
+        if result.outcome is Outcome.STARTED and result.approval is not None:
+            approval = result.approval
+            where = f" Progress in <#{approval.slack_channel}>." if approval.slack_channel else ""
+            talk.tell(f":wastebasket: Removing the stop/start schedule of `{approval.instance_id}`.{where}")
             return
-        if result.cause:  # for operators; the clicker gets a sentence without exception names
-            logger.error("resize not started", extra={"cause": result.cause, "recommendation": click.recommendation_id})
+        if result.cause:
+            logger.error(
+                "schedule removal not started", extra={"cause": result.cause, "schedule": click.recommendation_id}
+            )
+        if result.outcome is Outcome.NOT_FOUND:
+            talk.tell(f"There is no schedule for that host any more (`{command_name} schedules` lists them).")
+            return
         talk.tell(_approve_answer(result))
 
     def _started(talk: _Conversation, web: WebClient, rec: Recommendation, approval: Approval) -> None:
@@ -452,16 +492,23 @@ def build_app(
         if result.outcome is Outcome.ALREADY_APPROVED:
             existing = result.approval
             if existing is None:
-                return "This resize has already been approved."
+                return "This has already been approved."
             execution = f", execution `{existing.execution_arn.rsplit(':', 1)[-1]}`" if existing.execution_arn else ""
             return (
                 f"Already approved by <@{existing.approver}> (status {existing.status}{execution}). "
                 "Nothing was started twice."
             )
         if result.outcome is Outcome.NOT_ACTIONABLE:
-            return "There is no in-place resize to approve for this recommendation (see `show` for the advice)."
+            return "There is no one-click action to approve for this recommendation (see `show` for the advice)."
         if result.outcome is Outcome.OUT_OF_SCOPE:
-            return f":no_entry_sign: Not approved: {result.detail}"
+            return f":no_entry_sign: Not approved: {result.detail}."
+        if result.outcome is Outcome.NEEDS_CONFIRMATION:
+            return (
+                f":warning: Not approved: {blocks.escape(result.detail)}. Use the button that names the capacity risk "
+                f"(`{command_name} show <instance-id>` shows it) if the host may stay stopped."
+            )
+        if result.outcome is Outcome.NO_SCHEDULE:
+            return f":calendar: Not approved: {blocks.escape(result.detail)}."
         if result.outcome is Outcome.HIDDEN and result.decision is not None:
             return _hidden_answer(result.decision)
         return f":x: Not started: {blocks.escape(result.detail)}. Approve again in a minute to retry."
@@ -490,7 +537,9 @@ def build_app(
         else:
             talk.tell(SUPERSEDED.format(command=command_name))
 
-    app.action(blocks.ACTION_APPROVE)(ack=ack_button, lazy=[guarded(approve_resize)])
+    app.action(blocks.ACTION_APPROVE)(ack=ack_button, lazy=[guarded(approve_with(capacity_risk_confirmed=False))])
+    app.action(blocks.ACTION_APPROVE_SCARCE)(ack=ack_button, lazy=[guarded(approve_with(capacity_risk_confirmed=True))])
+    app.action(blocks.ACTION_REMOVE_SCHEDULE)(ack=ack_button, lazy=[guarded(remove_schedule)])
     app.action(blocks.ACTION_DISMISS)(ack=ack_button, lazy=[guarded(dismiss)])
     app.action(blocks.ACTION_SNOOZE)(ack=ack_button, lazy=[guarded(snooze)])
     return app
@@ -578,12 +627,18 @@ def step_functions_workflow(
         if session is None:
             import boto3
 
-            client = boto3.client("stepfunctions", region_name=settings.home_region)
+            make: Callable[..., Any] = boto3.client
         else:
-            client = session.client("stepfunctions", region_name=settings.home_region)
+            make = session.client
+
+        def client_for(region: str) -> Any:  # the instance workflow of another action region
+            return make("stepfunctions", region_name=region)
+
         # Two guards: the approval's conditional write elects a single starter, and Powertools idempotency
         # (records in our table) plus the deterministic execution name make a retried start a no-op.
-        workflow = StepFunctionsResizeWorkflow.from_settings(settings, client, expected_state_of=expected_state)
+        workflow = StepFunctionsResizeWorkflow.from_settings(
+            settings, client_for(settings.home_region), expected_state_of=expected_state, client_for=client_for
+        )
         if lambda_context is not None:
             # Lets Powertools expire an in-progress idempotency record if this invocation times out.
             workflow.register_lambda_context(lambda_context())

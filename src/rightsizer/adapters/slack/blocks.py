@@ -25,10 +25,11 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from rightsizer.domain.models import Finding, Recommendation
-from rightsizer.services.approvals import ResizeScope, can_resize, hidden_by, split_hidden
+from rightsizer.domain.models import ActionKind, Finding, Recommendation
+from rightsizer.domain.scope import ActionScope
+from rightsizer.services.approvals import can_act, hidden_by, needs_capacity_confirmation, split_hidden
 from rightsizer.services.formatting import shorten, sparkline, usd
-from rightsizer.services.ports import Approval, Decision
+from rightsizer.services.ports import Approval, Decision, ScheduleRecord
 from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, money_sentences
 
 MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
@@ -37,14 +38,19 @@ CONTEXT_TEXT_MAX = 2000
 MAX_TOP = 25  # `/gpu top N`: two ephemeral messages at most
 
 ACTION_APPROVE = "rightsizer_approve"
+# Approving a stop or schedule of a scarce type (p4d, p5, trn...): a button of its own, so the server knows the
+# approver saw that restart capacity is not guaranteed (a plain Approve of such advice is refused).
+ACTION_APPROVE_SCARCE = "rightsizer_approve_capacity_risk"
 ACTION_DISMISS = "rightsizer_dismiss"
 ACTION_SNOOZE = "rightsizer_snooze"
+ACTION_REMOVE_SCHEDULE = "rightsizer_remove_schedule"
 SNOOZE_BUTTON_DAYS = 7
 
 AGENT_POINTER = (
     'install the CloudWatch agent with its NVIDIA GPU plugin (README, section "Install the CloudWatch agent")'
 )
 DOWNTIME = "The host is stopped and started: typically a few minutes of downtime."
+CAPACITY_RISK = "Restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again."
 
 FINDING_LABELS = {
     Finding.IDLE: "idle",
@@ -55,6 +61,7 @@ FINDING_LABELS = {
     Finding.OPTIMIZED: "right-sized",
     Finding.INSUFFICIENT_DATA: "no GPU metrics",
     Finding.EXCLUDED: "excluded",
+    Finding.CONSOLIDATE: "consolidate",
 }
 
 
@@ -105,15 +112,22 @@ def target_text(rec: Recommendation) -> str:
         return f"`{rec.instance_type}` → stop"
     if rec.finding is Finding.SCHEDULABLE:
         return f"`{rec.instance_type}` → stop/start on a schedule"
+    if rec.consolidation is not None:
+        keep = ", ".join(f"`{i}`" for i in rec.consolidation.keep)
+        return f"`{rec.instance_type}` → consolidate onto {keep}"
     return f"`{rec.instance_type}`"
 
 
 def money_text(rec: Recommendation) -> str:
+    """List-price savings, and what the bill drops by where a reservation or plan pays for the host."""
     savings = rec.monthly_savings
     if savings is None:
         return "savings unknown (no price)"
     if savings < 0:
         return f"*costs {usd(-savings)}/month more*"
+    net = rec.net_savings
+    if net is not None and net != savings:
+        return f"*saves {usd(savings)}/month at list price, {usd(net)} net* (reservation or plan: see why)"
     return f"*saves {usd(savings)}/month*"
 
 
@@ -154,33 +168,60 @@ def recommendation_section(rec: Recommendation) -> SectionBlock:
     return _section(text, block_id=section_id(rec))
 
 
+_CONFIRM = {
+    ActionKind.RESIZE: ("Resize this host?", "Resize"),
+    ActionKind.STOP: ("Stop this host?", "Stop"),
+    ActionKind.SCHEDULE: ("Schedule this host?", "Create schedule"),
+}
+_APPROVE_LABEL = {
+    ActionKind.RESIZE: "Approve resize",
+    ActionKind.STOP: "Approve stop",
+    ActionKind.SCHEDULE: "Approve schedule",
+}
+
+
+def _money_words(rec: Recommendation) -> str:
+    savings, net = rec.monthly_savings, rec.net_savings
+    if savings is None:
+        return "cost change unknown"
+    if savings < 0:
+        return f"costs {usd(-savings)}/month more"
+    text = f"saves {usd(savings)}/month"
+    return text if net is None or net == savings else f"{text} ({usd(net)} net of reservations)"
+
+
 def approve_confirm(rec: Recommendation) -> ConfirmObject:
+    action = rec.action or ActionKind.RESIZE
     name = f" ({shorten(rec.instance_name, 40)})" if rec.instance_name else ""
-    savings = rec.monthly_savings
-    money = (
-        "cost change unknown"
-        if savings is None
-        else (f"saves {usd(savings)}/month" if savings >= 0 else f"costs {usd(-savings)}/month more")
-    )
-    text = f"{rec.instance_id}{name}: {rec.instance_type} → {rec.target_type}. {DOWNTIME} {money.capitalize()}."
+    change = {
+        ActionKind.RESIZE: f"{rec.instance_type} → {rec.target_type}. {DOWNTIME}",
+        ActionKind.STOP: f"stop the {rec.instance_type} (never terminated; EBS volumes kept, no snapshot taken).",
+        ActionKind.SCHEDULE: f"stop and start the {rec.instance_type} on a schedule ({rec.evidence.schedule}).",
+    }[action]
+    risk = f" {CAPACITY_RISK.format(type=rec.instance_type)}" if needs_capacity_confirmation(rec) else ""
+    title, confirm = _CONFIRM[action]
     return ConfirmObject(
-        title=PlainTextObject(text="Resize this host?"),
-        text=PlainTextObject(text=shorten(text, 300)),
-        confirm=PlainTextObject(text="Resize"),
+        title=PlainTextObject(text=title),
+        text=PlainTextObject(
+            text=shorten(f"{rec.instance_id}{name}: {change} {_money_words(rec).capitalize()}.{risk}", 300)
+        ),
+        confirm=PlainTextObject(text=confirm),
         deny=PlainTextObject(text="Cancel"),
     )
 
 
-def recommendation_actions(rec: Recommendation, scope: ResizeScope | None = None) -> ActionsBlock:
+def recommendation_actions(rec: Recommendation, scope: ActionScope | None = None) -> ActionsBlock:
     # The value carries only the id: the server reloads the recommendation and never trusts the message.
     buttons: list[ButtonElement] = []
-    if can_resize(rec, scope):
+    if can_act(rec, scope) and rec.action is not None:
+        scarce = needs_capacity_confirmation(rec)
+        label = f"{_APPROVE_LABEL[rec.action]} (capacity risk)" if scarce else _APPROVE_LABEL[rec.action]
         buttons.append(
             ButtonElement(
-                text="Approve resize",
-                action_id=ACTION_APPROVE,
+                text=label,
+                action_id=ACTION_APPROVE_SCARCE if scarce else ACTION_APPROVE,
                 value=rec.recommendation_id,
-                style="primary",
+                style="danger" if scarce else "primary",
                 confirm=approve_confirm(rec),
             )
         )
@@ -191,18 +232,15 @@ def recommendation_actions(rec: Recommendation, scope: ResizeScope | None = None
     return ActionsBlock(elements=buttons, block_id=actions_id(rec.recommendation_id))
 
 
-def out_of_scope_note(rec: Recommendation, scope: ResizeScope | None) -> ContextBlock | None:
-    """Why a resize recommendation has no Approve button: the workflow cannot reach the host (yet)."""
-    if scope is None or not rec.actionable or not rec.target_type or can_resize(rec, scope):
+def out_of_scope_note(rec: Recommendation, scope: ActionScope | None) -> ContextBlock | None:
+    """Why advice with a one-click action has no Approve button: the instance workflow cannot reach the host."""
+    if scope is None or rec.action is None:
         return None
-    return _context(
-        f":information_source: No Approve button: the resize workflow can only change hosts in account "
-        f"{scope.account_id}, region {scope.region}, and this host is in {rec.account_id}, {rec.region}. "
-        "Resize it by hand for now."
-    )
+    refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region)
+    return None if refusal is None else _context(f":information_source: No Approve button: {refusal}.")
 
 
-def recommendation_blocks(rec: Recommendation, scope: ResizeScope | None = None) -> list[Block]:
+def recommendation_blocks(rec: Recommendation, scope: ActionScope | None = None) -> list[Block]:
     blocks: list[Block] = [recommendation_section(rec), recommendation_actions(rec, scope)]
     note = out_of_scope_note(rec, scope)
     if note is not None:
@@ -277,7 +315,7 @@ class ReportView:
     hidden: tuple[Recommendation, ...]  # snoozed or dismissed
     no_data: tuple[Recommendation, ...]  # insufficient data, visible
     totals: Totals  # of every visible recommendation: the same function the CLI's totals come from
-    scope: ResizeScope | None = None  # where one click can resize
+    scope: ActionScope | None = None  # where one click can act
 
     @classmethod
     def of(
@@ -285,7 +323,7 @@ class ReportView:
         report: FleetReport,
         decisions: Hiding,
         now: datetime | None = None,
-        scope: ResizeScope | None = None,
+        scope: ActionScope | None = None,
         hidden_elsewhere: Iterable[Recommendation] = (),
     ) -> ReportView:
         """`hidden_elsewhere`: for the head of a larger fleet (a ranking), the hidden recommendations that are
@@ -294,11 +332,11 @@ class ReportView:
         visible, hidden = split_hidden(report.recommendations, list(decisions), at)
         relevant = (*ATTENTION, Finding.INSUFFICIENT_DATA)
         if report.fleet is None:
-            totals = fleet_totals(visible, report.home_account)
+            totals = fleet_totals(visible, scope or report.action_scope)
         else:
             every_hidden = {rec.recommendation_id: rec for rec in (*hidden, *hidden_elsewhere)}
             hidden = list(every_hidden.values())
-            totals = (report.fleet - fleet_totals(hidden, report.home_account, rounded=False)).rounded()
+            totals = (report.fleet - fleet_totals(hidden, scope or report.action_scope, rounded=False)).rounded()
         return cls(
             report=report,
             listed=tuple(r for r in visible if r.finding in ATTENTION),
@@ -381,7 +419,7 @@ def daily_report_messages(
     *,
     top_n: int,
     now: datetime | None = None,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
 ) -> list[Message]:
     """First message: summary and the top `top_n`; every other recommendation and host in thread replies.
 
@@ -418,7 +456,7 @@ def report_summary_message(
     report: FleetReport,
     decisions: Hiding,
     now: datetime,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
     hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> Message:
     """`/gpu report`: the summary only."""
@@ -434,7 +472,7 @@ def top_messages(
     decisions: Hiding,
     n: int,
     now: datetime,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
     hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> list[Message]:
     """`/gpu top N`: the N largest savings with buttons, split into messages of at most 50 blocks."""
@@ -520,7 +558,7 @@ def detail_message(
     decisions: Iterable[Decision] = (),
     approval: Approval | None = None,
     now: datetime,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
 ) -> Message:
     """`/gpu show <instance-id>`."""
     title = f"{rec.instance_name} ({rec.instance_id})" if rec.instance_name else rec.instance_id
@@ -561,8 +599,9 @@ def help_text(command: str) -> str:
             f"• `{command} show <instance-id>`: one host's advice and evidence",
             f"• `{command} why <instance-id>`: the reasoning behind the advice",
             f"• `{command} snooze <instance-id> <duration>`: hide a host's advice for e.g. 12h, 3d or 2w (at most 90d)",
+            f"• `{command} schedules`: the stop/start schedules approved here, each with a Remove button",
             f"• `{command} help`: this message",
-            "Approve, dismiss or snooze with the buttons under each recommendation.",
+            "Approve (a resize, a stop or a schedule), dismiss or snooze with the buttons under each recommendation.",
         ]
     )
 
@@ -571,17 +610,26 @@ def help_text(command: str) -> str:
 # button outcomes
 
 
+_ACTION_NAMES = {
+    ActionKind.RESIZE: "Resize",
+    ActionKind.STOP: "Stop",
+    ActionKind.SCHEDULE: "Schedule",
+    ActionKind.UNSCHEDULE: "Schedule removal",
+}
+
+
 def started_note(approval: Approval) -> str:
     return (
-        f":white_check_mark: Resize started by <@{approval.approver}>: `{approval.from_type}` → `{approval.to_type}` · "
-        f"execution `{_execution_name(approval.execution_arn)}`. Progress follows in this thread."
+        f":white_check_mark: {_ACTION_NAMES[approval.action]} started by <@{approval.approver}>: "
+        f"`{approval.from_type}` → `{approval.to_type}` · execution `{_execution_name(approval.execution_arn)}`. "
+        "Progress follows in this thread."
     )
 
 
 def approved_note(approval: Approval) -> str:
     return (
-        f":hourglass_flowing_sand: Resize approved by <@{approval.approver}>: `{approval.instance_id}` "
-        f"`{approval.from_type}` → `{approval.to_type}`; starting the workflow…"
+        f":hourglass_flowing_sand: {_ACTION_NAMES[approval.action]} approved by <@{approval.approver}>: "
+        f"`{approval.instance_id}` `{approval.from_type}` → `{approval.to_type}`; starting the workflow…"
     )
 
 
@@ -612,3 +660,53 @@ def resolve_in_message(blocks: Sequence[Mapping[str, Any]], recommendation_id: s
 def resolved_blocks(rec: Recommendation, note: str) -> list[dict[str, Any]]:
     """For ephemeral messages, which cannot be read back: the recommendation and the note."""
     return [recommendation_section(rec).to_dict(), _context(note, block_id=actions_id(rec.recommendation_id)).to_dict()]
+
+
+# ---------------------------------------------------------------------------------------------
+# /gpu schedules
+
+
+def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
+    """The stop/start pairs approved here, newest first, each with a Remove button (its value: the pair's key)."""
+    if not records:
+        text = "No stop/start schedules. Approve a `schedulable` recommendation to create one."
+        return Message(text, (_section(text),))
+    ordered = sorted(records, key=lambda r: (r.created_at, r.key), reverse=True)
+    blocks: list[Block] = [_context(f"{len(ordered)} stop/start schedule(s), created through Slack approvals")]
+    shown = ordered[: (MAX_BLOCKS - 2) // 2]
+    for record in shown:
+        name = f" {escape(shorten(record.instance_name, 50))}" if record.instance_name else ""
+        text = (
+            f"`{record.instance_id}`{name} (`{record.instance_type}`, {record.region}, {record.account_id})\n"
+            f"{escape(record.plan.description)} · `{record.plan.stop_cron}` / `{record.plan.start_cron}`\n"
+            f"_approved by <@{record.created_by}> on {record.created_at:%Y-%m-%d}_"
+        )
+        blocks.append(
+            SectionBlock(
+                text=_md(shorten(text, SECTION_TEXT_MAX)),
+                accessory=ButtonElement(
+                    text="Remove",
+                    action_id=ACTION_REMOVE_SCHEDULE,
+                    value=record.key,
+                    style="danger",
+                    confirm=ConfirmObject(
+                        title=PlainTextObject(text="Remove this schedule?"),
+                        text=PlainTextObject(
+                            text=shorten(f"{record.instance_id} will no longer stop and start on its own.", 300)
+                        ),
+                        confirm=PlainTextObject(text="Remove"),
+                        deny=PlainTextObject(text="Cancel"),
+                    ),
+                ),
+            )
+        )
+    if len(ordered) > len(shown):
+        blocks.append(_context(f"and {len(ordered) - len(shown)} more"))
+    return Message(f"{len(ordered)} stop/start schedule(s)", tuple(blocks))
+
+
+def removal_note(record: ScheduleRecord, actor: str) -> str:
+    return (
+        f":hourglass_flowing_sand: Removal of the stop/start schedule of `{record.instance_id}` "
+        f"({escape(record.plan.description)}) approved by <@{actor}>; starting the workflow…"
+    )

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from slack_sdk import WebClient
 
 from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, recommendation_ids_in
-from rightsizer.services.approvals import ResizeScope
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import PostedMessage
 from rightsizer.services.report import FleetReport
 
@@ -30,7 +30,7 @@ def post_daily_report(
     top_n: int,
     *,
     now: datetime | None = None,
-    scope: ResizeScope | None = None,
+    scope: ActionScope | None = None,
     ledger: ReportLedger | None = None,
     post_key: str = "",
 ) -> list[str]:

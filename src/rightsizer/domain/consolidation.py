@@ -1,0 +1,295 @@
+"""Fleet consolidation: several part-used hosts of one team in one zone whose measured work fits fewer hosts.
+
+Per-host rules cannot see this: each host alone is right-sized (nothing cheaper fits it), yet three hosts at
+20 % could be one host at 60 %. This step looks at a team's hosts of one type in one availability zone together
+and packs their busy GPUs (or NeuronCores) onto as few of those hosts as carry them, with the same headroom the
+per-host sizing keeps: a unit's p95 within 80 %, its busiest hours within 100 %, its memory peak x 1.2 within the
+unit's memory, and the host's vCPUs, RAM and network within their limits. It is advice only, never one click:
+moving work between hosts is the team's job. Confidence is medium at most, low when units would be shared
+(several workloads on one GPU need CUDA MPS or time-slicing, which changes latency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from rightsizer.domain.analyzer import recommendation_id
+from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.commitments import Change, HostCover, NetSavings, net_savings
+from rightsizer.domain.models import (
+    CENT,
+    ZERO,
+    AcceleratorData,
+    Confidence,
+    Consolidation,
+    DeviceUsage,
+    Finding,
+    Instance,
+    InstanceTypeSpec,
+    Recommendation,
+    UsageSummary,
+)
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.sizing import memory_total, unit_active
+from rightsizer.domain.wording import gib, pct, usd
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one busy unit of a host carries: its steady load, busiest hours and memory."""
+
+    host: str
+    p95: float
+    burst: float
+    memory_mib: float
+
+
+@dataclass(frozen=True)
+class HostDemand:
+    instance_id: str
+    workloads: tuple[Workload, ...]
+    vcpus: float  # vCPUs in use at p95
+    memory_mib: float  # host RAM in use at peak
+    network_gbps: float  # p95
+
+    @property
+    def load(self) -> float:
+        return sum(w.p95 for w in self.workloads)
+
+
+@dataclass
+class _Unit:
+    p95: float = 0.0
+    burst: float = 0.0
+    memory_mib: float = 0.0
+    workloads: int = 0
+
+
+@dataclass
+class _Host:
+    units: list[_Unit]
+    vcpus: float = 0.0
+    memory_mib: float = 0.0
+    network_gbps: float = 0.0
+
+
+@dataclass(frozen=True)
+class Packing:
+    hosts: int
+    shared_units: bool  # some unit carries more than one workload
+
+
+def consolidate(
+    recommendations: Sequence[Recommendation],
+    instances: Sequence[Instance],
+    usage: Mapping[str, UsageSummary],
+    catalog: Catalog,
+    policy: Policy,
+    covers: Mapping[str, HostCover] | None = None,
+) -> list[Recommendation]:
+    """`recommendations` of one region, with those of consolidatable groups replaced by `consolidate` advice."""
+    by_id = {i.instance_id: i for i in instances}
+    groups: dict[tuple[str, str, str], list[Recommendation]] = {}
+    for rec in recommendations:
+        instance = by_id.get(rec.instance_id)
+        if instance is not None and _eligible(rec, instance, usage.get(rec.instance_id)):
+            groups.setdefault((rec.team, rec.availability_zone, rec.instance_type), []).append(rec)
+    replaced: dict[str, Recommendation] = {}
+    for (team, zone, instance_type), members in groups.items():
+        spec = catalog.spec(instance_type)
+        if spec is None or len(members) < 2:
+            continue
+        demands = [_demand(rec, spec, usage[rec.instance_id], policy) for rec in members]
+        packing = _fewest_hosts(demands, spec, policy)
+        if packing is None or packing.hosts >= len(members):
+            continue
+        group = f"team={team} in {zone}"
+        for rec in _advice(members, demands, packing, group, spec, by_id, covers or {}):
+            replaced[rec.instance_id] = rec
+    return [replaced.get(rec.instance_id, rec) for rec in recommendations]
+
+
+def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | None) -> bool:
+    """Hosts no single-host change helps, running on demand, with everything measured: right-sized alone
+    (nothing cheaper fits them), or partly idle with no smaller type to move to (`partly_idle`: its advice is
+    this one, to consolidate the work onto fewer hosts)."""
+    ev = rec.evidence
+    no_target = rec.finding is Finding.OVERPROVISIONED and rec.target_type is None
+    return (
+        (rec.finding is Finding.OPTIMIZED or no_target)
+        and bool(rec.team)
+        and instance.is_running
+        and instance.lifecycle == "on-demand"
+        and not instance.asg_name
+        and rec.monthly_cost is not None
+        and usage is not None
+        and usage.accelerator_data is AcceleratorData.PER_DEVICE
+        and ev.memory_peak_mib is not None
+        and not ev.memory_reserved
+        and ev.cpu_p95 is not None
+        and ev.host_memory_peak_pct is not None
+    )
+
+
+def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> HostDemand:
+    workloads = tuple(
+        Workload(
+            host=rec.instance_id,
+            p95=d.utilization.p95 if d.utilization else 100.0,
+            burst=_first_known(d.utilization_burst, d.utilization_peak, 100.0),
+            memory_mib=(d.memory_used_peak_mib or memory_total(d, spec)) * policy.memory_headroom,
+        )
+        for d in usage.devices
+        if _busy(d, spec, policy)
+    )
+    ev = rec.evidence
+    return HostDemand(
+        instance_id=rec.instance_id,
+        workloads=workloads,
+        vcpus=spec.vcpus * (ev.cpu_p95 or 100.0) / 100,
+        memory_mib=spec.memory_mib * (ev.host_memory_peak_pct or 100.0) / 100 * policy.memory_headroom,
+        network_gbps=(ev.network_p95_gbps or 0.0),
+    )
+
+
+def _first_known(*values: float | None) -> float:
+    """The busiest hours a unit must keep room for: measured bursts, else the peak (larger), else a whole unit."""
+    return next((value for value in values if value is not None), 100.0)
+
+
+def _busy(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    if unit_active(device, policy):
+        return True
+    peak = device.memory_used_peak_mib
+    return peak is not None and peak / memory_total(device, spec) * 100 >= policy.in_use_memory_pct
+
+
+def _fewest_hosts(demands: Sequence[HostDemand], spec: InstanceTypeSpec, policy: Policy) -> Packing | None:
+    """The smallest number of hosts of `spec` that carry every workload (first fit, largest first)."""
+    for count in range(1, len(demands)):
+        packing = _pack(demands, count, spec, policy)
+        if packing is not None:
+            return packing
+    return None
+
+
+def _pack(demands: Sequence[HostDemand], count: int, spec: InstanceTypeSpec, policy: Policy) -> Packing | None:
+    hosts = [_Host(units=[_Unit() for _ in range(spec.compute_units)]) for _ in range(count)]
+
+    def fits_unit(unit: _Unit, work: Workload) -> bool:
+        return (
+            unit.p95 + work.p95 <= policy.target_max_util_pct
+            and unit.burst + work.burst <= policy.burst_max_util_pct
+            and unit.memory_mib + work.memory_mib <= spec.memory_per_unit_mib
+        )
+
+    for demand in sorted(demands, key=lambda d: (-d.load, d.instance_id)):
+        placed = False
+        for host in hosts:
+            if not _host_fits(host, demand, spec, policy):
+                continue
+            trial = [_Unit(u.p95, u.burst, u.memory_mib, u.workloads) for u in host.units]
+            if _place_all(trial, demand.workloads, fits_unit):
+                host.units = trial
+                host.vcpus += demand.vcpus
+                host.memory_mib += demand.memory_mib
+                host.network_gbps += demand.network_gbps
+                placed = True
+                break
+        if not placed:
+            return None
+    shared = any(unit.workloads > 1 for host in hosts for unit in host.units)
+    return Packing(hosts=count, shared_units=shared)
+
+
+def _host_fits(host: _Host, demand: HostDemand, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    network_ok = spec.network_gbps <= 0 or host.network_gbps + demand.network_gbps <= spec.network_gbps * 0.8
+    return (
+        host.vcpus + demand.vcpus <= spec.vcpus * policy.target_max_cpu_pct / 100
+        and host.memory_mib + demand.memory_mib <= spec.memory_mib
+        and network_ok
+    )
+
+
+def _place_all(units: list[_Unit], workloads: Sequence[Workload], fits: Callable[[_Unit, Workload], bool]) -> bool:
+    for workload in sorted(workloads, key=lambda w: -w.p95):
+        # An empty unit first: a whole GPU for each workload where there is one, sharing only when needed.
+        unit = next((u for u in units if u.workloads == 0 and fits(u, workload)), None) or next(
+            (u for u in units if fits(u, workload)), None
+        )
+        if unit is None:
+            return False
+        unit.p95 += workload.p95
+        unit.burst += workload.burst
+        unit.memory_mib += workload.memory_mib
+        unit.workloads += 1
+    return True
+
+
+def _advice(
+    members: Sequence[Recommendation],
+    demands: Sequence[HostDemand],
+    packing: Packing,
+    group: str,
+    spec: InstanceTypeSpec,
+    instances: Mapping[str, Instance],
+    covers: Mapping[str, HostCover],
+) -> list[Recommendation]:
+    ranked = sorted(demands, key=lambda d: (-d.load, d.instance_id))
+    keep = tuple(d.instance_id for d in ranked[: packing.hosts])
+    drained = [d.instance_id for d in ranked[packing.hosts :]]
+    hosts = tuple(sorted(rec.instance_id for rec in members))
+    costs = {rec.instance_id: rec.monthly_cost or ZERO for rec in members}
+    saving = sum((costs[i] for i in drained), ZERO).quantize(CENT)
+    total_load = sum(d.load for d in demands)
+    memory = sum(w.memory_mib for d in demands for w in d.workloads)
+    plan = Consolidation(group=group, hosts=hosts, keep=keep, target_type=spec.instance_type)
+    unit = spec.unit_name
+    lead = (
+        f"consolidate: {len(members)} {spec.instance_type} hosts of {group} ({', '.join(hosts)}) do work that fits "
+        f"{packing.hosts} of them: keep {', '.join(keep)}, move the work of {', '.join(drained)} there, then stop "
+        f"{'it' if len(drained) == 1 else 'them'}; saves {usd(saving)}/month for the group"
+    )
+    measured = (
+        f"together: {sum(len(d.workloads) for d in demands)} busy {unit}s with p95 adding up to {pct(total_load)} "
+        f"of one {unit}, memory peaks x headroom {gib(memory)}, vCPUs at p95 {sum(d.vcpus for d in demands):.1f} "
+        f"of {spec.vcpus} per host"
+    )
+    confidence = Confidence.LOW if packing.shared_units else Confidence.MEDIUM
+    sharing = (
+        f"some {unit}s would carry two workloads: that needs CUDA MPS or time-slicing and changes latency, so "
+        "measure the combined load before stopping anything"
+        if packing.shared_units
+        else f"each busy {unit} moves to a {unit} of its own on the kept hosts"
+    )
+    advice_only = "advice only: the bot never moves workloads between hosts; the team moves them, then stops the rest"
+    result = []
+    for rec in members:
+        drain = rec.instance_id in drained
+        cost_after = ZERO if drain else rec.monthly_cost
+        net = _net(rec, instances, covers) if drain else None
+        role = "stop this host once its work runs on the kept hosts" if drain else "this host keeps running"
+        result.append(
+            replace(
+                rec,
+                finding=Finding.CONSOLIDATE,
+                target_type=None,
+                monthly_cost_after=cost_after,
+                confidence=rec.confidence.at_most(confidence),
+                actionable=False,
+                reasons=(lead, measured, sharing, role, *((net.reason,) if net else ()), advice_only, *rec.reasons),
+                consolidation=plan,
+                monthly_savings_net=(net.amount if net else (costs[rec.instance_id] if drain else ZERO)),
+                recommendation_id=recommendation_id(instances[rec.instance_id], Finding.CONSOLIDATE, None),
+            )
+        )
+    return result
+
+
+def _net(rec: Recommendation, instances: Mapping[str, Instance], covers: Mapping[str, HostCover]) -> NetSavings | None:
+    """What stopping a drained host saves on the bill when a reservation or plan pays for it."""
+    cover = covers.get(rec.instance_id)
+    if cover is None or rec.monthly_cost is None:
+        return None
+    return net_savings(instances[rec.instance_id], cover, Change(cost_now=rec.monthly_cost, cost_after=ZERO))

@@ -1,0 +1,257 @@
+"""One click for idle and office-hours hosts: the instance workflow's stop and its schedule pair, executed for real by
+moto (EC2, EventBridge Scheduler, DynamoDB, EventBridge), then through the real notifier to Slack and the registry
+`/gpu schedules` lists. The world and what it stands in for: resize_world.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.models import EC2Backend
+from moto.scheduler.models import EventBridgeSchedulerBackend
+
+from rightsizer.domain.approval import ApprovalStatus
+from rightsizer.domain.models import ActionKind
+from rightsizer.services import approvals
+from tests.integration.resize_world import (
+    ACCOUNT,
+    MANAGED,
+    OPT_OUT,
+    REGION,
+    Aws,
+    RecordingSlack,
+    action,
+    audit_events,
+    deliver_everything,
+    ec2_attempts,
+    moto_instance,
+    resize,
+)
+from tests.slack_double import OFFICE_HOURS_PLAN
+
+pytestmark = pytest.mark.integration
+
+
+def scheduler() -> Any:
+    return boto3.client("scheduler", region_name=REGION)
+
+
+def schedules_of(instance_id: str) -> dict[str, dict[str, Any]]:
+    """The instance's pair as EventBridge Scheduler holds it, by name."""
+    listed = scheduler().list_schedules(NamePrefix=f"rightsizer-{instance_id}-")["Schedules"]
+    return {s["Name"]: scheduler().get_schedule(Name=s["Name"], GroupName="default") for s in listed}
+
+
+def approved(aws: Aws, request: Any) -> None:
+    """The approval record the Slack app writes before it starts the workflow (the notifier closes it)."""
+    aws.store.create_approval(request)
+    aws.store.update_approval(request.recommendation_id, status=ApprovalStatus.RUNNING)
+
+
+# ------------------------------------------------------------------------------- stop
+
+
+def test_an_idle_host_is_stopped_never_terminated_with_audit_and_slack_progress(aws: Aws) -> None:
+    instance_id = aws.launch("p3.8xlarge")
+    request = action(instance_id, ActionKind.STOP, "p3.8xlarge")
+    approved(aws, request)
+    slack = RecordingSlack()
+
+    result = resize(aws, request)
+
+    assert result["status"] == "SUCCEEDED", result
+    output = json.loads(result["output"])
+    assert (output["action"], output["state"], output["to_type"]) == ("stop", "stopped", "stopped")
+    assert "its EBS volumes are kept and nothing was terminated" in output["health"]
+    assert aws.describe(instance_id) == ("p3.8xlarge", "stopped")
+    assert aws.ec2_calls.calls == [("stop", instance_id, "")]  # nothing modified, started or terminated
+    assert audit_events(aws, request.recommendation_id) == [
+        "stop_started",
+        "validated",
+        "stop_requested",
+        "stopped",
+        "succeeded",
+    ]
+    deliver_everything(aws, result["executionArn"], slack)
+    closed = aws.store.approval(request.recommendation_id)
+    assert closed is not None and closed.status is ApprovalStatus.SUCCEEDED
+    assert slack.replies[0].startswith(
+        f":hourglass_flowing_sand: `{instance_id}` p3.8xlarge → stopped: Checks passed: stop"
+    )
+    assert f"Done: {instance_id} is now p3.8xlarge and stopped" in slack.replies[-1]
+    assert slack.roots == [
+        f":white_check_mark: Stopped: `{instance_id}` p3.8xlarge → stopped (approved by <@U0APPROVER>). "
+        "Details in the thread."
+    ]
+
+
+def _refused(aws: Aws, result: dict[str, Any], request: Any, fragment: str) -> None:
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeRefused"), result
+    assert fragment in result["cause"]
+    assert aws.ec2_calls.calls == [], "a refusal touches nothing"
+    assert audit_events(aws, request.recommendation_id)[-1] == "refused"
+    assert [e["detail"]["status"] for e in aws.events()][-1] == "refused"
+
+
+@pytest.mark.parametrize(
+    ("launch", "fragment"),
+    [
+        pytest.param({"tags": {OPT_OUT: "keep"}}, "opt-out tag", id="opted-out"),
+        pytest.param({"managed": False}, "is not tagged", id="not-managed"),
+        pytest.param({"spot": True}, "is a spot instance", id="spot"),
+        pytest.param({"tags": {"aws:autoscaling:groupName": "serving"}}, "Auto Scaling group", id="asg-member"),
+        pytest.param({"state": "stopped"}, "is stopped, the recommendation expected running", id="already-stopped"),
+    ],
+)
+def test_unsafe_stops_are_refused_before_anything_is_touched(aws: Aws, launch: dict[str, Any], fragment: str) -> None:
+    instance_id = aws.launch("p3.8xlarge", **launch)
+    request = action(instance_id, ActionKind.STOP, "p3.8xlarge")
+
+    _refused(aws, resize(aws, request), request, fragment)
+
+
+def test_an_instance_store_root_is_never_stopped(aws: Aws) -> None:
+    instance_id = aws.launch("p3.8xlarge")
+    moto_instance(instance_id).root_device_type = "instance-store"  # it would lose its root volume
+    request = action(instance_id, ActionKind.STOP, "p3.8xlarge")
+
+    _refused(aws, resize(aws, request), request, "is not EBS-backed")
+    assert aws.describe(instance_id) == ("p3.8xlarge", "running")
+
+
+def test_a_failed_stop_leaves_the_host_running_and_says_so(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts: list[str] = []
+
+    def refuse(self: EC2Backend, instance_ids: list[str]) -> Any:
+        attempts.extend(instance_ids)
+        raise EC2ClientError("UnauthorizedOperation", "You are not authorized to perform this operation.")
+
+    monkeypatch.setattr(EC2Backend, "stop_instances", refuse)
+    instance_id = aws.launch("p3.8xlarge")
+    request = action(instance_id, ActionKind.STOP, "p3.8xlarge")
+    approved(aws, request)
+    slack = RecordingSlack()
+
+    result = resize(aws, request)
+
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeUnchanged")
+    assert result["cause"].startswith(f"Nothing was changed: {instance_id} is still p3.8xlarge and running.")
+    assert "The stop failed before it touched the host: stop failed" in result["cause"]
+    assert len(attempts) == ec2_attempts("StopInstance")
+    assert aws.describe(instance_id) == ("p3.8xlarge", "running")
+    deliver_everything(aws, result["executionArn"], slack)
+    closed = aws.store.approval(request.recommendation_id)
+    assert closed is not None and closed.status is ApprovalStatus.UNCHANGED
+    assert slack.roots[0].startswith(":heavy_minus_sign: Stop failed, nothing was changed:")
+
+
+# ------------------------------------------------------------------------------- schedules
+
+
+def test_approving_a_schedule_creates_the_pair_audits_it_and_lists_it(aws: Aws) -> None:
+    instance_id = aws.launch("g5.xlarge")
+    request = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
+    approved(aws, request)
+    slack = RecordingSlack()
+
+    result = resize(aws, request)
+
+    assert result["status"] == "SUCCEEDED", result
+    assert aws.ec2_calls.calls == [], "the schedule stops and starts the host later, not now"
+    pair = schedules_of(instance_id)
+    stop, start = pair[f"rightsizer-{instance_id}-stop"], pair[f"rightsizer-{instance_id}-start"]
+    assert (stop["ScheduleExpression"], start["ScheduleExpression"]) == (
+        OFFICE_HOURS_PLAN.stop_cron,
+        OFFICE_HOURS_PLAN.start_cron,
+    )
+    assert stop["ScheduleExpressionTimezone"] == start["ScheduleExpressionTimezone"] == "Europe/Berlin"
+    assert stop["Target"]["Arn"] == "arn:aws:scheduler:::aws-sdk:ec2:stopInstances"
+    assert start["Target"]["Arn"] == "arn:aws:scheduler:::aws-sdk:ec2:startInstances"
+    assert stop["Target"]["RoleArn"] == f"arn:aws:iam::{ACCOUNT}:role/GpuRightsizerScheduler"
+    assert json.loads(stop["Target"]["Input"]) == json.loads(start["Target"]["Input"]) == {"InstanceIds": [instance_id]}
+    assert stop["FlexibleTimeWindow"] == {"Mode": "OFF"} and "approved by U0APPROVER" in stop["Description"]
+    assert audit_events(aws, request.recommendation_id) == [
+        "schedule_started",
+        "validated",
+        "stop_scheduled",
+        "start_scheduled",
+        "scheduled",
+    ]
+
+    deliver_everything(aws, result["executionArn"], slack)
+    record = aws.store.schedule(ACCOUNT, REGION, instance_id)
+    assert record is not None and record.plan == OFFICE_HOURS_PLAN and record.created_by == "U0APPROVER"
+    assert record in aws.store.schedules()
+    assert slack.roots[0].startswith(f":white_check_mark: Scheduled: `{instance_id}`")
+    assert f"Scheduled: {instance_id} starts 07:45 Mon-Fri, stops 19:00 Mon-Fri (Europe/Berlin)" in slack.replies[-1]
+
+
+def test_a_pair_that_cannot_be_completed_is_taken_back(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    create = EventBridgeSchedulerBackend.create_schedule
+
+    def refuse_the_start(self: EventBridgeSchedulerBackend, **kwargs: Any) -> Any:
+        if kwargs["name"].endswith("-start"):
+            from moto.scheduler.exceptions import ValidationException
+
+            raise ValidationException("The schedule quota of the account is exhausted")
+        return create(self, **kwargs)
+
+    monkeypatch.setattr(EventBridgeSchedulerBackend, "create_schedule", refuse_the_start)
+    instance_id = aws.launch("g5.xlarge")
+    request = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
+
+    result = resize(aws, request)
+
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeRolledBack")
+    assert "the start schedule could not be created" in result["cause"] and "deleted again" in result["cause"]
+    assert schedules_of(instance_id) == {}, "no stop without its start"
+    assert aws.describe(instance_id) == ("g5.xlarge", "running")
+
+
+def test_schedules_share_the_stop_validation(aws: Aws) -> None:
+    instance_id = aws.launch("g5.xlarge", tags={OPT_OUT: ""}, managed=True)
+    request = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
+
+    _refused(aws, resize(aws, request), request, "opt-out tag")
+    assert schedules_of(instance_id) == {}
+
+
+def test_removing_a_schedule_deletes_the_pair_and_its_listing(aws: Aws) -> None:
+    """`/gpu schedules` → Remove: the approvals use-case starts the real workflow, which deletes the pair."""
+    instance_id = aws.launch("g5.xlarge", tags={MANAGED: "true"})
+    created = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
+    approved(aws, created)
+    deliver_everything(aws, resize(aws, created)["executionArn"], RecordingSlack())
+    record = aws.store.schedule(ACCOUNT, REGION, instance_id)
+    assert record is not None and len(schedules_of(instance_id)) == 2
+    slack = RecordingSlack()
+
+    removal = approvals.remove_schedule(
+        aws.store,
+        aws.workflow,
+        record.key,
+        "U0APPROVER",
+        is_approver=lambda user: user == "U0APPROVER",
+        now=datetime.now(UTC),
+    )
+
+    assert removal.outcome is approvals.Outcome.STARTED and removal.approval is not None
+    arn = removal.approval.execution_arn
+    from tests.integration.resize_world import wait_for
+
+    assert wait_for(aws, arn)["status"] == "SUCCEEDED"
+    assert schedules_of(instance_id) == {}
+    assert audit_events(aws, removal.approval.recommendation_id) == [
+        "approve",
+        "unschedule_started",
+        "schedules_deleted",
+        "unscheduled",
+    ]
+    assert aws.ec2_calls.calls == [], "removing a schedule never touches the host"
+    deliver_everything(aws, arn, slack)
+    assert aws.store.schedule(ACCOUNT, REGION, instance_id) is None, "the listing forgets it"
+    assert slack.roots == [] and slack.replies == [], "no thread was opened for this removal"
