@@ -39,7 +39,9 @@ class ApprovalStore(ApprovalRecords, Protocol):
 
     def put_decision(self, decision: Decision) -> None: ...
 
-    def active_decisions(self, now: datetime) -> list[Decision]: ...
+    def decisions_about(self, rec: Recommendation, now: datetime) -> list[Decision]:
+        """The decisions in force that can hide `rec` (its host's snooze, its dismissal), read by key."""
+        ...
 
 
 class Outcome(StrEnum):
@@ -246,7 +248,7 @@ def _refusal(
     if scope is not None and not scope.covers(rec.account_id, rec.region):
         detail = scope.refusal(rec.instance_id, rec.account_id, rec.region)
         return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=detail)
-    decision = hidden_by(rec, store.active_decisions(now), now)
+    decision = hidden_by(rec, store.decisions_about(rec, now), now)
     if decision is not None:
         return ActionResult(Outcome.HIDDEN, recommendation=rec, decision=decision)
     return None

@@ -344,7 +344,7 @@ def build_app(
             return [blocks.why_message(rec).payload()]
         message = blocks.detail_message(
             rec,
-            decisions=store.active_decisions(now),
+            decisions=store.decisions_about(rec, now),
             approval=store.approval(rec.recommendation_id),
             now=now,
             scope=scope,
