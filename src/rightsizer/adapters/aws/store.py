@@ -13,7 +13,7 @@ a partition each, so a day's writes spread over the table instead of queueing on
   LATEST#<id>                 / LATEST                          latest recommendation of an instance (Slack
                                                                 `show`/`why`/`snooze`, buttons); GSI1:
                                                                 LATEST#<bucket> / <acct>#<region>#<id> lists them
-  RANKING                     / LATEST                          the fleet's ranking (`top`, `report`)
+  RANKING                     / LATEST                          the fleet's ranking (`top`, `report`, the post)
   REC#<rec id>                / REC                             a recommendation by id (Slack buttons)
   INSTANCE#<acct>#<region>#<id> / REC#<run>                     one instance's history (runs that changed it)
   DECISION#<id>               / snooze | dismiss#<rec id>       a host's snooze, a dismissal of one piece of
@@ -428,8 +428,9 @@ class DynamoStore:
                 batch.delete_item(Key=_latest_key(instance_id))
 
     def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
-        """Every latest recommendation (of one account or region): a query per GSI1 bucket. The daily report's
-        full listing reads this; Slack's commands read by key and from the ranking instead."""
+        """Every latest recommendation (of one account or region): a query per GSI1 bucket. Only an export (the
+        report with "include_recommendations") reads this; the report post and Slack's commands read the ranking
+        and by key."""
         prefix = "" if not account_id else (f"{account_id}#{region}#" if region else f"{account_id}#")
         found: list[dict[str, Any]] = []
         for bucket in range(LATEST_BUCKETS):
