@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
@@ -22,22 +23,57 @@ def iam_action(client: BaseClient, operation: str) -> str:
     return _IAM_ACTION.get(action, action)
 
 
+@dataclass(frozen=True)
+class ApiCall:
+    """One AWS API call as the code made it: the IAM action, the request and the answer."""
+
+    action: str
+    params: dict[str, Any]
+    answer: Any
+
+    @property
+    def items_read(self) -> int:
+        """Items a DynamoDB read examined (what DynamoDB reads and bills, not what moto walked through):
+        GetItem 0 or 1, Query and Scan their ScannedCount, BatchGetItem every item returned."""
+        if not isinstance(self.answer, dict):
+            return 0
+        if self.action == "dynamodb:GetItem":
+            return 1 if "Item" in self.answer else 0
+        if self.action == "dynamodb:BatchGetItem":
+            return sum(len(items) for items in self.answer.get("Responses", {}).values())
+        return int(self.answer.get("ScannedCount", 0))
+
+
+Canned = Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]
+
+
 @contextmanager
-def record_api_calls(
-    canned: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
-) -> Iterator[set[str]]:
-    """Yield the set of IAM actions called. `canned` answers given actions (services moto lacks)."""
-    calls: set[str] = set()
+def _intercept(canned: Canned | None, seen: Callable[[ApiCall], None]) -> Iterator[None]:
     original = BaseClient._make_api_call  # type: ignore[attr-defined]  # botocore's private dispatch, patched below
 
     def recording(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
         action = iam_action(self, operation)
-        calls.add(action)
-        if canned and action in canned:
-            return canned[action](params)
-        return original(self, operation, params)
+        answer = canned[action](params) if canned and action in canned else original(self, operation, params)
+        seen(ApiCall(action, params, answer))
+        return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", recording):
+        yield
+
+
+@contextmanager
+def record_api_calls(canned: Canned | None = None) -> Iterator[set[str]]:
+    """Yield the set of IAM actions called. `canned` answers given actions (services moto lacks)."""
+    actions: set[str] = set()
+    with _intercept(canned, lambda call: actions.add(call.action)):
+        yield actions
+
+
+@contextmanager
+def record_api_call_details(canned: Canned | None = None) -> Iterator[list[ApiCall]]:
+    """Yield the calls made, in order, with their requests and answers."""
+    calls: list[ApiCall] = []
+    with _intercept(canned, calls.append):
         yield calls
 
 

@@ -54,6 +54,9 @@ class MemoryStore:
     def active_decisions(self, now: datetime) -> list[Decision]:
         return [d for d in self.decisions if d.until is None or d.until > now]
 
+    def decisions_about(self, rec: Recommendation, now: datetime) -> list[Decision]:
+        return [d for d in self.active_decisions(now) if d.instance_id == rec.instance_id]
+
     # -- approvals (ports.ApprovalRecords) --------------------------------------------------------
 
     def create_approval(self, approval: Approval) -> bool:

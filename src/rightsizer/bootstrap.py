@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -431,18 +431,21 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
 
 
 def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """The fleet report; posted to Slack unless the payload says {"post": false}.
+    """The fleet report from the precomputed ranking; posted to Slack unless the payload says {"post": false}.
+    Only {"include_recommendations": true} (an export) reads every latest recommendation.
 
     A scheduled post is keyed by its channel and scheduled time: when Lambda or the scheduler retries it
     after a failure half-way, it resumes after the last message that reached Slack."""
-    from rightsizer.services.pipeline import latest_report
+    from rightsizer.services.ranking import ranked_report
 
     settings, state = wiring.settings, wiring.store
-    report, decisions = latest_report(state, settings.lookback_days, now)
     scope = settings.action_scope if settings.home_account else None
-    report = replace(report, home_account=settings.home_account_id or None, scope=scope)
+    ranked = ranked_report(state, now, settings.lookback_days, scope)
+    report, decisions = ranked.report, ranked.decisions
     result = report_json(report)
-    result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1])
+    result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1]) + len(
+        ranked.hidden_elsewhere
+    )
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
         from rightsizer.adapters.slack.client import web_client
         from rightsizer.adapters.slack.poster import post_daily_report
@@ -457,12 +460,15 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
             decisions,
             settings.slack.top_n,
             now=now,
+            hidden_elsewhere=ranked.hidden_elsewhere,
             scope=scope,
             ledger=state,
             post_key=f"{settings.slack.channel}#{scheduled}" if scheduled else "",
         )
-    if not payload.get("include_recommendations", False):
-        result.pop("recommendations")
+    result.pop("recommendations")  # the ranking's head only
+    if payload.get("include_recommendations", False):
+        listing = build_report(state.latest_recommendations(), now, settings.lookback_days, scope=scope)
+        result["recommendations"] = report_json(listing)["recommendations"]
     return result
 
 

@@ -19,11 +19,15 @@ from slack_sdk.errors import SlackApiError
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack.client import RATE_LIMIT_RETRIES
+from rightsizer.domain.scope import ActionScope
+from rightsizer.services.ranking import RANKING_SIZE, Ranking
+from tests.api_calls import record_api_call_details
 from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble, recommendation
 
 pytestmark = pytest.mark.integration
 
 CHANNEL, REGION, ACCOUNT = "C0GPUREPORT", "us-east-1", "123456789012"
+FLEET = 70  # recommendations, more than the ranking keeps
 SCHEDULED = {
     "version": "0",
     "id": "0e5b2f8a-7c4c-4b5e-9d3e-scheduled",
@@ -67,8 +71,9 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     with mock_aws():
         table = create_table_from_template(boto3.client("dynamodb", region_name=REGION))
         store = DynamoStore(boto3.resource("dynamodb", region_name=REGION).Table(table))
-        recs = [recommendation(n, cost_after=f"{600 + n}.00") for n in range(1, 71)]
+        recs = [recommendation(n, cost_after=f"{600 + n}.00") for n in range(1, FLEET + 1)]
         store.put_recommendations("run-1", recs, datetime.now(UTC))
+        store.put_ranking("run-1", Ranking.of(recs, ActionScope.of(ACCOUNT, {REGION})))  # as the pipeline's last step does
         name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"
         boto3.client("secretsmanager", region_name=REGION).create_secret(
             Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})
@@ -106,7 +111,7 @@ def test_a_429_in_the_middle_of_the_report_is_retried_by_slack_sdk(stack: Stack)
     result = post()
 
     posts = stack.posts()
-    assert len(posts) == len(result["posted"]) >= 4
+    assert len(posts) == len(result["posted"]) >= 3, "the third message met the 429"
     assert len(set(_identities(posts))) == len(posts), "no message twice"
     assert stack.waits.seconds and 1 <= stack.waits.seconds[0] < 2, "waited Retry-After (1 s) plus jitter"
 
@@ -136,7 +141,32 @@ def test_every_posted_message_is_kept_for_later_edits(stack: Stack) -> None:
     kept = [stack.store.message(CHANNEL, ts) for ts in result["posted"]]
     assert all(message is not None for message in kept)
     shown = {rec_id for message in kept if message for rec_id in message.recommendation_ids}
-    assert len(shown) == 70, "each recommendation's buttons can be found again"
+    assert len(shown) == RANKING_SIZE, "each listed recommendation's buttons can be found again"
+
+
+def test_the_post_reads_the_ranking_not_every_recommendation(stack: Stack) -> None:
+    with record_api_call_details() as calls:
+        result = post()
+
+    reads = [call for call in calls if call.action.startswith("dynamodb:") and call.items_read]
+    read_keys = [str(item["PK"]) for call in reads for item in _items(call.answer)]
+    assert not any(key.startswith("LATEST#") for key in read_keys), "no latest recommendation is listed"
+    assert sum(call.items_read for call in reads) <= 2, "the ranking item (and no decision): not the fleet"
+    assert result["totals"]["instances"] == FLEET, "the totals are still the whole fleet's"
+    last = stack.posts()[-1]["blocks"]
+    assert f"{FLEET - RANKING_SIZE} smaller recommendation(s) not listed here" in json.dumps(last)
+
+
+def test_an_export_lists_every_recommendation(stack: Stack) -> None:
+    result = post({"post": False, "include_recommendations": True})
+
+    assert len(result["recommendations"]) == FLEET
+    assert not stack.posts()
+
+
+def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [answer["Item"]] if "Item" in answer else list(answer.get("Items", []))
+    return found + [item for items in answer.get("Responses", {}).values() for item in items]
 
 
 def test_an_unscheduled_post_is_posted_afresh(stack: Stack) -> None:

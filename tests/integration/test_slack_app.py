@@ -29,9 +29,10 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
 from rightsizer.adapters.slack.poster import post_daily_report
 from rightsizer.domain.models import ActionKind, Recommendation
-from rightsizer.services.ports import Approval
+from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings
+from tests.api_calls import record_api_call_details
 from tests.events import load_event
 from tests.slack_double import (
     BOT_TOKEN,
@@ -294,6 +295,36 @@ def test_report_show_and_why(world: World, fleet: list[Recommendation]) -> None:
     assert "p95 12%" in json.dumps(show, ensure_ascii=False) and "GPU use" in json.dumps(show)
     assert "one A10G carries the load" in json.dumps(why)
     assert "No recommendation for `i-0fedcba9876543210`" in unknown["text"]
+
+
+def test_show_why_and_snooze_read_their_host_by_key_whatever_the_fleet(world: World) -> None:
+    now = datetime.now(UTC)
+    recs = [recommendation(n, cost_after=f"{700 + n}.00") for n in range(1, 121)]
+    world.publish(*recs)
+    for rec in recs[:40]:  # people decided on many other hosts
+        kind, until = ("snooze", now + timedelta(days=3)) if rec.instance_id[-1] in "02468" else ("dismiss", None)
+        world.store.put_decision(
+            Decision(kind, rec.account_id, rec.region, rec.instance_id, "U0BOB", now, until, rec.recommendation_id)
+        )
+    host = recs[90]
+    world.store.put_decision(
+        Decision("snooze", host.account_id, host.region, host.instance_id, "U0CAROL", now, now + timedelta(days=2))
+    )
+
+    reads: dict[str, list[Any]] = {}
+    for text in (f"show {host.instance_id}", f"why {host.instance_id}", f"snooze {recs[100].instance_id} 3d"):
+        with record_api_call_details() as calls:
+            world.command(text)
+        reads[text.split()[0]] = [call for call in calls if call.action.startswith("dynamodb:")]
+
+    show, why, snoozed = world.responses()
+    assert "Snoozed by <@U0CAROL>" in json.dumps(show), "the host's own snooze is found by key"
+    assert "one A10G carries the load" in json.dumps(why)
+    assert "is snoozed until" in snoozed["text"]
+    for verb, calls in reads.items():
+        assert all(call.action != "dynamodb:Scan" and "IndexName" not in call.params for call in calls), verb
+        assert sum(call.items_read for call in calls) <= 3, f"{verb} reads a few items, not the fleet's"
+    assert {call.action for call in reads["show"]} <= {"dynamodb:GetItem", "dynamodb:PutItem"}, "by key only"
 
 
 def test_snooze_command_hides_the_host_from_reports(world: World, fleet: list[Recommendation]) -> None:

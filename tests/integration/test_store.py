@@ -1,8 +1,8 @@
-"""The DynamoDB store's approval access patterns, on the table template.yaml declares."""
+"""The DynamoDB store's access patterns (approvals, decisions, posted messages), on the table template.yaml declares."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -10,8 +10,9 @@ from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.approval import ApprovalStatus, allowed
-from rightsizer.services.ports import Approval, PostedMessage
+from rightsizer.services.ports import Approval, Decision, PostedMessage
 from tests.fakes import MemoryStore
+from tests.slack_double import recommendation
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 ARN = "arn:aws:states:us-east-1:123456789012:execution:gpu-rightsizer-resize:rec-a"
@@ -114,3 +115,26 @@ def test_posted_messages_are_kept_indexed_by_recommendation_and_resumable(store:
     assert (shown.ts, shown.blocks[0]["type"]) == ("1.1", "context")
     assert store.report_progress("C1#2026-12-01T09:00:00Z") == {0: "1.1"}
     assert store.message("C1", "9.9") is None
+
+
+def test_a_recommendations_decisions_are_read_by_key_and_all_of_them_listed(store: DynamoStore) -> None:
+    rec, other = recommendation(1), recommendation(2)
+    later = NOW + timedelta(days=3)
+
+    def decision(kind: str, on: str, until: datetime | None = None, about: str | None = None) -> Decision:
+        return Decision(kind, "123456789012", "us-east-1", on, "U1", NOW, until, about)
+
+    store.put_decision(decision("snooze", rec.instance_id, NOW + timedelta(hours=1)))
+    store.put_decision(decision("snooze", rec.instance_id, later))  # a new snooze replaces the host's earlier one
+    store.put_decision(decision("dismiss", rec.instance_id, about=rec.recommendation_id))
+    store.put_decision(decision("dismiss", rec.instance_id, about="rec-of-yesterday"))
+    store.put_decision(decision("snooze", other.instance_id, NOW + timedelta(hours=2)))
+
+    about = store.decisions_about(rec, NOW)
+    assert sorted((d.kind, d.until, d.recommendation_id) for d in about) == [
+        ("dismiss", None, rec.recommendation_id),
+        ("snooze", later, None),
+    ], "the host's snooze and this advice's dismissal, not an earlier advice's"
+    assert store.decisions_about(other, NOW + timedelta(hours=3)) == [], "an expired snooze is not in force"
+    assert len(store.active_decisions(NOW)) == 4
+    assert {d.instance_id for d in store.active_decisions(NOW + timedelta(hours=2))} == {rec.instance_id}

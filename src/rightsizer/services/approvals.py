@@ -54,7 +54,9 @@ class ApprovalStore(ApprovalRecords, Protocol):
 
     def put_decision(self, decision: Decision) -> None: ...
 
-    def active_decisions(self, now: datetime) -> list[Decision]: ...
+    def decisions_about(self, rec: Recommendation, now: datetime) -> list[Decision]:
+        """The decisions in force that can hide `rec` (its host's snooze, its dismissal), read by key."""
+        ...
 
 
 class Outcome(StrEnum):
@@ -317,7 +319,7 @@ def _refusal(
     refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region) if scope is not None else None
     if refusal is not None:
         return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=refusal)
-    decision = hidden_by(rec, store.active_decisions(now), now)
+    decision = hidden_by(rec, store.decisions_about(rec, now), now)
     if decision is not None:
         return ActionResult(Outcome.HIDDEN, recommendation=rec, decision=decision)
     if needs_capacity_confirmation(rec) and not confirmed:

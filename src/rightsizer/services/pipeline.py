@@ -24,9 +24,8 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.analyze import analyze_hosts
 from rightsizer.services.collect import RegionContext, shard_instances, summarise_usage
-from rightsizer.services.ports import Decision, UsageSource
+from rightsizer.services.ports import UsageSource
 from rightsizer.services.ranking import Ranking
-from rightsizer.services.report import FleetReport, build_report
 from rightsizer.settings import ConfigError, Settings
 
 
@@ -75,10 +74,6 @@ class RunStore(Protocol):
     def shard_rankings(self, run: str) -> list[Ranking]: ...
     def failures(self, run: str) -> list[dict[str, str]]: ...
     def put_ranking(self, run: str, ranking: Ranking) -> None: ...
-    def latest_recommendations(
-        self, account_id: str | None = None, region: str | None = None
-    ) -> list[Recommendation]: ...
-    def active_decisions(self, now: datetime) -> list[Decision]: ...
 
 
 class Mode(StrEnum):
@@ -293,8 +288,3 @@ def _failure_text(failure: Mapping[str, str]) -> str:
     shard = failure.get("shard", "")
     part = "not planned" if shard == "plan" else f"shard {shard} not collected"
     return f"{where}: {part} ({failure.get('error', 'error')}: {failure.get('cause', '')[:200]})"
-
-
-def latest_report(store: RunStore, lookback_days: int, now: datetime) -> tuple[FleetReport, list[Decision]]:
-    """The fleet report from the latest recommendations, and the snoozes and dismissals in force."""
-    return build_report(store.latest_recommendations(), now, lookback_days), store.active_decisions(now)

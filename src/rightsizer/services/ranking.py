@@ -1,8 +1,9 @@
 """The fleet's ranking: the head of the report, precomputed, so that nothing has to read every recommendation.
 
 Each shard ranks its own recommendations when it has analysed them; the pipeline's last step merges the shards'
-rankings into the fleet's. `/gpu top` and `/gpu report` read that one small item. Totals are exact sums (rounded
-only when shown), so the fleet's totals are those of every recommendation, whatever the shards.
+rankings into the fleet's. `/gpu top`, `/gpu report` and the daily report post read that one small item. Totals
+are exact sums (rounded only when shown), so the fleet's totals are those of every recommendation, whatever the
+shards.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.domain.scope import ActionScope
-from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, savings_key
+from rightsizer.services.approvals import hidden_by
+from rightsizer.services.ports import Decision
+from rightsizer.services.report import ATTENTION, FleetReport, Totals, build_report, fleet_totals, savings_key
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
 RANKING_SIZE = 50
@@ -65,3 +69,39 @@ class Ranking:
             scope=scope,
             fleet=self.totals.rounded(),
         )
+
+
+class RankingStore(Protocol):
+    """What a ranked report reads (DynamoStore in AWS): the ranking item, the decisions in force, and by key
+    the advice those decisions hide."""
+
+    def ranking(self) -> Ranking | None: ...
+
+    def active_decisions(self, now: datetime) -> list[Decision]: ...
+
+    def latest_for_instance(self, instance_id: str) -> Recommendation | None: ...
+
+
+@dataclass(frozen=True)
+class RankedReport:
+    report: FleetReport  # the ranking's head, the whole fleet's totals
+    decisions: tuple[Decision, ...]  # in force
+    hidden_elsewhere: tuple[Recommendation, ...]  # hidden, and not in the head: the visible totals subtract them
+
+
+def ranked_report(store: RankingStore, now: datetime, lookback_days: int, scope: ActionScope | None) -> RankedReport:
+    """The head of the fleet report from the precomputed ranking, with the hidden recommendations that are not
+    in it (read by key: one per snoozed or dismissed host), so that the visible totals are exact. Reads no more
+    when the fleet grows: the ranking is bounded, and so are the people who snooze and dismiss."""
+    decisions = tuple(store.active_decisions(now))
+    ranking = store.ranking()
+    if ranking is None:  # nothing analysed yet
+        return RankedReport(build_report((), now, lookback_days, scope=scope), decisions, ())
+    report = ranking.report(now, lookback_days, scope)
+    shown = {rec.recommendation_id for rec in report.recommendations}
+    elsewhere = []
+    for instance_id in dict.fromkeys(decision.instance_id for decision in decisions):
+        rec = store.latest_for_instance(instance_id)
+        if rec is not None and rec.recommendation_id not in shown and hidden_by(rec, decisions, now):
+            elsewhere.append(rec)
+    return RankedReport(report, decisions, tuple(elsewhere))

@@ -13,10 +13,13 @@ a partition each, so a day's writes spread over the table instead of queueing on
   LATEST#<id>                 / LATEST                          latest recommendation of an instance (Slack
                                                                 `show`/`why`/`snooze`, buttons); GSI1:
                                                                 LATEST#<bucket> / <acct>#<region>#<id> lists them
-  RANKING                     / LATEST                          the fleet's ranking (`top`, `report`)
+  RANKING                     / LATEST                          the fleet's ranking (`top`, `report`, the post)
   REC#<rec id>                / REC                             a recommendation by id (Slack buttons)
   INSTANCE#<acct>#<region>#<id> / REC#<run>                     one instance's history (runs that changed it)
-  DECISIONS                   / <acct>#<region>#<id>#<kind>#<rec>  snoozes and dismissals
+  DECISION#<id>               / snooze | dismiss#<rec id>       a host's snooze, a dismissal of one piece of
+                                                                advice (`show` reads the two that can hide its
+                                                                advice by key); GSI1: DECISIONS /
+                                                                <acct>#<region>#<id>#<kind>#<rec> lists them
   APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
   AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
   SLACKREQ#<digest>           / SLACKREQ                        replay guard for Slack requests
@@ -71,6 +74,7 @@ RECOMMENDATION_RETENTION = timedelta(days=90)
 AUDIT_RETENTION = timedelta(days=800)
 MESSAGE_RETENTION = timedelta(days=30)
 OPEN_APPROVALS = "APPROVAL#PENDING"  # GSI1 partition of the approvals still waiting for an outcome
+DECISIONS = "DECISIONS"  # GSI1 partition listing the snoozes and dismissals
 LATEST_BUCKETS = 16  # GSI1 partitions listing the latest recommendations: writes spread, listing is 16 queries
 BATCH_GET = 100  # BatchGetItem's limit
 # Approval fields that change after creation; each is an attribute of its own (see create_approval).
@@ -98,6 +102,16 @@ def _instance_key(account_id: str, region: str, instance_id: str) -> str:
 def _latest_key(instance_id: str) -> dict[str, str]:
     # By instance id alone: that is all `/gpu show <instance-id>` knows (EC2 instance ids are unique).
     return {"PK": f"LATEST#{instance_id}", "SK": "LATEST"}
+
+
+def _decision_sort_key(kind: str, recommendation_id: str | None) -> str:
+    # A snooze is the host's (one at a time); a dismissal answers one piece of advice.
+    return "snooze" if kind == "snooze" else f"{kind}#{recommendation_id or '*'}"
+
+
+def _in_force(decisions: Iterable[Decision], now: datetime) -> list[Decision]:
+    # TTL deletion lags by up to days: expired snoozes are filtered here too.
+    return [d for d in decisions if d.until is None or d.until > now]
 
 
 def _digest(rec: Recommendation) -> str:
@@ -445,8 +459,9 @@ class DynamoStore:
                 batch.delete_item(Key=_latest_key(instance_id))
 
     def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
-        """Every latest recommendation (of one account or region): a query per GSI1 bucket. The daily report's
-        full listing reads this; Slack's commands read by key and from the ranking instead."""
+        """Every latest recommendation (of one account or region): a query per GSI1 bucket. Only an export (the
+        report with "include_recommendations") reads this; the report post and Slack's commands read the ranking
+        and by key."""
         prefix = "" if not account_id else (f"{account_id}#{region}#" if region else f"{account_id}#")
         found: list[dict[str, Any]] = []
         for bucket in range(LATEST_BUCKETS):
@@ -481,25 +496,35 @@ class DynamoStore:
     # -- decisions -----------------------------------------------------------------------------
 
     def put_decision(self, decision: Decision) -> None:
-        key = _instance_key(decision.account_id, decision.region, decision.instance_id)
-        sort_key = f"{key}#{decision.kind}#{decision.recommendation_id or '*'}"
+        """Keyed by instance, so that one host's decisions are read by key; listed (GSI1) for `top` and the report.
+        A new snooze of a host replaces its earlier one, as a dismissal of the same advice does."""
         keep_until = decision.until or (decision.at + RECOMMENDATION_RETENTION)
+        listed = _instance_key(decision.account_id, decision.region, decision.instance_id)
         self._table.put_item(
             Item={
-                "PK": "DECISIONS",
-                "SK": sort_key,
+                "PK": f"DECISION#{decision.instance_id}",
+                "SK": _decision_sort_key(decision.kind, decision.recommendation_id),
                 "data": json.dumps(to_jsonable(decision)),
+                "GSI1PK": DECISIONS,
+                "GSI1SK": f"{listed}#{decision.kind}#{decision.recommendation_id or '*'}",
                 TTL_ATTRIBUTE: int(keep_until.timestamp()),
             }
         )
 
+    def decisions_about(self, rec: Recommendation, now: datetime) -> list[Decision]:
+        """The decisions in force that can hide `rec`: its host's snooze and its own dismissal (two GetItems,
+        whatever the number of hosts or decisions)."""
+        found = (
+            self._get(f"DECISION#{rec.instance_id}", _decision_sort_key(kind, rec.recommendation_id))
+            for kind in ("snooze", "dismiss")
+        )
+        return _in_force((from_jsonable(Decision, json.loads(item["data"])) for item in found if item), now)
+
     def active_decisions(self, now: datetime) -> list[Decision]:
-        decisions = [
-            from_jsonable(Decision, json.loads(item["data"]))
-            for item in self._query(KeyConditionExpression=Key("PK").eq("DECISIONS"))
-        ]
-        # TTL deletion lags by up to days: filter expired snoozes here too.
-        return [d for d in decisions if d.until is None or d.until > now]
+        """Every decision in force (`top` and the report hide what they hide): one GSI1 partition, as long as
+        the list of what people snoozed and dismissed, not as the fleet."""
+        items = self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq(DECISIONS))
+        return _in_force((from_jsonable(Decision, json.loads(item["data"])) for item in items), now)
 
     # -- approvals and audit -------------------------------------------------------------------
 

@@ -32,8 +32,7 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.services import approvals
 from rightsizer.services.approvals import ActionResult, DurationError, Outcome
 from rightsizer.services.ports import Approval, Decision, ResizeWorkflow, ScheduleRecord
-from rightsizer.services.ranking import Ranking
-from rightsizer.services.report import FleetReport, build_report
+from rightsizer.services.ranking import Ranking, ranked_report
 from rightsizer.settings import Settings
 
 logger = Logger(child=True)
@@ -326,8 +325,8 @@ def build_app(
         if parsed.name == "schedules":
             return [blocks.schedules_message(store.schedules()).payload()]
         if parsed.name in ("report", "top"):
-            decisions = store.active_decisions(now)
-            report, elsewhere = _ranked_report(now, decisions)
+            ranked = ranked_report(store, now, settings.lookback_days, scope)
+            report, decisions, elsewhere = ranked.report, ranked.decisions, ranked.hidden_elsewhere
             if parsed.name == "report":
                 return [blocks.report_summary_message(report, decisions, now, scope, elsewhere).payload()]
             return [m.payload() for m in blocks.top_messages(report, decisions, parsed.count, now, scope, elsewhere)]
@@ -348,27 +347,12 @@ def build_app(
             return [blocks.why_message(rec).payload()]
         message = blocks.detail_message(
             rec,
-            decisions=store.active_decisions(now),
+            decisions=store.decisions_about(rec, now),
             approval=store.approval(rec.recommendation_id),
             now=now,
             scope=scope,
         )
         return [message.payload()]
-
-    def _ranked_report(now: datetime, decisions: list[Decision]) -> tuple[FleetReport, list[Recommendation]]:
-        """The head of the fleet report from the precomputed ranking, and the hidden recommendations that are
-        not in it (read by key: one per snoozed or dismissed host), so the visible totals are exact."""
-        ranking = store.ranking()
-        if ranking is None:  # nothing analysed yet
-            return build_report((), now, settings.lookback_days, scope=scope), []
-        report = ranking.report(now, settings.lookback_days, scope)
-        shown = {rec.recommendation_id for rec in report.recommendations}
-        elsewhere = []
-        for instance_id in dict.fromkeys(decision.instance_id for decision in decisions):
-            rec = store.latest_for_instance(instance_id)
-            if rec is not None and rec.recommendation_id not in shown and approvals.hidden_by(rec, decisions, now):
-                elsewhere.append(rec)
-        return report, elsewhere
 
     def _unknown_instance(instance_id: str) -> str:
         return (

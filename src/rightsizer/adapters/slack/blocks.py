@@ -420,16 +420,18 @@ def daily_report_messages(
     top_n: int,
     now: datetime | None = None,
     scope: ActionScope | None = None,
+    hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> list[Message]:
     """First message: summary and the top `top_n`; every other recommendation and host in thread replies.
 
     Nothing is dropped: each listed recommendation and each host without metrics appears in exactly one message.
+    Of a ranking (the head of a larger fleet), the last reply says how many more there are.
     """
-    view = ReportView.of(report, decisions, now, scope)
+    view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
     groups = [recommendation_blocks(rec, scope) for rec in view.listed]
     head = summary_blocks(view)
     top = groups[: max(0, top_n)]
-    rest = groups[len(top) :] + insufficient_data_groups(view.no_data)
+    rest = groups[len(top) :] + insufficient_data_groups(view.no_data) + _beyond_the_ranking(view)
     first = paginate([head, [DividerBlock()], *top])
     if len(first) == 1 and len(first[0]) + sum(len(g) for g in rest) <= MAX_BLOCKS:
         return [Message(_fallback(view), tuple(first[0] + [b for g in rest for b in g]))]
@@ -450,6 +452,13 @@ def daily_report_messages(
         labelled = [_context(part), *page] if len(page) < MAX_BLOCKS else page
         messages.append(Message(part, tuple(labelled)))
     return messages
+
+
+def _beyond_the_ranking(view: ReportView) -> list[list[Block]]:
+    beyond = view.listed_count - len(view.listed)
+    if beyond <= 0:
+        return []
+    return [[_context(f"{beyond} smaller recommendation(s) not listed here: `show <instance-id>` explains any host.")]]
 
 
 def report_summary_message(
@@ -486,7 +495,7 @@ def top_messages(
         return [Message(text, (_section(text),))]
     note = f"Top {len(chosen)} of {view.listed_count} recommendation(s)"
     if n > MAX_TOP:
-        note += f" (at most {MAX_TOP} here; the daily report lists all)"
+        note += f" (at most {MAX_TOP} here; the daily report lists more)"
     if view.hidden:
         note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
     pages = paginate([[_context(note)], *[recommendation_blocks(rec, scope) for rec in chosen]])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
 
 from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, recommendation_ids_in
+from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import PostedMessage
 from rightsizer.services.report import FleetReport
@@ -33,12 +34,14 @@ def post_daily_report(
     scope: ActionScope | None = None,
     ledger: ReportLedger | None = None,
     post_key: str = "",
+    hidden_elsewhere: Iterable[Recommendation] = (),
 ) -> list[str]:
     """Post the report and return the timestamps of its messages, the thread root first.
 
     `decisions` are the active snoozes and dismissals; what they hide leaves the actionable list and the
-    summary says how many. Every message is validated (`to_dict`) before the first one is sent, so a
-    report never stops half-posted because of a Block Kit limit.
+    summary says how many. For a report that is the fleet's ranking (its head), `hidden_elsewhere` are the
+    hidden recommendations outside that head, so that the totals stay exact. Every message is validated
+    (`to_dict`) before the first one is sent, so a report never stops half-posted because of a Block Kit limit.
 
     With a `ledger`, each posted message is kept (so that buttons can be retired in it later); with a
     `post_key` as well, a post that failed half-way (rate limited beyond slack_sdk's retries, Slack down)
@@ -49,7 +52,10 @@ def post_daily_report(
         raise ValueError("no Slack channel configured for the daily report (SLACK_CHANNEL)")
     at = now or datetime.now(UTC)
     payloads = [
-        message.payload() for message in daily_report_messages(report, decisions, top_n=top_n, now=now, scope=scope)
+        message.payload()
+        for message in daily_report_messages(
+            report, decisions, top_n=top_n, now=now, scope=scope, hidden_elsewhere=hidden_elsewhere
+        )
     ]
     done = ledger.report_progress(post_key) if ledger is not None and post_key else {}
     timestamps: list[str] = []
