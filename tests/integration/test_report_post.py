@@ -73,7 +73,8 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         store = DynamoStore(boto3.resource("dynamodb", region_name=REGION).Table(table))
         recs = [recommendation(n, cost_after=f"{600 + n}.00") for n in range(1, FLEET + 1)]
         store.put_recommendations("run-1", recs, datetime.now(UTC))
-        store.put_ranking("run-1", Ranking.of(recs, ActionScope.of(ACCOUNT, {REGION})))  # as the pipeline's last step does
+        # As the pipeline's last step does:
+        store.put_ranking("run-1", Ranking.of(recs, ActionScope.of(ACCOUNT, {REGION})))
         name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"
         boto3.client("secretsmanager", region_name=REGION).create_secret(
             Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})
