@@ -207,7 +207,11 @@ def one_click_each(stack: Any, report: dict[str, Any]) -> int:
 
     resize, stop, schedule = first("resize"), first("stop", instance_type="p3.8xlarge"), first("schedule")
     if resize is None or stop is None or schedule is None:
-        print("The demo fleet lacks a one-click resize, stop or schedule.")
+        missing = [name for name, rec in (("resize", resize), ("stop", stop), ("schedule", schedule)) if rec is None]
+        print(f"The demo fleet lacks a one-click {' and '.join(missing)}. What the advice said:")
+        for rec in report["recommendations"]:
+            if rec["finding"] in ("idle", "schedulable", "overprovisioned") and rec["action"] is None:
+                print(f"  {rec['name']} ({rec['finding']}, {rec['confidence']}): {'; '.join(rec['reasons'])}")
         return 1
     failures = 0
 
