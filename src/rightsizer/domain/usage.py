@@ -6,7 +6,9 @@ trust): we fetch 5-minute Averages and hourly Maximums and compute percentiles h
 Series hold numpy arrays (the CloudWatch adapter builds them; tests may pass lists): a shard summarises
 thousands of hosts x 14 days of 5-minute data, and one numpy call per statistic instead of a Python loop
 per datapoint is what keeps that inside one Lambda's time. Percentiles are nearest-rank (an observed
-value, never an interpolation), picked with `np.partition` rather than a full sort.
+value, never an interpolation), read from one `np.sort` per series: numpy's vectorised sort beats
+`np.partition` on metric data (long runs of equal values: idle zeros, saturated 100s), and one sorted copy
+answers every percentile, the peak and the loaded-hours cut of a series.
 """
 
 from __future__ import annotations
@@ -97,23 +99,26 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     return sorted_values[_rank(pct, len(sorted_values)) - 1]
 
 
+def _picked(ordered: Floats, *pcts: float) -> list[float]:
+    """Nearest-rank percentiles of an ascending, non-empty array."""
+    count = len(ordered)
+    return [float(ordered[_rank(pct, count) - 1]) for pct in pcts]
+
+
 def _percentiles(values: Floats, *pcts: float) -> list[float]:
-    """Nearest-rank percentiles of an unsorted, non-empty array; one partition for all of them."""
-    count = len(values)
-    positions = [_rank(pct, count) - 1 for pct in pcts]
-    chosen = np.partition(values, sorted(set(positions)))
-    return [float(chosen[position]) for position in positions]
+    """Nearest-rank percentiles of an unsorted, non-empty array."""
+    return _picked(np.sort(values), *pcts)
 
 
 def _stats(values: Floats) -> SeriesStats | None:
     count = len(values)
     if not count:
         return None
-    ranks = [_rank(pct, count) - 1 for pct in (50, 95, 99)]
-    chosen = np.partition(values, ranks)
-    p50, p95, p99 = (float(chosen[rank]) for rank in ranks)
-    peak = float(chosen[ranks[-1] :].max())  # partitioned: nothing below the p99 rank is larger
-    return SeriesStats(samples=count, mean=float(np.add.reduce(values)) / count, p50=p50, p95=p95, p99=p99, peak=peak)
+    ordered = np.sort(values)
+    p50, p95, p99 = _picked(ordered, 50, 95, 99)
+    # The mean sums the series in its own order: the same float, to the last bit, as before sorting.
+    mean = float(np.add.reduce(values)) / count
+    return SeriesStats(samples=count, mean=mean, p50=p50, p95=p95, p99=p99, peak=float(ordered[-1]))
 
 
 def series_stats(values: Sequence[float] | Floats) -> SeriesStats | None:
@@ -134,24 +139,25 @@ _LOADED_SHARE = 0.5
 _MIN_CORRELATION_HOURS = 24
 
 
-def _memory_low(values: Floats) -> float | None:
-    """5th percentile of the memory readings taken while a process held memory."""
-    if not len(values):
+def _memory_low(ordered: Floats) -> float | None:
+    """5th percentile of the memory readings (ascending) taken while a process held memory."""
+    if not len(ordered):
         return None
-    peak = float(values.max())
+    peak = float(ordered[-1])
     if peak <= 0:
         return 0.0
-    return _percentiles(values[values >= peak * _LOADED_SHARE], 5)[0]
+    # Sorted: the readings at or above the loaded share are the tail from the first such one.
+    return _picked(ordered[ordered.searchsorted(peak * _LOADED_SHARE) :], 5)[0]
 
 
-def _correlation(memory: Series, load: Series) -> float | None:
-    """Pearson correlation of memory with load over the loaded hours both series share; None when
-    undefined or too short. Hours before a process starts (or between restarts) are left out: a jump
-    from nothing to a reservation is not memory following the load."""
-    if not memory or not load:
+def _correlation(memory: Series, peak: float | None, load: Series) -> float | None:
+    """Pearson correlation of memory (whose `peak` is known) with load over the loaded hours both series
+    share; None when undefined or too short. Hours before a process starts (or between restarts) are
+    left out: a jump from nothing to a reservation is not memory following the load."""
+    if not memory or not load or peak is None:
         return None
     xs, ys = memory.array, load.array
-    floor = float(xs.max()) * _LOADED_SHARE
+    floor = peak * _LOADED_SHARE
     if memory.timestamps is not load.timestamps and not np.array_equal(memory.stamps, load.stamps):
         _, in_memory, in_load = np.intersect1d(memory.stamps, load.stamps, assume_unique=True, return_indices=True)
         xs, ys = xs[in_memory], ys[in_load]
@@ -175,16 +181,18 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
     peak_series = device.utilization_max or device.utilization_avg
     burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
     activity = device.memory_activity_max
+    memory = np.sort(device.memory_used_max.array)
+    memory_peak = float(memory[-1]) if len(memory) else None
     return DeviceUsage(
         index=device.index,
         utilization=_stats(device.utilization_avg.array),
         utilization_peak=peak,
-        memory_used_peak_mib=_peak(device.memory_used_max),
+        memory_used_peak_mib=memory_peak,
         memory_total_mib=_peak(device.memory_total_max),
         memory_activity_p95=_percentiles(activity.array, 95)[0] if activity else None,
         utilization_burst=burst,
-        memory_used_low_mib=_memory_low(device.memory_used_max.array),
-        memory_load_correlation=_correlation(device.memory_used_max, peak_series),
+        memory_used_low_mib=_memory_low(memory),
+        memory_load_correlation=_correlation(device.memory_used_max, memory_peak, peak_series),
     )
 
 
