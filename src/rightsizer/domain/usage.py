@@ -13,11 +13,12 @@ answers every percentile, the peak and the loaded-hours cut of a series.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -199,19 +200,24 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
 def _optional(values: Floats, seen: npt.NDArray[np.bool_]) -> tuple[float | None, ...]:
     """Floats where `seen`, None elsewhere (the summary's "no data" marker)."""
     result: list[float | None] = values.tolist()
-    for gap in np.flatnonzero(~seen).tolist():
-        result[gap] = None
+    if not seen.all():
+        for gap in np.flatnonzero(~seen).tolist():
+            result[gap] = None
     return tuple(result)
 
 
-def _bins(series: Series, first: int, width: int, count: int) -> tuple[Floats, Ints]:
-    """Sums and sample counts of `series` in `count` consecutive bins [first + k*width, first + (k+1)*width).
+def _mean_where_seen(sums: npt.NDArray[Any], counts: npt.NDArray[Any]) -> Floats:
+    """sums / counts where counts > 0; bins without samples get 0 (callers mark them as no data)."""
+    return cast(Floats, sums / np.maximum(counts, 1))
+
+
+def _bins(stamps: Ints, values: Floats, first: int, width: int, count: int) -> tuple[Floats, Ints]:
+    """Sums and sample counts of a series in `count` consecutive bins [first + k*width, first + (k+1)*width).
 
     Bin edges are found by bisecting the (ascending) timestamps, and each bin is summed by one reduceat:
     no per-sample arithmetic."""
-    stamps, values = series.stamps, series.array
-    edges = np.searchsorted(stamps, first + width * np.arange(count + 1, dtype=np.int64))
-    counts = np.diff(edges)
+    edges = stamps.searchsorted(np.arange(first, first + width * count + 1, width))
+    counts = edges[1:] - edges[:-1]
     if not len(values):
         return np.zeros(count), counts
     sums = np.add.reduceat(values, np.minimum(edges[:-1], len(values) - 1))
@@ -244,53 +250,65 @@ def _aligned(series: Sequence[Series]) -> list[tuple[Series, list[Floats]]]:
     return groups
 
 
-def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> tuple[Floats, npt.NDArray[np.bool_]]:
-    """Busiest unit's reading per clock hour from `first_hour` (epoch) for `hours` hours, and which hours
-    have a reading at all."""
+def _combined(values: list[Floats], combine: np.ufunc) -> Floats:
+    """Element-wise combination of a group's values (one unit: its own values, not a copy)."""
+    return values[0] if len(values) == 1 else cast(Floats, combine.reduce(values))
+
+
+def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> Floats:
+    """Busiest unit's reading per clock hour from `first_hour` (epoch) for `hours` hours; -inf in hours
+    without a reading."""
     peaks = np.full(hours, -np.inf)
     for leader, values in _aligned([device.utilization_max or device.utilization_avg for device in devices]):
         slots = (leader.stamps - first_hour) // 3600
         inside = (slots >= 0) & (slots < hours)
-        np.maximum.at(peaks, slots[inside], np.maximum.reduce(values)[inside])
-    return peaks, peaks > -np.inf
+        np.maximum.at(peaks, slots[inside], _combined(values, np.maximum)[inside])
+    return peaks
 
 
-def _fold_into_week(timeline: Floats, seen: npt.NDArray[np.bool_], first_hour: int) -> tuple[float | None, ...]:
-    """Hour-of-week maximum of a clock-hour timeline."""
-    buckets = np.full(HOURS_PER_WEEK, -np.inf)
-    slots = (hour_of_week(first_hour) + np.arange(len(timeline))) % HOURS_PER_WEEK
-    np.maximum.at(buckets, slots[seen], timeline[seen])
+@functools.lru_cache(maxsize=64)
+def _week_slots(first_bucket: int, hours: int) -> Ints:
+    """Hour-of-week bucket of each of `hours` consecutive clock hours from bucket `first_bucket`
+    (the same few windows for every host of a run: worked out once, read-only)."""
+    slots = (first_bucket + np.arange(hours)) % HOURS_PER_WEEK
+    slots.flags.writeable = False
+    return slots
+
+
+def _fold_into_week(peaks: Floats, first_hour: int) -> tuple[float | None, ...]:
+    """Hour-of-week maximum of a clock-hour timeline that holds -inf in hours without a reading."""
+    # Laid out on whole weeks from the Monday before `first_hour`, the fold is one maximum per column.
+    offset = hour_of_week(first_hour)
+    weeks = max(1, -(-(offset + len(peaks)) // HOURS_PER_WEEK))
+    padded = np.full(weeks * HOURS_PER_WEEK, -np.inf)
+    padded[offset : offset + len(peaks)] = peaks
+    buckets = padded.reshape(weeks, HOURS_PER_WEEK).max(axis=0)
     return _optional(buckets, buckets > -np.inf)
 
 
 def _fold_means(first_hour: int, sums: Floats, counts: Ints) -> tuple[float | None, ...]:
     """Hour-of-week means from per-clock-hour sums and sample counts starting at `first_hour`."""
-    buckets = (hour_of_week(first_hour) + np.arange(len(sums))) % HOURS_PER_WEEK
+    buckets = _week_slots(hour_of_week(first_hour), len(sums))
     week_counts = np.bincount(buckets, weights=counts, minlength=HOURS_PER_WEEK)
     week_sums = np.bincount(buckets, weights=sums, minlength=HOURS_PER_WEEK)
-    seen = week_counts > 0
-    return _optional(np.divide(week_sums, week_counts, out=np.zeros(HOURS_PER_WEEK), where=seen), seen)
+    return _optional(_mean_where_seen(week_sums, week_counts), week_counts > 0)
 
 
 def _hourly_mean(series: Series) -> tuple[float | None, ...]:
     if not series:
         return (None,) * HOURS_PER_WEEK
     first, hours = _clock_hours(series)
-    return _fold_means(first, *_bins(series, first, 3600, hours))
+    return _fold_means(first, *_bins(series.stamps, series.array, first, 3600, hours))
 
 
-def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: int) -> tuple[float | None, ...]:
-    start = int(window_start.timestamp())
+def _daily_mean(devices: Sequence[DeviceSeries], start: int, days: int) -> tuple[float | None, ...]:
     sums = np.zeros(days)
     counts = np.zeros(days, dtype=np.int64)
     for leader, values in _aligned([device.utilization_avg for device in devices]):
-        day_sums, day_counts = _bins(
-            Series(leader.period_seconds, leader.stamps, np.add.reduce(values)), start, 86400, days
-        )
+        day_sums, day_counts = _bins(leader.stamps, _combined(values, np.add), start, 86400, days)
         sums += day_sums
         counts += day_counts * len(values)
-    seen = counts > 0
-    return _optional(np.divide(sums, counts, out=np.zeros(days), where=seen), seen)
+    return _optional(_mean_where_seen(sums, counts), counts > 0)
 
 
 def _gbps(series: Series) -> float:
@@ -309,9 +327,12 @@ def _network_hours(inbound: Series, outbound: Series) -> tuple[int, Floats, npt.
     total = np.zeros(hours)
     seen = np.zeros(hours, dtype=bool)
     for series in present:
-        sums, counts = _bins(series, first, 3600, hours)
+        sums, counts = _bins(series.stamps, series.array, first, 3600, hours)
         has = counts > 0
-        total[has] += sums[has] / counts[has] * _gbps(series)
+        if has.all():  # the usual case: no hour without a sample, no masks
+            total += sums / counts * _gbps(series)
+        else:
+            total[has] += sums[has] / counts[has] * _gbps(series)
         seen |= has
     return first, total, seen
 
@@ -347,7 +368,8 @@ def summarize(raw: RawUsage) -> UsageSummary:
     start_epoch = int(raw.window_start.timestamp())
     first_hour = start_epoch - start_epoch % 3600
     hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
-    hour_peaks, peak_seen = _hour_peaks(raw.devices, first_hour, hours)
+    hour_peaks = _hour_peaks(raw.devices, first_hour, hours)
+    peak_seen = hour_peaks > -np.inf
     network_first, network_gbps, network_seen = _network_hours(raw.network_in_sum, raw.network_out_sum)
     cpu = raw.cpu_avg
     return UsageSummary(
@@ -362,10 +384,10 @@ def summarize(raw: RawUsage) -> UsageSummary:
         network_peak_gbps=network_peak,
         network_p95_gbps=_percentiles(network_gbps[network_seen], 95)[0] if network_seen.any() else None,
         host_memory_peak_pct=_peak(raw.host_memory_max),
-        hourly_accelerator_peak=_fold_into_week(hour_peaks, peak_seen, first_hour),
+        hourly_accelerator_peak=_fold_into_week(hour_peaks, first_hour),
         hourly_cpu_mean=_hourly_mean(cpu),
         # Each clock hour's mean Gbps counts once, however many samples it had.
         hourly_network_mean_gbps=_fold_means(network_first, network_gbps, network_seen.astype(np.int64)),
-        daily_accelerator_mean=_daily_mean(raw.devices, raw.window_start, days),
+        daily_accelerator_mean=_daily_mean(raw.devices, start_epoch, days),
         accelerator_hour_peaks=_optional(hour_peaks, peak_seen),
     )
