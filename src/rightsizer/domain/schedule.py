@@ -51,6 +51,8 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
         return None
     # One pass over the 168 hours, no call per hour: every host of the fleet is asked this.
     idle_util, cpu_idle, network_active = policy.idle_util_pct, policy.cpu_idle_pct, policy.network_active_gbps
+    if sum(peak is not None and peak < idle_util for peak in peaks) < policy.min_schedule_idle_hours:
+        return None  # idle hours are quiet accelerator hours first: too few of those already
     busy = tuple(
         peak is None  # an hour without accelerator data cannot be shown idle
         or peak >= idle_util

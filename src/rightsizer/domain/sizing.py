@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
@@ -303,7 +304,7 @@ class Candidate:
     cross_hypervisor: bool
     basis: str = ""  # how the projection was made, for the reasons
 
-    @property
+    @cached_property
     def monthly(self) -> Decimal:
         return monthly(self.hourly)
 

@@ -100,6 +100,13 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     return sorted_values[_rank(pct, len(sorted_values)) - 1]
 
 
+def _ascending(values: Floats) -> Floats:
+    """A sorted copy (np.sort's own steps, without its wrapper: a host sorts a dozen series)."""
+    ordered = values.copy()
+    ordered.sort()
+    return ordered
+
+
 def _picked(ordered: Floats, *pcts: float) -> list[float]:
     """Nearest-rank percentiles of an ascending, non-empty array."""
     count = len(ordered)
@@ -108,14 +115,14 @@ def _picked(ordered: Floats, *pcts: float) -> list[float]:
 
 def _percentiles(values: Floats, *pcts: float) -> list[float]:
     """Nearest-rank percentiles of an unsorted, non-empty array."""
-    return _picked(np.sort(values), *pcts)
+    return _picked(_ascending(values), *pcts)
 
 
 def _stats(values: Floats) -> SeriesStats | None:
     count = len(values)
     if not count:
         return None
-    ordered = np.sort(values)
+    ordered = _ascending(values)
     p50, p95, p99 = _picked(ordered, 50, 95, 99)
     # The mean sums the series in its own order: the same float, to the last bit, as before sorting.
     mean = float(np.add.reduce(values)) / count
@@ -151,6 +158,13 @@ def _memory_low(ordered: Floats) -> float | None:
     return _picked(ordered[ordered.searchsorted(peak * _LOADED_SHARE) :], 5)[0]
 
 
+def _same_clock(one: Series, other: Series) -> bool:
+    """Do two series have the same timestamps?"""
+    if one.timestamps is other.timestamps:
+        return True
+    return len(one.stamps) == len(other.stamps) and bool((one.stamps == other.stamps).all())
+
+
 def _correlation(memory: Series, peak: float | None, load: Series) -> float | None:
     """Pearson correlation of memory (whose `peak` is known) with load over the loaded hours both series
     share; None when undefined or too short. Hours before a process starts (or between restarts) are
@@ -159,7 +173,7 @@ def _correlation(memory: Series, peak: float | None, load: Series) -> float | No
         return None
     xs, ys = memory.array, load.array
     floor = peak * _LOADED_SHARE
-    if memory.timestamps is not load.timestamps and not np.array_equal(memory.stamps, load.stamps):
+    if not _same_clock(memory, load):
         _, in_memory, in_load = np.intersect1d(memory.stamps, load.stamps, assume_unique=True, return_indices=True)
         xs, ys = xs[in_memory], ys[in_load]
     loaded = xs >= floor
@@ -182,7 +196,7 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
     peak_series = device.utilization_max or device.utilization_avg
     burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
     activity = device.memory_activity_max
-    memory = np.sort(device.memory_used_max.array)
+    memory = _ascending(device.memory_used_max.array)
     memory_peak = float(memory[-1]) if len(memory) else None
     return DeviceUsage(
         index=device.index,
@@ -242,7 +256,7 @@ def _aligned(series: Sequence[Series]) -> list[tuple[Series, list[Floats]]]:
         if not one:
             continue
         for leader, values in groups:
-            if leader.timestamps is one.timestamps or np.array_equal(leader.stamps, one.stamps):
+            if _same_clock(leader, one):
                 values.append(one.array)
                 break
         else:
