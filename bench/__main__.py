@@ -7,25 +7,41 @@
 4. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
 3. (when the Slack app exists) cold import time and warm ack time of a signed slash command;
 4. deployment package sizes: each function's own code and the shared dependency layer.
+
+`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, slack; comma-separated) runs only those.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from bench import analyzer_bench, collect_bench, fleet_bench, metrics_bench, package_bench
 
 
 def main() -> int:
-    package_bench.run()
-    print()
-    metrics_bench.run()
-    print()
-    collection = collect_bench.run()
-    print()
-    fleet_bench.run(collection)
-    print()
-    analyzer_bench.run()
+    only = {name.strip() for name in os.environ.get("BENCH_ONLY", "").split(",") if name.strip()}
+
+    def wanted(name: str) -> bool:
+        return not only or name in only
+
+    if wanted("package"):
+        package_bench.run()
+        print()
+    if wanted("metrics"):
+        metrics_bench.run()
+        print()
+    if wanted("collect") or wanted("fleet"):
+        # The fleet plan is sized from the collection's measured time and memory per host.
+        collection = collect_bench.run()
+        print()
+        if wanted("fleet"):
+            fleet_bench.run(collection)
+            print()
+    if wanted("analyzer"):
+        analyzer_bench.run()
+    if not wanted("slack"):
+        return 0
     try:
         from bench import slack_bench
     except ImportError:

@@ -73,9 +73,9 @@ def run() -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     findings: Counter[str] = Counter()
     series_count = 0
-    summarising = 0.0
+    # CPU of the summarise and analyse calls only: building each host's synthetic input is not their work.
+    summarising = analysing = 0.0
     wall = time.perf_counter()
-    cpu = time.process_time()
     for n in range(INSTANCES):
         instance_type = TYPES[n % len(TYPES)]
         spec = catalog.specs[instance_type]
@@ -112,10 +112,14 @@ def run() -> None:
         )
         before = time.process_time()
         summary = summarize(raw)
-        summarising += time.process_time() - before
-        findings[analyze_instance(instance, summary, catalog, prices, policy, END).finding.value] += 1
+        summarised = time.process_time()
+        recommendation = analyze_instance(instance, summary, catalog, prices, policy, END)
+        analysed = time.process_time()
+        summarising += summarised - before
+        analysing += analysed - summarised
+        findings[recommendation.finding.value] += 1
     wall = time.perf_counter() - wall
-    cpu = time.process_time() - cpu
+    cpu = summarising + analysing
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     baseline = _numpy_pass(fine, coarse, catalog)
     points = series_count * five_min
@@ -123,7 +127,11 @@ def run() -> None:
         f"Analyzer: {INSTANCES:,} synthetic instances x {DAYS} days "
         f"({series_count:,} series, ~{points / 1e6:.0f}M datapoints)"
     )
-    print(f"  summarise + analyse: {wall:.1f} s wall, {cpu:.1f} s CPU on one core (goal < 20 s)")
+    print(
+        f"  summarise + analyse: {cpu:.1f} s CPU on one core (goal < 20 s; "
+        f"{wall:.1f} s wall for the whole loop, building the input included); "
+        f"per host {summarising / INSTANCES * 1e3:.2f} ms summarise + {analysing / INSTANCES * 1e3:.2f} ms analyse"
+    )
     print(
         f"  peak memory: process max RSS {rss_after / 1024:.0f} MiB, of which "
         f"{(rss_after - rss_before) / 1024:.0f} MiB grew while analysing (goal < 1 GB)"
@@ -131,7 +139,7 @@ def run() -> None:
     print(
         f"  a vectorised numpy pass over the same samples (np.sort of every series, nearest-rank p50/p95/p99, "
         f"mean, max): {baseline:.1f} s CPU -> summarise + analyse = {cpu / baseline:.1f}x that (goal <= 3x); "
-        f"summarise alone {summarising:.1f} s = {summarising / baseline:.1f}x, analyse {cpu - summarising:.1f} s"
+        f"summarise alone {summarising:.1f} s = {summarising / baseline:.1f}x, analyse {analysing:.1f} s"
     )
     print("  findings: " + ", ".join(f"{name} {count}" for name, count in sorted(findings.items())))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
 
 from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 
@@ -18,6 +19,8 @@ ACCELERATED_TYPE_PATTERNS = ("p*", "g*", "inf*", "trn*", "dl*")
 # Families AWS sells through Capacity Blocks for ML (the SageMaker API's ReservedCapacityInstanceType:
 # p4d, p4de, p5, p5e, p5en, p6-b200, p6e-gb200, trn1, trn2; with their n/u/b300 siblings): capacity is
 # scarce, so a stopped host may not start again (InsufficientInstanceCapacity).
+T = TypeVar("T")
+
 SCARCE_FAMILIES = frozenset(
     {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200", "trn1", "trn1n", "trn2", "trn2u"}
 )
@@ -83,3 +86,15 @@ class Catalog:
                 continue
             grouped.setdefault(spec.accelerator_kind, []).append(spec)
         return {kind: tuple(specs) for kind, specs in grouped.items()}
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """A value worked out from this catalog alone, built on first use and kept: every host of a region
+        asks the same questions (which types a g5.xlarge could move to, how fast each is for its work)."""
+        cache = self._derived
+        if key not in cache:
+            cache[key] = build()
+        return cast(T, cache[key])
+
+    @cached_property
+    def _derived(self) -> dict[Hashable, object]:
+        return {}

@@ -47,29 +47,29 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
     if usage.accelerator_days < policy.min_schedule_days:
         return None
     peaks = usage.hourly_accelerator_peak
-    if len(peaks) != HOURS_PER_WEEK or sum(p is not None for p in peaks) < HOURS_PER_WEEK - _MAX_UNKNOWN_HOURS:
+    if len(peaks) != HOURS_PER_WEEK or peaks.count(None) > _MAX_UNKNOWN_HOURS:
         return None
-    cpu = _week_or_unknown(usage.hourly_cpu_mean)
-    network = _week_or_unknown(usage.hourly_network_mean_gbps)
+    # One pass over the 168 hours, no call per hour: every host of the fleet is asked this.
+    idle_util, cpu_idle, network_active = policy.idle_util_pct, policy.cpu_idle_pct, policy.network_active_gbps
+    if sum(peak is not None and peak < idle_util for peak in peaks) < policy.min_schedule_idle_hours:
+        return None  # idle hours are quiet accelerator hours first: too few of those already
     busy = tuple(
-        _accelerator_busy(peaks[hour], policy)
-        or _at_least(cpu[hour], policy.cpu_idle_pct)
-        or _at_least(network[hour], policy.network_active_gbps)
-        for hour in range(HOURS_PER_WEEK)
+        peak is None  # an hour without accelerator data cannot be shown idle
+        or peak >= idle_util
+        or (cpu is not None and cpu >= cpu_idle)
+        or (network is not None and network >= network_active)
+        for peak, cpu, network in zip(
+            peaks,
+            _week_or_unknown(usage.hourly_cpu_mean),
+            _week_or_unknown(usage.hourly_network_mean_gbps),
+            strict=True,
+        )
     )
     idle = busy.count(False)
     if idle < policy.min_schedule_idle_hours or idle == HOURS_PER_WEEK:
         return None  # too few idle hours to be worth a schedule (or never busy: that is idle)
     weeks, recurring = _recurrence(usage, policy)
     return WeeklyPattern(busy=busy, weeks_observed=weeks, recurring_share=recurring)
-
-
-def _accelerator_busy(peak: float | None, policy: Policy) -> bool:
-    return peak is None or peak >= policy.idle_util_pct  # an hour without data cannot be shown idle
-
-
-def _at_least(value: float | None, threshold: float) -> bool:
-    return value is not None and value >= threshold
 
 
 def _week_or_unknown(values: Sequence[float | None]) -> Sequence[float | None]:

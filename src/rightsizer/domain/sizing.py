@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
@@ -303,20 +304,66 @@ class Candidate:
     cross_hypervisor: bool
     basis: str = ""  # how the projection was made, for the reasons
 
-    @property
+    @cached_property
     def monthly(self) -> Decimal:
         return monthly(self.hourly)
 
 
-def _compatible(instance: Instance, spec: InstanceTypeSpec, target: InstanceTypeSpec, demand: Demand) -> bool:
-    if instance.architecture not in target.architectures:
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A type hosts of one type could move to, with all that does not depend on a host or its load."""
+
+    spec: InstanceTypeSpec
+    projection: Projection  # the source's work on this type
+    cross_family: bool
+    cross_hypervisor: bool
+    leaves_p_family: bool  # from a P family to another
+
+
+def _comparable(source_acc: AcceleratorSpec, target_acc: AcceleratorSpec) -> Projection | None:
+    """The projection from one accelerator to another, when the work can move at all."""
+    if source_acc.compute_capability_tuple > target_acc.compute_capability_tuple:
+        return None  # e.g. A10G -> T4 loses BF16: models built for the newer GPU may not run
+    return projection(source_acc, target_acc)
+
+
+def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) -> tuple[_Target, ...]:
+    """Types of the same kind whose accelerator can take `spec`'s work, worked out once per catalog."""
+
+    def build() -> tuple[_Target, ...]:
+        source_acc = catalog.accelerator(spec)
+        if source_acc is None:
+            return ()
+        found = []
+        for target in _same_kind_targets(spec, catalog, same_model_only):
+            target_acc = catalog.accelerator(target)
+            projected = None if target_acc is None else _comparable(source_acc, target_acc)
+            if projected is None:
+                continue
+            found.append(
+                _Target(
+                    spec=target,
+                    projection=projected,
+                    cross_family=target.family != spec.family,
+                    cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
+                    leaves_p_family=spec.family.startswith("p") and not target.family.startswith("p"),
+                )
+            )
+        return tuple(found)
+
+    return catalog.derived(("resize targets", spec, same_model_only), build)
+
+
+def _compatible(instance: Instance, target: _Target, demand: Demand) -> bool:
+    spec = target.spec
+    if instance.architecture not in spec.architectures:
         return False
-    if instance.uses_efa and not target.efa_supported:
+    if instance.uses_efa and not spec.efa_supported:
         return False
-    if not instance.ena_support and target.ena_support == "required":
+    if not instance.ena_support and spec.ena_support == "required":
         return False
     # Multi-GPU work on P hosts may rely on NVLink/EFA: it stays within P families.
-    return not (spec.family.startswith("p") and not target.family.startswith("p") and demand.units > 1)
+    return not (target.leaves_p_family and demand.units > 1)
 
 
 def _carries(target: InstanceTypeSpec, demand: Demand) -> bool:
@@ -329,31 +376,16 @@ def _carries(target: InstanceTypeSpec, demand: Demand) -> bool:
     )
 
 
-def fit(
-    instance: Instance,
-    spec: InstanceTypeSpec,
-    source_acc: AcceleratorSpec,
-    target: InstanceTypeSpec,
-    target_acc: AcceleratorSpec,
-    demand: Demand,
-) -> Projection | None:
-    """The projection when `target` can take the host's work safely (steady load and bursts), else None."""
-    if not _compatible(instance, spec, target, demand) or not _carries(target, demand):
-        return None
-    if source_acc.compute_capability_tuple > target_acc.compute_capability_tuple:
-        return None  # e.g. A10G -> T4 loses BF16: models built for the newer GPU may not run
-    projected = projection(source_acc, target_acc)
-    if projected is None:
-        return None
+def _takes_load(projected: Projection, demand: Demand) -> bool:
+    """Does the projected work (steady load and bursts) fit a target this much slower or faster?"""
     if projected.ratio <= 1.0:
-        return projected  # at least as fast: the same work runs as busy as today, or less
+        return True  # at least as fast: the same work runs as busy as today, or less
     if not demand.load_known:
-        return None  # a slower accelerator for a load nobody measured
-    if projected.of(demand.unit_util_p95) > demand.util_ceiling:
-        return None
-    if projected.of(demand.unit_util_burst) > demand.burst_ceiling:
-        return None
-    return projected
+        return False  # a slower accelerator for a load nobody measured
+    return (
+        projected.of(demand.unit_util_p95) <= demand.util_ceiling
+        and projected.of(demand.unit_util_burst) <= demand.burst_ceiling
+    )
 
 
 def candidates(
@@ -365,28 +397,24 @@ def candidates(
     *,
     same_model_only: bool = False,
 ) -> list[Candidate]:
-    """Priced, offered types that carry the demand, cheapest first."""
-    source_acc = catalog.accelerator(spec)
-    if source_acc is None:
-        return []
+    """Priced, offered types that carry the demand (steady load and bursts included), cheapest first."""
     found: list[Candidate] = []
-    for target in _same_kind_targets(spec, catalog, same_model_only):
-        target_acc = catalog.accelerator(target)
-        hourly = prices.hourly(target.instance_type)
-        if target_acc is None or hourly is None:
+    for target in _targets(spec, catalog, same_model_only):
+        hourly = prices.hourly(target.spec.instance_type)
+        if hourly is None or not _compatible(instance, target, demand) or not _carries(target.spec, demand):
             continue
-        projected = fit(instance, spec, source_acc, target, target_acc, demand)
-        if projected is None:
+        projected = target.projection
+        if not _takes_load(projected, demand):
             continue
         found.append(
             Candidate(
-                spec=target,
+                spec=target.spec,
                 hourly=hourly,
                 projected_util=projected.of(demand.unit_util_p95),
                 projected_burst=projected.of(demand.unit_util_burst),
                 basis=projected.basis,
-                cross_family=target.family != spec.family,
-                cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
+                cross_family=target.cross_family,
+                cross_hypervisor=target.cross_hypervisor,
             )
         )
     # Cheapest first; at equal price prefer the same family, then the smaller host.

@@ -6,16 +6,19 @@ trust): we fetch 5-minute Averages and hourly Maximums and compute percentiles h
 Series hold numpy arrays (the CloudWatch adapter builds them; tests may pass lists): a shard summarises
 thousands of hosts x 14 days of 5-minute data, and one numpy call per statistic instead of a Python loop
 per datapoint is what keeps that inside one Lambda's time. Percentiles are nearest-rank (an observed
-value, never an interpolation), picked with `np.partition` rather than a full sort.
+value, never an interpolation), read from one `np.sort` per series: numpy's vectorised sort beats
+`np.partition` on metric data (long runs of equal values: idle zeros, saturated 100s), and one sorted copy
+answers every percentile, the peak and the loaded-hours cut of a series.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -97,23 +100,33 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     return sorted_values[_rank(pct, len(sorted_values)) - 1]
 
 
+def _ascending(values: Floats) -> Floats:
+    """A sorted copy (np.sort's own steps, without its wrapper: a host sorts a dozen series)."""
+    ordered = values.copy()
+    ordered.sort()
+    return ordered
+
+
+def _picked(ordered: Floats, *pcts: float) -> list[float]:
+    """Nearest-rank percentiles of an ascending, non-empty array."""
+    count = len(ordered)
+    return [float(ordered[_rank(pct, count) - 1]) for pct in pcts]
+
+
 def _percentiles(values: Floats, *pcts: float) -> list[float]:
-    """Nearest-rank percentiles of an unsorted, non-empty array; one partition for all of them."""
-    count = len(values)
-    positions = [_rank(pct, count) - 1 for pct in pcts]
-    chosen = np.partition(values, sorted(set(positions)))
-    return [float(chosen[position]) for position in positions]
+    """Nearest-rank percentiles of an unsorted, non-empty array."""
+    return _picked(_ascending(values), *pcts)
 
 
 def _stats(values: Floats) -> SeriesStats | None:
     count = len(values)
     if not count:
         return None
-    ranks = [_rank(pct, count) - 1 for pct in (50, 95, 99)]
-    chosen = np.partition(values, ranks)
-    p50, p95, p99 = (float(chosen[rank]) for rank in ranks)
-    peak = float(chosen[ranks[-1] :].max())  # partitioned: nothing below the p99 rank is larger
-    return SeriesStats(samples=count, mean=float(np.add.reduce(values)) / count, p50=p50, p95=p95, p99=p99, peak=peak)
+    ordered = _ascending(values)
+    p50, p95, p99 = _picked(ordered, 50, 95, 99)
+    # The mean sums the series in its own order: the same float, to the last bit, as before sorting.
+    mean = float(np.add.reduce(values)) / count
+    return SeriesStats(samples=count, mean=mean, p50=p50, p95=p95, p99=p99, peak=float(ordered[-1]))
 
 
 def series_stats(values: Sequence[float] | Floats) -> SeriesStats | None:
@@ -134,25 +147,33 @@ _LOADED_SHARE = 0.5
 _MIN_CORRELATION_HOURS = 24
 
 
-def _memory_low(values: Floats) -> float | None:
-    """5th percentile of the memory readings taken while a process held memory."""
-    if not len(values):
+def _memory_low(ordered: Floats) -> float | None:
+    """5th percentile of the memory readings (ascending) taken while a process held memory."""
+    if not len(ordered):
         return None
-    peak = float(values.max())
+    peak = float(ordered[-1])
     if peak <= 0:
         return 0.0
-    return _percentiles(values[values >= peak * _LOADED_SHARE], 5)[0]
+    # Sorted: the readings at or above the loaded share are the tail from the first such one.
+    return _picked(ordered[ordered.searchsorted(peak * _LOADED_SHARE) :], 5)[0]
 
 
-def _correlation(memory: Series, load: Series) -> float | None:
-    """Pearson correlation of memory with load over the loaded hours both series share; None when
-    undefined or too short. Hours before a process starts (or between restarts) are left out: a jump
-    from nothing to a reservation is not memory following the load."""
-    if not memory or not load:
+def _same_clock(one: Series, other: Series) -> bool:
+    """Do two series have the same timestamps?"""
+    if one.timestamps is other.timestamps:
+        return True
+    return len(one.stamps) == len(other.stamps) and bool((one.stamps == other.stamps).all())
+
+
+def _correlation(memory: Series, peak: float | None, load: Series) -> float | None:
+    """Pearson correlation of memory (whose `peak` is known) with load over the loaded hours both series
+    share; None when undefined or too short. Hours before a process starts (or between restarts) are
+    left out: a jump from nothing to a reservation is not memory following the load."""
+    if not memory or not load or peak is None:
         return None
     xs, ys = memory.array, load.array
-    floor = float(xs.max()) * _LOADED_SHARE
-    if memory.timestamps is not load.timestamps and not np.array_equal(memory.stamps, load.stamps):
+    floor = peak * _LOADED_SHARE
+    if not _same_clock(memory, load):
         _, in_memory, in_load = np.intersect1d(memory.stamps, load.stamps, assume_unique=True, return_indices=True)
         xs, ys = xs[in_memory], ys[in_load]
     loaded = xs >= floor
@@ -175,35 +196,42 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
     peak_series = device.utilization_max or device.utilization_avg
     burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
     activity = device.memory_activity_max
+    memory = _ascending(device.memory_used_max.array)
+    memory_peak = float(memory[-1]) if len(memory) else None
     return DeviceUsage(
         index=device.index,
         utilization=_stats(device.utilization_avg.array),
         utilization_peak=peak,
-        memory_used_peak_mib=_peak(device.memory_used_max),
+        memory_used_peak_mib=memory_peak,
         memory_total_mib=_peak(device.memory_total_max),
         memory_activity_p95=_percentiles(activity.array, 95)[0] if activity else None,
         utilization_burst=burst,
-        memory_used_low_mib=_memory_low(device.memory_used_max.array),
-        memory_load_correlation=_correlation(device.memory_used_max, peak_series),
+        memory_used_low_mib=_memory_low(memory),
+        memory_load_correlation=_correlation(device.memory_used_max, memory_peak, peak_series),
     )
 
 
 def _optional(values: Floats, seen: npt.NDArray[np.bool_]) -> tuple[float | None, ...]:
     """Floats where `seen`, None elsewhere (the summary's "no data" marker)."""
     result: list[float | None] = values.tolist()
-    for gap in np.flatnonzero(~seen).tolist():
-        result[gap] = None
+    if not seen.all():
+        for gap in np.flatnonzero(~seen).tolist():
+            result[gap] = None
     return tuple(result)
 
 
-def _bins(series: Series, first: int, width: int, count: int) -> tuple[Floats, Ints]:
-    """Sums and sample counts of `series` in `count` consecutive bins [first + k*width, first + (k+1)*width).
+def _mean_where_seen(sums: npt.NDArray[Any], counts: npt.NDArray[Any]) -> Floats:
+    """sums / counts where counts > 0; bins without samples get 0 (callers mark them as no data)."""
+    return cast(Floats, sums / np.maximum(counts, 1))
+
+
+def _bins(stamps: Ints, values: Floats, first: int, width: int, count: int) -> tuple[Floats, Ints]:
+    """Sums and sample counts of a series in `count` consecutive bins [first + k*width, first + (k+1)*width).
 
     Bin edges are found by bisecting the (ascending) timestamps, and each bin is summed by one reduceat:
     no per-sample arithmetic."""
-    stamps, values = series.stamps, series.array
-    edges = np.searchsorted(stamps, first + width * np.arange(count + 1, dtype=np.int64))
-    counts = np.diff(edges)
+    edges = stamps.searchsorted(np.arange(first, first + width * count + 1, width))
+    counts = edges[1:] - edges[:-1]
     if not len(values):
         return np.zeros(count), counts
     sums = np.add.reduceat(values, np.minimum(edges[:-1], len(values) - 1))
@@ -228,7 +256,7 @@ def _aligned(series: Sequence[Series]) -> list[tuple[Series, list[Floats]]]:
         if not one:
             continue
         for leader, values in groups:
-            if leader.timestamps is one.timestamps or np.array_equal(leader.stamps, one.stamps):
+            if _same_clock(leader, one):
                 values.append(one.array)
                 break
         else:
@@ -236,53 +264,65 @@ def _aligned(series: Sequence[Series]) -> list[tuple[Series, list[Floats]]]:
     return groups
 
 
-def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> tuple[Floats, npt.NDArray[np.bool_]]:
-    """Busiest unit's reading per clock hour from `first_hour` (epoch) for `hours` hours, and which hours
-    have a reading at all."""
+def _combined(values: list[Floats], combine: np.ufunc) -> Floats:
+    """Element-wise combination of a group's values (one unit: its own values, not a copy)."""
+    return values[0] if len(values) == 1 else cast(Floats, combine.reduce(values))
+
+
+def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> Floats:
+    """Busiest unit's reading per clock hour from `first_hour` (epoch) for `hours` hours; -inf in hours
+    without a reading."""
     peaks = np.full(hours, -np.inf)
     for leader, values in _aligned([device.utilization_max or device.utilization_avg for device in devices]):
         slots = (leader.stamps - first_hour) // 3600
         inside = (slots >= 0) & (slots < hours)
-        np.maximum.at(peaks, slots[inside], np.maximum.reduce(values)[inside])
-    return peaks, peaks > -np.inf
+        np.maximum.at(peaks, slots[inside], _combined(values, np.maximum)[inside])
+    return peaks
 
 
-def _fold_into_week(timeline: Floats, seen: npt.NDArray[np.bool_], first_hour: int) -> tuple[float | None, ...]:
-    """Hour-of-week maximum of a clock-hour timeline."""
-    buckets = np.full(HOURS_PER_WEEK, -np.inf)
-    slots = (hour_of_week(first_hour) + np.arange(len(timeline))) % HOURS_PER_WEEK
-    np.maximum.at(buckets, slots[seen], timeline[seen])
+@functools.lru_cache(maxsize=64)
+def _week_slots(first_bucket: int, hours: int) -> Ints:
+    """Hour-of-week bucket of each of `hours` consecutive clock hours from bucket `first_bucket`
+    (the same few windows for every host of a run: worked out once, read-only)."""
+    slots = (first_bucket + np.arange(hours)) % HOURS_PER_WEEK
+    slots.flags.writeable = False
+    return slots
+
+
+def _fold_into_week(peaks: Floats, first_hour: int) -> tuple[float | None, ...]:
+    """Hour-of-week maximum of a clock-hour timeline that holds -inf in hours without a reading."""
+    # Laid out on whole weeks from the Monday before `first_hour`, the fold is one maximum per column.
+    offset = hour_of_week(first_hour)
+    weeks = max(1, -(-(offset + len(peaks)) // HOURS_PER_WEEK))
+    padded = np.full(weeks * HOURS_PER_WEEK, -np.inf)
+    padded[offset : offset + len(peaks)] = peaks
+    buckets = padded.reshape(weeks, HOURS_PER_WEEK).max(axis=0)
     return _optional(buckets, buckets > -np.inf)
 
 
 def _fold_means(first_hour: int, sums: Floats, counts: Ints) -> tuple[float | None, ...]:
     """Hour-of-week means from per-clock-hour sums and sample counts starting at `first_hour`."""
-    buckets = (hour_of_week(first_hour) + np.arange(len(sums))) % HOURS_PER_WEEK
+    buckets = _week_slots(hour_of_week(first_hour), len(sums))
     week_counts = np.bincount(buckets, weights=counts, minlength=HOURS_PER_WEEK)
     week_sums = np.bincount(buckets, weights=sums, minlength=HOURS_PER_WEEK)
-    seen = week_counts > 0
-    return _optional(np.divide(week_sums, week_counts, out=np.zeros(HOURS_PER_WEEK), where=seen), seen)
+    return _optional(_mean_where_seen(week_sums, week_counts), week_counts > 0)
 
 
 def _hourly_mean(series: Series) -> tuple[float | None, ...]:
     if not series:
         return (None,) * HOURS_PER_WEEK
     first, hours = _clock_hours(series)
-    return _fold_means(first, *_bins(series, first, 3600, hours))
+    return _fold_means(first, *_bins(series.stamps, series.array, first, 3600, hours))
 
 
-def _daily_mean(devices: Sequence[DeviceSeries], window_start: datetime, days: int) -> tuple[float | None, ...]:
-    start = int(window_start.timestamp())
+def _daily_mean(devices: Sequence[DeviceSeries], start: int, days: int) -> tuple[float | None, ...]:
     sums = np.zeros(days)
     counts = np.zeros(days, dtype=np.int64)
     for leader, values in _aligned([device.utilization_avg for device in devices]):
-        day_sums, day_counts = _bins(
-            Series(leader.period_seconds, leader.stamps, np.add.reduce(values)), start, 86400, days
-        )
+        day_sums, day_counts = _bins(leader.stamps, _combined(values, np.add), start, 86400, days)
         sums += day_sums
         counts += day_counts * len(values)
-    seen = counts > 0
-    return _optional(np.divide(sums, counts, out=np.zeros(days), where=seen), seen)
+    return _optional(_mean_where_seen(sums, counts), counts > 0)
 
 
 def _gbps(series: Series) -> float:
@@ -301,9 +341,12 @@ def _network_hours(inbound: Series, outbound: Series) -> tuple[int, Floats, npt.
     total = np.zeros(hours)
     seen = np.zeros(hours, dtype=bool)
     for series in present:
-        sums, counts = _bins(series, first, 3600, hours)
+        sums, counts = _bins(series.stamps, series.array, first, 3600, hours)
         has = counts > 0
-        total[has] += sums[has] / counts[has] * _gbps(series)
+        if has.all():  # the usual case: no hour without a sample, no masks
+            total += sums / counts * _gbps(series)
+        else:
+            total[has] += sums[has] / counts[has] * _gbps(series)
         seen |= has
     return first, total, seen
 
@@ -339,7 +382,8 @@ def summarize(raw: RawUsage) -> UsageSummary:
     start_epoch = int(raw.window_start.timestamp())
     first_hour = start_epoch - start_epoch % 3600
     hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
-    hour_peaks, peak_seen = _hour_peaks(raw.devices, first_hour, hours)
+    hour_peaks = _hour_peaks(raw.devices, first_hour, hours)
+    peak_seen = hour_peaks > -np.inf
     network_first, network_gbps, network_seen = _network_hours(raw.network_in_sum, raw.network_out_sum)
     cpu = raw.cpu_avg
     return UsageSummary(
@@ -354,10 +398,10 @@ def summarize(raw: RawUsage) -> UsageSummary:
         network_peak_gbps=network_peak,
         network_p95_gbps=_percentiles(network_gbps[network_seen], 95)[0] if network_seen.any() else None,
         host_memory_peak_pct=_peak(raw.host_memory_max),
-        hourly_accelerator_peak=_fold_into_week(hour_peaks, peak_seen, first_hour),
+        hourly_accelerator_peak=_fold_into_week(hour_peaks, first_hour),
         hourly_cpu_mean=_hourly_mean(cpu),
         # Each clock hour's mean Gbps counts once, however many samples it had.
         hourly_network_mean_gbps=_fold_means(network_first, network_gbps, network_seen.astype(np.int64)),
-        daily_accelerator_mean=_daily_mean(raw.devices, raw.window_start, days),
+        daily_accelerator_mean=_daily_mean(raw.devices, start_epoch, days),
         accelerator_hour_peaks=_optional(hour_peaks, peak_seen),
     )
