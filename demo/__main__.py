@@ -17,7 +17,7 @@ import io
 import json
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +259,11 @@ def main() -> int:
         now = datetime.now(UTC)
         banner("1. A GPU fleet in a local AWS")
         print(f"Local AWS (moto) at {endpoint}; seeding the demo fleet with 14 days of metrics...", flush=True)
-        seeded = seed(now.replace(minute=0, second=0, microsecond=0), days=14)
+        # History from a day before the 14-day window to an hour past now: each step reads the window that ends
+        # at its own clock's hour, and an hour boundary may pass while the demo runs (a window short of its last
+        # or first hour changes advice that depends on whole weeks, such as a schedule's one click).
+        hour = now.replace(minute=0, second=0, microsecond=0)
+        seeded = seed(hour + timedelta(hours=1), days=15)
         print(f"Seeded {len(seeded)} instances in {' and '.join(REGIONS)}.", flush=True)
 
         banner("2. The CLI: rightsizer analyze")
