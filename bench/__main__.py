@@ -1,12 +1,12 @@
 """`make bench`: measured, not asserted. Prints the numbers the issues ask for.
 
-1. GetMetricData calls for 1,000 seeded instances against the minimum ceil(queries / 500) (moto, no paging);
-2. one shard invocation's collection over a CloudWatch double that pages like the real API, at three region
+1. deployment package sizes: each function's own code and the shared dependency layer;
+2. GetMetricData calls for 1,000 seeded instances against the minimum ceil(queries / 500) (moto, no paging);
+3. one shard invocation's collection over a CloudWatch double that pages like the real API, at three region
    sizes: peak RSS, time per host, GetMetricData calls against the physical minimum; the raw timestamp parser;
-3. a simulated 100,000-instance fleet planned into shards: limits, transitions, costs, item sizes, `/gpu show`;
-4. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
-3. (when the Slack app exists) cold import time and warm ack time of a signed slash command;
-4. deployment package sizes: each function's own code and the shared dependency layer.
+4. a simulated 100,000-instance fleet planned into shards: limits, transitions, costs, item sizes, `/gpu show`;
+5. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
+6. the Slack function: cold import time and warm ack time of a signed slash command.
 
 `BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, slack; comma-separated) runs only those.
 """
