@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
 
 PAGE_DATAPOINTS = 100_800
 MAX_QUERIES = 500
@@ -78,7 +79,7 @@ class PagingCloudWatch:
         params = json.loads(request.body or b"{}")
         body = self._get_metric_data(params) if operation == "GetMetricData" else self._list_metrics(params)
         headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "bench"}
-        return AWSResponse(request.url, 200, headers, _Raw(body))
+        return AWSResponse(request.url, 200, HTTPHeaders.from_dict(headers), _Raw(body))
 
     # ListMetrics ------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ def item_sizes() -> dict[str, int]:
     from bench.analyzer_bench import _catalog
     from rightsizer.adapters.aws.store import _context_item, _pack
     from rightsizer.domain.models import Instance
+    from rightsizer.domain.scope import ActionScope
     from rightsizer.services.collect import RegionContext
     from rightsizer.services.ports import Window
     from rightsizer.services.ranking import RANKING_SIZE, Ranking
@@ -65,7 +66,7 @@ def item_sizes() -> dict[str, int]:
     return {
         "shard (instances)": len(_pack(shard)),
         "region context": len(_pack(_context_item(context))),
-        "ranking": len(_pack(Ranking.of(recs, "123456789012"))),
+        "ranking": len(_pack(Ranking.of(recs, ActionScope.of("123456789012", {"us-east-1"})))),
         "recommendation": max(len(_pack(rec)) for rec in recs),
     }
 
@@ -83,7 +84,7 @@ def show_latency(count: int) -> None:
     import boto3
     from demo.aws_table import create_table_from_template
     from moto import mock_aws
-    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
     from tests.api_calls import record_api_call_details
     from tests.slack_double import recommendation

@@ -1,10 +1,11 @@
-"""GetMetricData calls needed to collect 1,000 instances, against the minimum ceil(queries / 500)."""
+"""GetMetricData calls needed to collect 1,000 instances from moto, against the floor ceil(queries / 500)."""
 
 from __future__ import annotations
 
 import math
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import boto3
 
@@ -17,7 +18,7 @@ def run() -> None:
     from demo import fast_cloudwatch
     from moto import mock_aws
     from moto.cloudwatch.models import MetricDatum, cloudwatch_backends
-    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.models import DEFAULT_ACCOUNT_ID
 
     from rightsizer.adapters import bundled
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
@@ -29,7 +30,7 @@ def run() -> None:
     with mock_aws():
         fast_cloudwatch.install()
         try:
-            ec2 = boto3.client("ec2", region_name="us-east-1")
+            ec2: Any = boto3.client("ec2", region_name="us-east-1")  # instance types are plain strings here
             for _ in range(0, INSTANCES, len(MIX) * 25):
                 for instance_type in MIX:
                     ec2.run_instances(ImageId="ami-12c6146b", InstanceType=instance_type, MinCount=25, MaxCount=25)
@@ -74,8 +75,13 @@ def run() -> None:
     minimum = math.ceil(usage.queries / 500)
     print(f"GetMetricData: {len(instances):,} instances, {usage.queries:,} metric queries over 14 days")
     print(
-        f"  calls made: {usage.get_metric_data_calls} | minimum ceil(queries/500): {minimum} "
-        f"| ratio {usage.get_metric_data_calls / minimum:.3f} (goal within 1.05)"
+        f"  calls made: {usage.get_metric_data_calls} | floor ceil(queries/500): {minimum} "
+        f"| ratio {usage.get_metric_data_calls / minimum:.3f}"
+    )
+    print(
+        "  (batches hold whole instances and are sized to fill the real API's pages of "
+        f"{DATAPOINTS_PER_RESPONSE:,} datapoints, so against moto, which never pages, calls exceed this floor; the "
+        "1.05 goal counts continuation pages and is measured over the paging double below)"
     )
     print(f"  ListMetrics calls (discovery, 500 metrics per page): {usage.list_metrics_calls}")
     print(f"  collected in {elapsed:.1f} s against moto")
