@@ -85,7 +85,6 @@ def run() -> None:
                 utilization_avg=fine[(n + i) % len(fine)],
                 utilization_max=coarse[(n + i) % len(coarse)],
                 memory_used_max=coarse[(n * 3 + i) % len(coarse)],
-                memory_activity_max=coarse[(n * 7 + i) % len(coarse)],
             )
             for i in range(spec.compute_units)
         )

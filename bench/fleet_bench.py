@@ -27,8 +27,22 @@ GET_METRIC_DATA_PER_METRIC = 0.01 / 1000
 LAMBDA_GB_SECOND, LAMBDA_REQUEST = 0.0000133334, 0.20 / 1e6
 TRANSITION = 0.025 / 1000
 WRITE_UNIT, READ_UNIT = 0.625 / 1e6, 0.125 / 1e6
-QUERIES = {1: 9, 4: 24, 8: 44}  # per host: 5 per GPU, host memory, 3 from AWS/EC2
-POINTS = {gpus: gpus * (4032 + 3 * 336 + 14) + 3 * 4032 + 336 for gpus in (1, 4, 8)}
+
+
+def _query_plan() -> tuple[dict[int, int], dict[int, int]]:
+    """Queries and datapoints per 1/4/8-GPU host over 14 days, from the collector's own query map."""
+    from rightsizer.adapters.aws.cloudwatch import _EC2_FIELDS, _GPU_FIELDS, _HOST_MEMORY_FIELD
+
+    window = 14 * 86400
+    gpu_periods = [period for fields in _GPU_FIELDS.values() for _, _, period in fields]
+    host_periods = [_HOST_MEMORY_FIELD[2], *(period for *_, period in _EC2_FIELDS)]
+    gpu_points, host_points = (sum(window // p for p in periods) for periods in (gpu_periods, host_periods))
+    gpus = (1, 4, 8)
+    queries = {g: g * len(gpu_periods) + len(host_periods) for g in gpus}
+    return queries, {g: g * gpu_points + host_points for g in gpus}
+
+
+QUERIES, POINTS = _query_plan()
 
 
 def fleet_regions(rng: random.Random) -> list[int]:

@@ -20,7 +20,8 @@ Shape = Callable[[datetime, random.Random], float]
 
 @dataclass(frozen=True)
 class Gpu:
-    """One GPU's workload: utilisation (%), memory used (MiB), memory-controller activity (%)."""
+    """One GPU's workload: utilisation (%), memory used (MiB), memory-controller activity (%, published like
+    the agent's utilization_memory, which the bot does not read)."""
 
     utilization: Shape
     memory_used_mib: Shape

@@ -114,7 +114,7 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
             if "InstanceType" in host.gpu_dimensions:
                 dims["InstanceType"] = host.instance_type
             yield "CWAgent", "nvidia_smi_utilization_gpu", dims, t, gpu.utilization(t, rng)
-            if gpu.memory_activity is not None:
+            if gpu.memory_activity is not None:  # published as the agent does; the bot does not read it
                 yield "CWAgent", "nvidia_smi_utilization_memory", dims, t, gpu.memory_activity(t, rng)
             if hourly:
                 yield "CWAgent", "nvidia_smi_memory_used", dims, t, gpu.memory_used_mib(t, rng)

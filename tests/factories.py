@@ -129,7 +129,6 @@ def device(
     p50: float | None = None,
     p99: float | None = None,
     peak: float | None = None,
-    memory_activity_p95: float | None = None,
 ) -> DeviceUsage:
     utilization = stats(util_p95, p50=p50, p99=p99, peak=peak)
     return DeviceUsage(
@@ -138,7 +137,6 @@ def device(
         utilization_peak=utilization.peak,
         memory_used_peak_mib=memory_used_mib,
         memory_total_mib=memory_total_mib,
-        memory_activity_p95=memory_activity_p95,
     )
 
 

@@ -29,7 +29,6 @@ class MetricNames:
     gpu_utilization: str = "nvidia_smi_utilization_gpu"
     gpu_memory_used: str = "nvidia_smi_memory_used"
     gpu_memory_total: str = "nvidia_smi_memory_total"
-    gpu_memory_activity: str = "nvidia_smi_utilization_memory"
     gpu_index_dimension: str = "index"
     host_memory_used_pct: str = "mem_used_percent"
     instance_dimension: str = "InstanceId"

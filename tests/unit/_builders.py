@@ -127,7 +127,6 @@ def device_series(
     util_max: Series = EMPTY,
     memory_used: Series = EMPTY,
     memory_total: Series = EMPTY,
-    memory_activity: Series = EMPTY,
 ) -> DeviceSeries:
     return DeviceSeries(
         index=index,
@@ -135,5 +134,4 @@ def device_series(
         utilization_max=util_max,
         memory_used_max=memory_used,
         memory_total_max=memory_total,
-        memory_activity_max=memory_activity,
     )

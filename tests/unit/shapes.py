@@ -66,7 +66,6 @@ def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", see
     for index, gpu in enumerate(workload.gpus):
         utilization = [(t, gpu.utilization(t, rng)) for t in stamps]
         memory = [] if workload.neuron else [(t, gpu.memory_used_mib(t, rng)) for t in stamps]
-        activity = [(t, gpu.memory_activity(t, rng)) for t in stamps] if gpu.memory_activity and memory else []
         total = workload.memory_total_mib
         devices.append(
             DeviceSeries(
@@ -75,7 +74,6 @@ def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", see
                 utilization_max=_hourly_max(utilization) if workload.hourly_maxima else EMPTY,
                 memory_used_max=_hourly_max(memory) if memory else EMPTY,
                 memory_total_max=_daily_max(total, start, workload.days) if memory and total else EMPTY,
-                memory_activity_max=_hourly_max(activity) if activity else EMPTY,
             )
         )
     # Bytes per 5 minutes, split 60/40 between in and out as a server answering requests.

@@ -161,8 +161,8 @@ def test_discovery_merges_dimension_sets_and_picks_per_gpu_or_rollup(cloudwatch:
     assert raw[no_metrics].devices == ()
     assert summarize(raw[no_metrics]).accelerator_data is AcceleratorData.NONE
 
-    # ListMetrics once per metric name (4 GPU metrics + host memory), never per instance.
-    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 5
+    # ListMetrics once per metric name (3 GPU metrics + host memory), never per instance.
+    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 4
     assert all("Dimensions" not in params for params in calls.list_metrics)
     # GPU 0 util x2 dimension sets, GPU 1 util, GPU 0 memory; roll-up util + memory; EC2 x3 each.
     assert usage.queries == len(calls.queries) == (3 * 2 + 1 + 3) + (2 + 1 + 3) + 3
@@ -275,6 +275,7 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
         [(hour, 100.0), (hour + timedelta(minutes=20), 400.0), (hour + timedelta(minutes=40), 200.0)],
     )
     put(cloudwatch, "CWAgent", MEM_TOTAL, dims, [(T0 + timedelta(hours=h), 23028.0) for h in (1, 30, 40)])
+    # The agent publishes memory-controller activity too; no rule reads it, so it is never asked for.
     put(cloudwatch, "CWAgent", MEM_ACTIVITY, dims, [(hour, 10.0), (hour + timedelta(minutes=2), 30.0)])
     host = {"InstanceId": iid, "InstanceType": "g5.12xlarge", "ImageId": "ami-0123456789abcdef0"}
     put(cloudwatch, "CWAgent", "mem_used_percent", host, [(hour, 41.0), (hour + timedelta(minutes=30), 62.5)])
@@ -282,6 +283,8 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
     put(cloudwatch, "AWS/EC2", "NetworkIn", ec2, [(hour, 1000.0), (hour + timedelta(minutes=1), 2000.0)])
     put(cloudwatch, "AWS/EC2", "NetworkOut", ec2, [(hour, 7.0)])
     put(cloudwatch, "AWS/EC2", "CPUUtilization", ec2, [(hour, 20.0), (hour + timedelta(minutes=3), 40.0)])
+
+    calls = record(cloudwatch)
 
     raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch([instance(instance_id=iid)], api_specs(), WINDOW)[iid]
 
@@ -297,8 +300,10 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
     # Daily buckets start at the window start.
     assert gpu.memory_total_max.period_seconds == 86400
     assert list(gpu.memory_total_max.timestamps) == [EPOCH0, EPOCH0 + 86400]
-    # Hourly Maximum of the memory-controller activity, not its 5-minute average.
-    assert (gpu.memory_activity_max.period_seconds, list(gpu.memory_activity_max.values)) == (3600, [30.0])
+    assert MEM_ACTIVITY not in {p["MetricName"] for p in calls.list_metrics}
+    assert MEM_ACTIVITY not in {q["MetricStat"]["Metric"]["MetricName"] for q in calls.queries}
+    # Per GPU: utilisation Average and Maximum, memory used Maximum, memory total Maximum.
+    assert len(calls.queries) == 4 + 1 + 3
     assert (raw.host_memory_max.period_seconds, list(raw.host_memory_max.values)) == (3600, [62.5])
     assert (list(raw.network_in_sum.timestamps), list(raw.network_in_sum.values)) == ([at], [3000.0])
     assert list(raw.network_out_sum.values) == [7.0]
@@ -326,12 +331,12 @@ def fast_moto(moto_aws: None) -> Iterator[None]:
 
 def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_moto: None) -> None:
     client = boto3.client("cloudwatch", region_name="us-east-1")
-    hosts = [instance(instance_id=f"i-{n:017x}") for n in range(45)]
+    hosts = [instance(instance_id=f"i-{n:017x}", instance_type="g5.48xlarge") for n in range(45)]
     at = T0 + timedelta(hours=1)
     rows: list[dict[str, Any]] = []
     for host in hosts:
-        for index in "0123":
-            dims = [{"Name": k, "Value": v} for k, v in gpu_dims(host.instance_id, index).items()]
+        for index in "01234567":
+            dims = [{"Name": k, "Value": v} for k, v in gpu_dims(host.instance_id, index, "g5.48xlarge").items()]
             for name in (UTIL, MEM_USED, MEM_TOTAL, MEM_ACTIVITY):
                 rows.append({"MetricName": name, "Dimensions": dims, "Timestamp": at, "Value": 1.0 + int(index)})
         host_dims = [{"Name": "InstanceId", "Value": host.instance_id}]
@@ -344,12 +349,12 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
     usage = CloudWatchUsage(client, MetricNames(), progress)
     raw = usage.fetch(hosts, api_specs(), WINDOW)
 
-    expected_queries = 45 * (4 * 5 + 1 + 3)  # 5 per GPU, host memory, 3 AWS/EC2
+    expected_queries = 45 * (8 * 4 + 1 + 3)  # 4 per GPU, host memory, 3 AWS/EC2
     assert usage.queries == len(calls.queries) == expected_queries
-    assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == math.ceil(expected_queries / 500) == 3
+    assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == math.ceil(expected_queries / 500) == 4
     assert usage.pages_beyond_first == 0
-    # 24 queries per host: 20 hosts fill a request as far as whole hosts can (a host's series stay together).
-    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [480, 480, 120]
+    # 36 queries per host: 13 hosts fill a request as far as whole hosts can (a host's series stay together).
+    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [468, 468, 468, 216]
     for params in calls.get_metric_data:  # ids are unique within a request, as the API requires
         ids = [q["Id"] for q in params["MetricDataQueries"]]
         assert len(set(ids)) == len(ids)
@@ -360,12 +365,12 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
             WINDOW.end,
             "TimestampAscending",
         )
-    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 5
-    assert progress.stages == [("usage", 3)] and progress.advanced == 3
+    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 4
+    assert progress.stages == [("usage", 4)] and progress.advanced == 4
     for host in hosts:
         usage_of = raw[host.instance_id]
         assert usage_of.accelerator_data is AcceleratorData.PER_DEVICE
-        assert [list(d.memory_total_max.values) for d in usage_of.devices] == [[1.0], [2.0], [3.0], [4.0]]
+        assert [list(d.memory_total_max.values) for d in usage_of.devices] == [[float(i)] for i in range(1, 9)]
         assert list(usage_of.host_memory_max.values) == [30.0]
 
 
@@ -407,7 +412,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
         {"Metrics": [_listed(iid, "1")]},
         {"Namespace": "CWAgent", "MetricName": UTIL, "NextToken": "lm2"},
     )
-    for name in (MEM_USED, MEM_TOTAL, MEM_ACTIVITY, "mem_used_percent"):
+    for name in (MEM_USED, MEM_TOTAL, "mem_used_percent"):
         stubber.add_response("list_metrics", {"Metrics": []}, {"Namespace": "CWAgent", "MetricName": name})
     # Plan: q0/q1 GPU 0 avg/max, q2/q3 GPU 1 avg/max, q4-q6 CPU, NetworkIn, NetworkOut.
     t = [T0 + timedelta(minutes=5 * step) for step in range(4)]
@@ -460,7 +465,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
     assert [d.index for d in raw[iid].devices] == ["0"]  # GPU 1 has no datapoint: left out
     assert list(raw[iid].cpu_avg.values) == [3.0]
     assert (usage.get_metric_data_calls, usage.pages_beyond_first, usage.batches) == (2, 1, 1)
-    assert usage.list_metrics_calls == 6
+    assert usage.list_metrics_calls == 5
     assert progress.stages == [("usage", 1)] and progress.advanced == 1
     text = "\n".join(progress.warnings)
     assert "Forbidden for 1 usage queries" in text and "InternalError" in text

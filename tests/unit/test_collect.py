@@ -137,7 +137,6 @@ def gpus(utilization: Sequence[float], memory_mib: Sequence[float], cpu: float =
                 utilization_avg=flat(window, util),
                 utilization_max=flat(window, util, 3600),
                 memory_used_max=flat(window, memory, 3600),
-                memory_activity_max=flat(window, util / 4, 3600),
             )
             for n, (util, memory) in enumerate(zip(utilization, memory_mib, strict=True))
         )

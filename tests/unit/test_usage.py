@@ -144,8 +144,8 @@ def _four_day_raw() -> RawUsage:
     """Mon 00:00 - Fri 00:00 UTC, hourly data.
 
     GPU 0: averages 10/30/50/70 % on days 0-3, maxima 5 points above, one 99 % spike Tue 06:00,
-    memory peak 5000 MiB of 23028, memory activity 1..20 %. GPU 1: averages 0 % on day 0 only,
-    no maxima, no memory series. CPU 20 % from 08:00 to 19:00, 2 % otherwise.
+    memory peak 5000 MiB of 23028. GPU 1: averages 0 % on day 0 only, no maxima, no memory series.
+    CPU 20 % from 08:00 to 19:00, 2 % otherwise.
     """
     hours = 4 * 24
     avg = [10.0] * 24 + [30.0] * 24 + [50.0] * 24 + [70.0] * 24
@@ -157,7 +157,6 @@ def _four_day_raw() -> RawUsage:
         util_max=hourly_series(MONDAY_EPOCH, maxima),
         memory_used=hourly_series(MONDAY_EPOCH, [1000.0, 5000.0, 3000.0]),
         memory_total=hourly_series(MONDAY_EPOCH, [A10G_TOTAL_MIB]),
-        memory_activity=hourly_series(MONDAY_EPOCH, [float(v) for v in range(1, 21)]),
     )
     gpu1 = device_series("1", util_avg=hourly_series(MONDAY_EPOCH, [0.0] * 24))
     cpu = [20.0 if 8 <= h % 24 < 19 else 2.0 for h in range(hours)]
@@ -191,14 +190,12 @@ def test_summarize_per_device_figures() -> None:
     assert gpu0.utilization_peak == 99.0  # from the hourly maxima, not the averages
     assert gpu0.memory_used_peak_mib == 5000.0
     assert gpu0.memory_total_mib == A10G_TOTAL_MIB
-    assert gpu0.memory_activity_p95 == 19.0
 
     assert gpu1.utilization is not None
     assert gpu1.utilization.samples == 24
     assert gpu1.utilization_peak == 0.0  # no maxima: falls back to the averages
     assert gpu1.memory_used_peak_mib is None
     assert gpu1.memory_total_mib is None
-    assert gpu1.memory_activity_p95 is None
 
 
 def test_summarize_coverage_days_cpu_network_and_host_memory() -> None:

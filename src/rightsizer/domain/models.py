@@ -174,7 +174,6 @@ class DeviceUsage:
     utilization_peak: float | None  # max of the hourly Maximums: any real activity at all
     memory_used_peak_mib: float | None = None
     memory_total_mib: float | None = None  # what nvidia-smi reports as memory.total
-    memory_activity_p95: float | None = None  # % of time device memory was read/written
     # p99 of the hourly Maximums: the level the busiest hours reach again and again (a target must
     # carry it), robust to the odd spike such as a model load.
     utilization_burst: float | None = None

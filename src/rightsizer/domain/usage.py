@@ -70,9 +70,6 @@ class DeviceSeries:
     utilization_max: Series = EMPTY
     memory_used_max: Series = EMPTY
     memory_total_max: Series = EMPTY
-    # nvidia_smi_utilization_memory (memory-controller busy %), hourly Maximum: its p95 can only
-    # over-state the 5-minute p95, which is the safe side (a high value makes projections stricter).
-    memory_activity_max: Series = EMPTY
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +192,6 @@ def _correlation(memory: Series, peak: float | None, load: Series) -> float | No
 def _device_usage(device: DeviceSeries) -> DeviceUsage:
     peak_series = device.utilization_max or device.utilization_avg
     burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
-    activity = device.memory_activity_max
     memory = _ascending(device.memory_used_max.array)
     memory_peak = float(memory[-1]) if len(memory) else None
     return DeviceUsage(
@@ -204,7 +200,6 @@ def _device_usage(device: DeviceSeries) -> DeviceUsage:
         utilization_peak=peak,
         memory_used_peak_mib=memory_peak,
         memory_total_mib=_peak(device.memory_total_max),
-        memory_activity_p95=_percentiles(activity.array, 95)[0] if activity else None,
         utilization_burst=burst,
         memory_used_low_mib=_memory_low(memory),
         memory_load_correlation=_correlation(device.memory_used_max, memory_peak, peak_series),

@@ -47,7 +47,6 @@ _GPU_FIELDS: Mapping[str, tuple[tuple[str, str, int], ...]] = {
     "utilization": (("utilization_avg", "Average", 300), ("utilization_max", "Maximum", 3600)),
     "memory_used": (("memory_used_max", "Maximum", 3600),),
     "memory_total": (("memory_total_max", "Maximum", 86400),),
-    "memory_activity": (("memory_activity_max", "Maximum", 3600),),
 }
 _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_avg", "Average", 300),
@@ -215,7 +214,7 @@ class CloudWatchUsage:
         """True when listing each instance's series costs fewer calls than listing the region's."""
         if self._region_units is None:
             return False
-        metric_names = 6  # four GPU metrics, host memory, NeuronCore utilisation
+        metric_names = len(_GPU_FIELDS) + 2  # the GPU metrics, host memory, NeuronCore utilisation
         return metric_names * math.ceil(self._region_units / _LIST_PAGE) > 2 * len(running)
 
     def _plan(
@@ -228,7 +227,6 @@ class CloudWatchUsage:
             m.gpu_utilization: "utilization",
             m.gpu_memory_used: "memory_used",
             m.gpu_memory_total: "memory_total",
-            m.gpu_memory_activity: "memory_activity",
         }
         agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
         if self._per_instance(running):
@@ -510,7 +508,6 @@ def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, list[_Chunk]]
             utilization_max=fields.get("utilization_max", EMPTY),
             memory_used_max=fields.get("memory_used_max", EMPTY),
             memory_total_max=fields.get("memory_total_max", EMPTY),
-            memory_activity_max=fields.get("memory_activity_max", EMPTY),
         )
         for index, fields in sorted(device_fields.items(), key=lambda item: _device_order(item[0]))
     )
