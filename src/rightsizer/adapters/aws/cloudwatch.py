@@ -210,12 +210,15 @@ class CloudWatchUsage:
 
     # Discovery -----------------------------------------------------------------------------------
 
-    def _per_instance(self, running: Mapping[str, Instance]) -> bool:
-        """True when listing each instance's series costs fewer calls than listing the region's."""
+    def _per_instance(self, running: Mapping[str, Instance], neuron_hosts: int) -> bool:
+        """True when listing each instance's series costs no more calls than listing the region's: one listing
+        per host (Neuron hosts one more, in their namespace) against every page of the region's metrics. On a
+        tie the shard lists its own hosts: a region's pages carry mostly other shards' series, all parsed and
+        dropped, so the work per host would grow with the region."""
         if self._region_units is None:
             return False
         metric_names = len(_GPU_FIELDS) + 2  # the GPU metrics, host memory, NeuronCore utilisation
-        return metric_names * math.ceil(self._region_units / _LIST_PAGE) > 2 * len(running)
+        return metric_names * math.ceil(self._region_units / _LIST_PAGE) >= len(running) + neuron_hosts
 
     def _plan(
         self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None]
@@ -229,7 +232,7 @@ class CloudWatchUsage:
             m.gpu_memory_total: "memory_total",
         }
         agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
-        if self._per_instance(running):
+        if self._per_instance(running, len(neuron)):
             agent = self._discover_per_instance(m.gpu_namespace, agent_metrics, running, m.gpu_index_dimension)
             neuron_found = self._discover_per_instance(
                 m.neuron_namespace, (m.neuron_utilization,), neuron, m.neuron_core_dimension
@@ -302,14 +305,14 @@ class CloudWatchUsage:
         for metric in listed:
             metric_name = str(metric.get("MetricName", ""))
             dimensions: Dimensions = tuple((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []))
+            values = dict(dimensions)
+            instance = wanted.get(values.get(m.instance_dimension, ""))
+            if instance is None:  # another shard's host: nothing of it is kept (memory stays flat)
+                continue
             key = (metric_name, frozenset(dimensions))
             if key in seen:  # a store may list one series more than once; query it once
                 continue
             seen.add(key)
-            values = dict(dimensions)
-            instance = wanted.get(values.get(m.instance_dimension, ""))
-            if instance is None:
-                continue
             recorded_type = values.get(m.instance_type_dimension)
             if recorded_type is not None and recorded_type != instance.instance_type:
                 continue  # published before a resize: it describes other hardware
