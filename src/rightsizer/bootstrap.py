@@ -405,7 +405,7 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
         readers.append(CloudWatchUsage(client, settings.metrics, region_units=context.accelerators))
         return readers[-1]
 
-    scope = settings.action_scope if settings.home_account else None
+    scope = settings.report_scope
     result = collect_shard(task, wiring.store, usage_source, settings.policy, now, scope)
     usage = readers[0]
     return {
@@ -422,7 +422,7 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
     from rightsizer.services.pipeline import Mode, ShardTask, analyze_shard, rank_run
 
     settings = wiring.settings
-    scope = settings.action_scope if settings.home_account else None
+    scope = settings.report_scope
     if payload.get("action") == "rank":
         return rank_run(payload.get("run") or None, wiring.store, scope).summary()
     if "shard" in payload:
@@ -439,7 +439,7 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
     from rightsizer.services.ranking import ranked_report
 
     settings, state = wiring.settings, wiring.store
-    scope = settings.action_scope if settings.home_account else None
+    scope = settings.report_scope
     ranked = ranked_report(state, now, settings.lookback_days, scope)
     report, decisions = ranked.report, ranked.decisions
     result = report_json(report)

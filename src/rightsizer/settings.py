@@ -115,6 +115,12 @@ class Settings:
             action_role_name=self.member_action_role_name,
         )
 
+    @property
+    def report_scope(self) -> ActionScope | None:
+        """The action scope reports and Slack judge one click by; None while the home account is unknown (no
+        HOME_ACCOUNT_ID and no workflow ARN), where nothing is ruled out of reach."""
+        return self.action_scope if self.home_account else None
+
     def time_zone_of(self, team: str) -> str:
         """A team's time zone for its schedules: TEAM_TIME_ZONES, else the stack's ScheduleTimezone."""
         return self.team_time_zones.get(team, self.schedule_time_zone)

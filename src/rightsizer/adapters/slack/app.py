@@ -253,7 +253,7 @@ def build_app(
     slack = settings.slack
     command_name = slack.command if slack.command.startswith("/") else f"/{slack.command}"
     bot_token = client.token
-    scope = settings.action_scope if settings.home_account else None
+    scope = settings.report_scope
 
     def authorize(enterprise_id: str | None, team_id: str | None, user_id: str | None) -> AuthorizeResult:
         # A single-workspace app: the token is known. Bolt's default would call auth.test on the first
