@@ -110,3 +110,36 @@ def wait_for(sfn: Any, execution_arn: str, timeout: float = 120.0) -> dict[str, 
         if described["status"] != "RUNNING" or time.monotonic() > deadline:
             return described
         time.sleep(0.1)
+
+
+@dataclass(frozen=True)
+class PipelineStack:
+    table: str
+    sfn: Any
+    machine: str
+
+
+@contextmanager
+def pipeline_stack(bucket: str, functions: dict[str, str], account: str) -> Iterator[PipelineStack]:
+    """moto (started here, stopped on exit) with the agents' CloudWatch data store and the commitments moto lacks,
+    the stack's table and plan bucket, and the pipeline state machine over `functions`."""
+    import boto3
+    from demo import fast_cloudwatch, moto_commitments
+    from demo.aws_table import create_table_from_template
+    from moto import mock_aws
+
+    with mock_aws():
+        fast_cloudwatch.install(list_once=True)
+        try:
+            with moto_commitments.installed():  # RIs and capacity reservations, which moto lacks
+                table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
+                boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=bucket)
+                sfn = boto3.client("stepfunctions", region_name="us-east-1")
+                machine = sfn.create_state_machine(
+                    name="gpu-rightsizer-pipeline",
+                    definition=pipeline_definition(table, functions),
+                    roleArn=f"arn:aws:iam::{account}:role/pipeline",
+                )["stateMachineArn"]
+                yield PipelineStack(table, sfn, machine)
+        finally:
+            fast_cloudwatch.uninstall()

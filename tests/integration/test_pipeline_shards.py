@@ -17,7 +17,7 @@ import pytest
 from tests.environment import use_fake_aws
 from tests.events import load_event
 from tests.integration.pipeline_world import HOST_KEYS
-from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_definition, wait_for
+from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -39,10 +39,7 @@ def _broken(name: str, event: dict[str, Any]) -> bool:
 @pytest.fixture(scope="module")
 def day() -> Iterator[dict[str, Any]]:
     """The demo fleet in two regions, the stack's table, bucket and pipeline, and one pipeline execution."""
-    from demo import fast_cloudwatch, moto_commitments
-    from demo.aws_table import create_table_from_template
     from demo.seed import seed
-    from moto import mock_aws
     from moto.core.config import default_user_config
 
     from rightsizer import bootstrap
@@ -51,21 +48,11 @@ def day() -> Iterator[dict[str, Any]]:
     patch = pytest.MonkeyPatch()
     use_fake_aws(patch, AWS_REGION="us-east-1", TZ="UTC")
     time.tzset()
-    mock = mock_aws()
-    mock.start()
-    fast_cloudwatch.install(list_once=True)
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     local = LocalLambda({"collect": collect.handler, "analyze": analyze.handler, "report": report.handler}, _broken)
     try:
-        with lambda_and_retries(patch, local) as slept, moto_commitments.installed():
-            table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
-            boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=BUCKET)
-            sfn = boto3.client("stepfunctions", region_name="us-east-1")
-            machine = sfn.create_state_machine(
-                name="gpu-rightsizer-pipeline",
-                definition=pipeline_definition(table, FUNCTIONS),
-                roleArn=f"arn:aws:iam::{ACCOUNT}:role/pipeline",
-            )["stateMachineArn"]
+        with pipeline_stack(BUCKET, FUNCTIONS, ACCOUNT) as stack, lambda_and_retries(patch, local) as slept:
+            table, sfn, machine = stack.table, stack.sfn, stack.machine
             end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
             seeded = seed(end, days=DAYS)
             for name, value in {
@@ -95,8 +82,6 @@ def day() -> Iterator[dict[str, Any]]:
             }
     finally:
         default_user_config["stepfunctions"]["execute_state_machine"] = False
-        fast_cloudwatch.uninstall()
-        mock.stop()
         patch.undo()
         time.tzset()
         bootstrap.lambda_wiring.cache_clear()
