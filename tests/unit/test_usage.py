@@ -14,6 +14,7 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage import (
     EMPTY,
     HOURS_PER_WEEK,
+    DeviceSeries,
     RawUsage,
     Series,
     hour_of_week,
@@ -495,3 +496,47 @@ def test_hour_peaks_keep_each_week_apart_and_fold_into_the_hour_of_week() -> Non
     assert summary.accelerator_hour_peaks[6 * 24 + 2] == 90.0
     assert summary.accelerator_hour_peaks[HOURS_PER_WEEK + 6 * 24 + 2] == 0.0
     assert summary.hourly_accelerator_peak[6 * 24 + 2] == 90.0
+
+
+# Bin edges: a unit that stops publishing, or readings CloudWatch returns past the window.
+WINDOW_END = datetime(2026, 12, 1, tzinfo=UTC)
+WINDOW_START = WINDOW_END - timedelta(days=14)
+
+
+def _five_minutes(start: datetime, end: datetime) -> list[int]:
+    return list(range(int(start.timestamp()), int(end.timestamp()), 300))
+
+
+def test_a_unit_that_stops_publishing_keeps_its_last_days_mean() -> None:
+    """The last sample before a gap at the end of the window counts in its day, and once only."""
+    stamps = _five_minutes(WINDOW_START, WINDOW_START + timedelta(days=10, hours=12))
+    utilisation = Series(300, stamps, [50.0] * len(stamps))
+    raw = RawUsage(
+        "i-0000000000000000d",
+        WINDOW_START,
+        WINDOW_END,
+        AcceleratorData.PER_DEVICE,
+        devices=(DeviceSeries(index="0", utilization_avg=utilisation),),
+        cpu_avg=utilisation,
+    )
+
+    summary = summarize(raw)
+
+    assert summary.daily_accelerator_mean[:11] == (50.0,) * 11
+    assert summary.daily_accelerator_mean[11:] == (None,) * 3
+    assert {mean for mean in summary.hourly_cpu_mean if mean is not None} == {50.0}
+
+
+def test_readings_past_the_window_do_not_leak_into_its_last_day() -> None:
+    stamps = _five_minutes(WINDOW_START, WINDOW_END + timedelta(hours=6))
+    values = [50.0 if stamp < WINDOW_END.timestamp() else 100.0 for stamp in stamps]
+    utilisation = Series(300, stamps, values)
+    raw = RawUsage(
+        "i-0000000000000000e",
+        WINDOW_START,
+        WINDOW_END,
+        AcceleratorData.PER_DEVICE,
+        devices=(DeviceSeries(index="0", utilization_avg=utilisation),),
+    )
+
+    assert summarize(raw).daily_accelerator_mean == (50.0,) * 14

@@ -9,16 +9,19 @@ per datapoint is what keeps that inside one Lambda's time. Percentiles are neare
 value, never an interpolation), read from one `np.sort` per series: numpy's vectorised sort beats
 `np.partition` on metric data (long runs of equal values: idle zeros, saturated 100s), and one sorted copy
 answers every percentile, the peak and the loaded-hours cut of a series.
+
+`summarize` is the reference for one host. `summaries.summarize_all` summarises the hosts that share
+the window's clocks many at a time with the public helpers below (bins, the week fold, correlations),
+so both paths compute every statistic the same way.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeAlias, cast
+from typing import TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -85,7 +88,7 @@ class RawUsage:
     host_memory_max: Series = EMPTY  # CWAgent mem_used_percent
 
 
-def _rank(pct: float, count: int) -> int:
+def nearest_rank(pct: float, count: int) -> int:
     # Multiply before dividing: ceil(7 / 100 * 100) is 8 in floating point, ceil(7 * 100 / 100) is 7.
     return max(1, math.ceil(pct * count / 100))
 
@@ -94,7 +97,7 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile of an ascending sequence (no interpolation: a real observed value)."""
     if not sorted_values:
         raise ValueError("percentile of an empty series")
-    return sorted_values[_rank(pct, len(sorted_values)) - 1]
+    return sorted_values[nearest_rank(pct, len(sorted_values)) - 1]
 
 
 def _ascending(values: Floats) -> Floats:
@@ -107,7 +110,7 @@ def _ascending(values: Floats) -> Floats:
 def _picked(ordered: Floats, *pcts: float) -> list[float]:
     """Nearest-rank percentiles of an ascending, non-empty array."""
     count = len(ordered)
-    return [float(ordered[_rank(pct, count) - 1]) for pct in pcts]
+    return [float(ordered[nearest_rank(pct, count) - 1]) for pct in pcts]
 
 
 def _percentiles(values: Floats, *pcts: float) -> list[float]:
@@ -115,22 +118,27 @@ def _percentiles(values: Floats, *pcts: float) -> list[float]:
     return _picked(_ascending(values), *pcts)
 
 
-def _stats(values: Floats) -> SeriesStats | None:
-    count = len(values)
+def _stats_of(ordered: Floats, total: float) -> SeriesStats | None:
+    """Stats of a series from its sorted copy and its sum (taken in the series' own order)."""
+    count = len(ordered)
     if not count:
         return None
-    ordered = _ascending(values)
-    p50, p95, p99 = _picked(ordered, 50, 95, 99)
+    p50, p95, p99, peak = ordered[
+        [nearest_rank(50, count) - 1, nearest_rank(95, count) - 1, nearest_rank(99, count) - 1, -1]
+    ].tolist()
+    return SeriesStats(samples=count, mean=total / count, p50=p50, p95=p95, p99=p99, peak=peak)
+
+
+def _stats(values: Floats) -> SeriesStats | None:
     # The mean sums the series in its own order: the same float, to the last bit, as before sorting.
-    mean = float(np.add.reduce(values)) / count
-    return SeriesStats(samples=count, mean=mean, p50=p50, p95=p95, p99=p99, peak=float(ordered[-1]))
+    return _stats_of(_ascending(values), float(np.add.reduce(values)) if len(values) else 0.0)
 
 
 def series_stats(values: Sequence[float] | Floats) -> SeriesStats | None:
     return _stats(np.asarray(values, dtype=np.float64))
 
 
-def _peak(series: Series) -> float | None:
+def series_peak(series: Series) -> float | None:
     return float(series.array.max()) if series else None
 
 
@@ -140,7 +148,7 @@ def hour_of_week(epoch_seconds: int) -> int:
 
 # Hours in which a process holds at least this share of the device's peak memory count as "loaded":
 # the hours before a process starts (or between restarts) say nothing about how flat its line is.
-_LOADED_SHARE = 0.5
+LOADED_SHARE = 0.5
 _MIN_CORRELATION_HOURS = 24
 
 
@@ -152,58 +160,77 @@ def _memory_low(ordered: Floats) -> float | None:
     if peak <= 0:
         return 0.0
     # Sorted: the readings at or above the loaded share are the tail from the first such one.
-    return _picked(ordered[ordered.searchsorted(peak * _LOADED_SHARE) :], 5)[0]
+    return _picked(ordered[ordered.searchsorted(peak * LOADED_SHARE) :], 5)[0]
 
 
-def _same_clock(one: Series, other: Series) -> bool:
-    """Do two series have the same timestamps?"""
-    if one.timestamps is other.timestamps:
-        return True
-    return len(one.stamps) == len(other.stamps) and bool((one.stamps == other.stamps).all())
+def same_stamps(one: Ints, other: Ints) -> bool:
+    # Length and ends first: series of different clocks nearly always differ there, without a full pass.
+    if len(one) != len(other) or not len(one):
+        return len(one) == len(other)
+    return bool(one[0] == other[0] and one[-1] == other[-1] and (one == other).all())
 
 
-def _correlation(memory: Series, peak: float | None, load: Series) -> float | None:
-    """Pearson correlation of memory (whose `peak` is known) with load over the loaded hours both series
-    share; None when undefined or too short. Hours before a process starts (or between restarts) are
-    left out: a jump from nothing to a reservation is not memory following the load."""
-    if not memory or not load or peak is None:
-        return None
-    xs, ys = memory.array, load.array
-    floor = peak * _LOADED_SHARE
-    if not _same_clock(memory, load):
-        _, in_memory, in_load = np.intersect1d(memory.stamps, load.stamps, assume_unique=True, return_indices=True)
-        xs, ys = xs[in_memory], ys[in_load]
-    loaded = xs >= floor
-    xs, ys = xs[loaded], ys[loaded]
-    count = len(xs)
-    if count < _MIN_CORRELATION_HOURS:
-        return None
-    sum_x, sum_y = float(xs.sum()), float(ys.sum())
-    square_x, square_y = float(xs @ xs), float(ys @ ys)
-    var_x = square_x - sum_x * sum_x / count
-    var_y = square_y - sum_y * sum_y / count
-    # Relative to the sum of squares: below this, the "variance" is floating-point noise of a flat line.
-    if var_x <= 1e-9 * square_x or var_y <= 1e-9 * square_y:
-        return None  # a flat line has no correlation with anything
-    covariance = float(xs @ ys) - sum_x * sum_y / count
-    return max(-1.0, min(1.0, covariance / math.sqrt(var_x * var_y)))
+def _unit_correlations(
+    clocks: _Clocks, devices: Sequence[DeviceSeries], peaks: Sequence[float | None]
+) -> list[float | None]:
+    """Each unit's correlation of memory (whose peak is in `peaks`) with its load, over the hours both
+    series share: the units whose aligned series are as long go through `correlations` together."""
+    found: list[float | None] = [None] * len(devices)
+    rows: dict[int, list[tuple[int, Floats, Floats, float]]] = {}
+    for position, (device, peak) in enumerate(zip(devices, peaks, strict=True)):
+        memory, load = device.memory_used_max, device.utilization_max or device.utilization_avg
+        if not memory or not load or peak is None:
+            continue
+        xs, ys = memory.array, load.array
+        if clocks.of(memory) is not clocks.of(load):
+            _, in_memory, in_load = np.intersect1d(memory.stamps, load.stamps, assume_unique=True, return_indices=True)
+            xs, ys = xs[in_memory], ys[in_load]
+        rows.setdefault(len(xs), []).append((position, xs, ys, peak))
+    for group in rows.values():
+        results = memory_load_correlations(
+            np.stack([xs for _, xs, _, _ in group]),
+            np.stack([ys for _, _, ys, _ in group]),
+            np.array([peak for _, _, _, peak in group]),
+        )
+        for (position, _, _, _), result in zip(group, results, strict=True):
+            found[position] = result
+    return found
 
 
-def _device_usage(device: DeviceSeries) -> DeviceUsage:
-    peak_series = device.utilization_max or device.utilization_avg
-    burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
-    memory = _ascending(device.memory_used_max.array)
-    memory_peak = float(memory[-1]) if len(memory) else None
-    return DeviceUsage(
-        index=device.index,
-        utilization=_stats(device.utilization_avg.array),
-        utilization_peak=peak,
-        memory_used_peak_mib=memory_peak,
-        memory_total_mib=_peak(device.memory_total_max),
-        utilization_burst=burst,
-        memory_used_low_mib=_memory_low(memory),
-        memory_load_correlation=_correlation(device.memory_used_max, memory_peak, peak_series),
-    )
+def memory_load_correlations(memory: Floats, load: Floats, peaks: Floats) -> list[float | None]:
+    """Pearson correlation of each row of `memory` (2-D; each row's peak in `peaks`) with the same row of
+    `load`, over the row's loaded hours; None where undefined or too short.
+
+    Hours before a process starts (or between restarts) are left out: a jump from nothing to a
+    reservation is not memory following the load. Hours left out count as zeros in the sums, so every
+    row is reduced in the same few numpy calls whatever its own loaded hours."""
+    loaded = memory >= (peaks * LOADED_SHARE)[:, np.newaxis]
+    xs = np.where(loaded, memory, 0.0)
+    ys = np.where(loaded, load, 0.0)
+    counts = loaded.sum(axis=1)
+    sum_x, sum_y = xs.sum(axis=1), ys.sum(axis=1)
+    square_x, square_y, cross = (xs * xs).sum(axis=1), (ys * ys).sum(axis=1), (xs * ys).sum(axis=1)
+    found: list[float | None] = []
+    for count, sx, sy, qx, qy, xy in zip(
+        counts.tolist(),
+        sum_x.tolist(),
+        sum_y.tolist(),
+        square_x.tolist(),
+        square_y.tolist(),
+        cross.tolist(),
+        strict=True,
+    ):
+        if count < _MIN_CORRELATION_HOURS:
+            found.append(None)
+            continue
+        var_x = qx - sx * sx / count
+        var_y = qy - sy * sy / count
+        # Relative to the sum of squares: below this, the "variance" is floating-point noise of a flat line.
+        if var_x <= 1e-9 * qx or var_y <= 1e-9 * qy:
+            found.append(None)  # a flat line has no correlation with anything
+            continue
+        found.append(max(-1.0, min(1.0, (xy - sx * sy / count) / math.sqrt(var_x * var_y))))
+    return found
 
 
 def _optional(values: Floats, seen: npt.NDArray[np.bool_]) -> tuple[float | None, ...]:
@@ -215,48 +242,84 @@ def _optional(values: Floats, seen: npt.NDArray[np.bool_]) -> tuple[float | None
     return tuple(result)
 
 
-def _mean_where_seen(sums: npt.NDArray[Any], counts: npt.NDArray[Any]) -> Floats:
-    """sums / counts where counts > 0; bins without samples get 0 (callers mark them as no data)."""
-    return cast(Floats, sums / np.maximum(counts, 1))
+class Bins:
+    """Where the samples of one clock fall in consecutive bins [first + k*width, first + (k+1)*width)."""
+
+    __slots__ = ("counts", "empty", "end", "full", "starts")
+
+    def __init__(self, stamps: Ints, first: int, width: int, count: int) -> None:
+        # Bin edges by bisecting the (ascending) timestamps: no per-sample arithmetic.
+        edges = stamps.searchsorted(np.arange(first, first + width * count + 1, width))
+        self.end = int(edges[-1])  # samples from here on fall after the last bin: left out
+        self.counts: Ints = edges[1:] - edges[:-1]
+        self.empty = self.counts == 0
+        # reduceat reduces from each start to the next one (the last to the end of what it is given), so
+        # it gets the starts before `end` only: the bins after those are empty.
+        self.starts: Ints = edges[: int(edges[:-1].searchsorted(self.end))]
+        # The usual case: a sample in every bin, nothing to mask.
+        self.full = count > 0 and bool(self.counts.all())
+
+    def reduce(self, values: Floats, combine: np.ufunc, empty: float) -> Floats:
+        """`combine` of the values in each bin (along the last axis: one series, or one per row); `empty`
+        in bins without a sample."""
+        if self.full:
+            return cast(Floats, combine.reduceat(values[..., : self.end], self.starts, axis=-1))
+        reduced = np.full((*values.shape[:-1], len(self.counts)), empty)
+        if len(self.starts):
+            reduced[..., : len(self.starts)] = combine.reduceat(values[..., : self.end], self.starts, axis=-1)
+            # reduceat gives the value at the start for a bin that ends where it starts
+            reduced[..., self.empty] = empty
+        return reduced
 
 
-def _bins(stamps: Ints, values: Floats, first: int, width: int, count: int) -> tuple[Floats, Ints]:
-    """Sums and sample counts of a series in `count` consecutive bins [first + k*width, first + (k+1)*width).
+class _Clock:
+    """Timestamps that several series of one host share (the agent stamps a host's metrics alike), with
+    the bins of each layout worked out once for all of them."""
 
-    Bin edges are found by bisecting the (ascending) timestamps, and each bin is summed by one reduceat:
-    no per-sample arithmetic."""
-    edges = stamps.searchsorted(np.arange(first, first + width * count + 1, width))
-    counts = edges[1:] - edges[:-1]
-    if not len(values):
-        return np.zeros(count), counts
-    sums = np.add.reduceat(values, np.minimum(edges[:-1], len(values) - 1))
-    sums[counts == 0] = 0.0  # reduceat gives the value at the index for an empty bin
-    return sums, counts
+    __slots__ = ("_bins", "stamps")
 
+    def __init__(self, stamps: Ints) -> None:
+        self.stamps = stamps
+        self._bins: dict[tuple[int, int, int], Bins] = {}
 
-def _clock_hours(series: Series) -> tuple[int, int]:
-    """(first clock-hour epoch, number of clock hours) that a non-empty series spans."""
-    stamps = series.stamps
-    first = int(stamps[0]) - int(stamps[0]) % 3600
-    return first, (int(stamps[-1]) - first) // 3600 + 1
+    def bins(self, first: int, width: int, count: int) -> Bins:
+        key = (first, width, count)
+        found = self._bins.get(key)
+        if found is None:
+            found = self._bins[key] = Bins(self.stamps, first, width, count)
+        return found
 
 
-def _aligned(series: Sequence[Series]) -> list[tuple[Series, list[Floats]]]:
-    """Non-empty series grouped by identical timestamps, as (a series of the group, the group's values).
+class _Clocks:
+    """A host's distinct clocks: series with equal timestamps share one _Clock, so bins are worked out
+    once per clock and "same clock?" is an identity check after each array's first comparison."""
 
-    Units of one host share the agent's clock: a group's values combine element-wise in one numpy call,
-    so an 8-GPU host costs about what a 1-GPU host does."""
-    groups: list[tuple[Series, list[Floats]]] = []
-    for one in series:
-        if not one:
-            continue
-        for leader, values in groups:
-            if _same_clock(leader, one):
-                values.append(one.array)
-                break
-        else:
-            groups.append((one, [one.array]))
-    return groups
+    __slots__ = ("_by_array", "_known")
+
+    def __init__(self) -> None:
+        self._known: list[_Clock] = []
+        # By id() of a timestamp array: the arrays belong to the RawUsage being summarised, alive throughout.
+        self._by_array: dict[int, _Clock] = {}
+
+    def of(self, series: Series) -> _Clock:
+        stamps = series.stamps
+        clock = self._by_array.get(id(stamps))
+        if clock is None:
+            clock = next((known for known in self._known if same_stamps(known.stamps, stamps)), None)
+            if clock is None:
+                clock = _Clock(stamps)
+                self._known.append(clock)
+            self._by_array[id(stamps)] = clock
+        return clock
+
+    def grouped(self, series: Sequence[Series]) -> list[tuple[_Clock, list[Floats]]]:
+        """Non-empty series grouped by clock, as (clock, the group's values in order)."""
+        groups: dict[int, tuple[_Clock, list[Floats]]] = {}
+        for one in series:
+            if one:
+                clock = self.of(one)
+                groups.setdefault(id(clock), (clock, []))[1].append(one.array)
+        return list(groups.values())
 
 
 def _combined(values: list[Floats], combine: np.ufunc) -> Floats:
@@ -264,139 +327,194 @@ def _combined(values: list[Floats], combine: np.ufunc) -> Floats:
     return values[0] if len(values) == 1 else cast(Floats, combine.reduce(values))
 
 
-def _hour_peaks(devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> Floats:
+def _clock_hours(series: Series) -> tuple[int, int]:
+    """(first clock-hour epoch, end clock-hour epoch) that a non-empty series spans."""
+    stamps = series.stamps
+    first = int(stamps[0]) - int(stamps[0]) % 3600
+    last = int(stamps[-1])
+    return first, last - last % 3600 + 3600
+
+
+@dataclass(frozen=True, slots=True)
+class HourSpan:
+    """The clock hours a host's hourly views are laid on: the window's, widened to every sample seen."""
+
+    first: int  # epoch of the first clock hour
+    count: int
+
+    @classmethod
+    def covering(cls, first: int, end: int, series: Sequence[Series]) -> HourSpan:
+        for one in series:
+            if one:
+                start, stop = _clock_hours(one)
+                first, end = min(first, start), max(end, stop)
+        return cls(first, max(0, (end - first) // 3600))
+
+
+def _hour_peaks(clocks: _Clocks, devices: Sequence[DeviceSeries], first_hour: int, hours: int) -> Floats:
     """Busiest unit's reading per clock hour from `first_hour` (epoch) for `hours` hours; -inf in hours
     without a reading."""
     peaks = np.full(hours, -np.inf)
-    for leader, values in _aligned([device.utilization_max or device.utilization_avg for device in devices]):
-        slots = (leader.stamps - first_hour) // 3600
-        inside = (slots >= 0) & (slots < hours)
-        np.maximum.at(peaks, slots[inside], _combined(values, np.maximum)[inside])
+    for clock, values in clocks.grouped([device.utilization_max or device.utilization_avg for device in devices]):
+        bins = clock.bins(first_hour, 3600, hours)
+        np.maximum(peaks, bins.reduce(_combined(values, np.maximum), np.maximum, -np.inf), out=peaks)
     return peaks
 
 
-@functools.lru_cache(maxsize=64)
-def _week_slots(first_bucket: int, hours: int) -> Ints:
-    """Hour-of-week bucket of each of `hours` consecutive clock hours from bucket `first_bucket`
-    (the same few windows for every host of a run: worked out once, read-only)."""
-    slots = (first_bucket + np.arange(hours)) % HOURS_PER_WEEK
-    slots.flags.writeable = False
-    return slots
-
-
-def _fold_into_week(peaks: Floats, first_hour: int) -> tuple[float | None, ...]:
-    """Hour-of-week maximum of a clock-hour timeline that holds -inf in hours without a reading."""
-    # Laid out on whole weeks from the Monday before `first_hour`, the fold is one maximum per column.
-    offset = hour_of_week(first_hour)
-    weeks = max(1, -(-(offset + len(peaks)) // HOURS_PER_WEEK))
-    padded = np.full(weeks * HOURS_PER_WEEK, -np.inf)
-    padded[offset : offset + len(peaks)] = peaks
-    buckets = padded.reshape(weeks, HOURS_PER_WEEK).max(axis=0)
-    return _optional(buckets, buckets > -np.inf)
-
-
-def _fold_means(first_hour: int, sums: Floats, counts: Ints) -> tuple[float | None, ...]:
-    """Hour-of-week means from per-clock-hour sums and sample counts starting at `first_hour`."""
-    buckets = _week_slots(hour_of_week(first_hour), len(sums))
-    week_counts = np.bincount(buckets, weights=counts, minlength=HOURS_PER_WEEK)
-    week_sums = np.bincount(buckets, weights=sums, minlength=HOURS_PER_WEEK)
-    return _optional(_mean_where_seen(week_sums, week_counts), week_counts > 0)
-
-
-def _hourly_mean(series: Series) -> tuple[float | None, ...]:
-    if not series:
-        return (None,) * HOURS_PER_WEEK
-    first, hours = _clock_hours(series)
-    return _fold_means(first, *_bins(series.stamps, series.array, first, 3600, hours))
-
-
-def _daily_mean(devices: Sequence[DeviceSeries], start: int, days: int) -> tuple[float | None, ...]:
+def _daily_mean(clocks: _Clocks, devices: Sequence[DeviceSeries], start: int, days: int) -> tuple[float | None, ...]:
     sums = np.zeros(days)
     counts = np.zeros(days, dtype=np.int64)
-    for leader, values in _aligned([device.utilization_avg for device in devices]):
-        day_sums, day_counts = _bins(leader.stamps, _combined(values, np.add), start, 86400, days)
-        sums += day_sums
-        counts += day_counts * len(values)
-    return _optional(_mean_where_seen(sums, counts), counts > 0)
+    for clock, values in clocks.grouped([device.utilization_avg for device in devices]):
+        bins = clock.bins(start, 86400, days)
+        sums += bins.reduce(_combined(values, np.add), np.add, 0.0)
+        counts += bins.counts * len(values)
+    return _optional(sums / np.maximum(counts, 1), counts > 0)
 
 
-def _gbps(series: Series) -> float:
+def gbps(series: Series) -> float:
     """Bytes per period -> Gbps."""
     return 8 / series.period_seconds / 1e9
 
 
-def _network_hours(inbound: Series, outbound: Series) -> tuple[int, Floats, npt.NDArray[np.bool_]]:
-    """Mean Gbps (in + out) per clock hour: (first clock-hour epoch, Gbps per hour, hours with data)."""
-    present = [series for series in (inbound, outbound) if series]
-    if not present:
-        return 0, np.zeros(0), np.zeros(0, dtype=bool)
-    spans = [_clock_hours(series) for series in present]
-    first = min(start for start, _ in spans)
-    hours = max(start + count * 3600 for start, count in spans) // 3600 - first // 3600
-    total = np.zeros(hours)
-    seen = np.zeros(hours, dtype=bool)
-    for series in present:
-        sums, counts = _bins(series.stamps, series.array, first, 3600, hours)
-        has = counts > 0
-        if has.all():  # the usual case: no hour without a sample, no masks
-            total += sums / counts * _gbps(series)
-        else:
-            total[has] += sums[has] / counts[has] * _gbps(series)
+def _network_hours(clocks: _Clocks, hours: HourSpan, inbound: Series, outbound: Series) -> tuple[Floats, Ints]:
+    """Mean Gbps (in + out) per clock hour of `hours`, and 1 in the hours with data (0 elsewhere)."""
+    total = np.zeros(hours.count)
+    seen = np.zeros(hours.count, dtype=bool)
+    for series in (inbound, outbound):
+        if not series:
+            continue
+        bins = clocks.of(series).bins(hours.first, 3600, hours.count)
+        has = ~bins.empty
+        sums = bins.reduce(series.array, np.add, 0.0)
+        total[has] += sums[has] / bins.counts[has] * gbps(series)
         seen |= has
-    return first, total, seen
+    return total, seen.astype(np.int64)
 
 
-def summarize(raw: RawUsage) -> UsageSummary:
-    window_seconds = (raw.window_end - raw.window_start).total_seconds()
-    days = max(1, round(window_seconds / 86400))
-    # Span and coverage from the best-covered unit: units share the agent's clock.
+def fold_into_week(timelines: Floats, first_hour: int, combine: np.ufunc, empty: float) -> Floats:
+    """Hour-of-week `combine` (np.add or np.maximum) of clock-hour timelines (the last axis) that start at
+    `first_hour`; `empty` in hours of the week no timeline reaches.
+
+    Laid out on whole weeks from the Monday before `first_hour`, the fold is one reduction per column;
+    adding the weeks in order gives the same floats as adding hour by hour."""
+    hours = timelines.shape[-1]
+    offset = hour_of_week(first_hour)
+    weeks = max(1, -(-(offset + hours) // HOURS_PER_WEEK))
+    padded = np.full((*timelines.shape[:-1], weeks * HOURS_PER_WEEK), empty)
+    padded[..., offset : offset + hours] = timelines
+    return cast(Floats, combine.reduce(padded.reshape(*timelines.shape[:-1], weeks, HOURS_PER_WEEK), axis=-2))
+
+
+def _means(sums: Floats, counts: Floats) -> tuple[float | None, ...]:
+    """sums / counts, None where there were no samples."""
+    return _optional(sums / np.maximum(counts, 1), counts > 0)
+
+
+def _device_usages(clocks: _Clocks, devices: Sequence[DeviceSeries]) -> tuple[DeviceUsage, ...]:
+    memories = [_ascending(device.memory_used_max.array) for device in devices]
+    memory_peaks = [float(memory[-1]) if len(memory) else None for memory in memories]
+    followed = _unit_correlations(clocks, devices, memory_peaks)
+    return tuple(
+        _device_usage(device, memory, peak, follows)
+        for device, memory, peak, follows in zip(devices, memories, memory_peaks, followed, strict=True)
+    )
+
+
+def _device_usage(
+    device: DeviceSeries, memory: Floats, memory_peak: float | None, follows: float | None
+) -> DeviceUsage:
+    peak_series = device.utilization_max or device.utilization_avg
+    burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
+    return DeviceUsage(
+        index=device.index,
+        utilization=_stats(device.utilization_avg.array),
+        utilization_peak=peak,
+        memory_used_peak_mib=memory_peak,
+        memory_total_mib=series_peak(device.memory_total_max),
+        utilization_burst=burst,
+        memory_used_low_mib=_memory_low(memory),
+        memory_load_correlation=follows,
+    )
+
+
+def accelerator_coverage(raw: RawUsage, window_seconds: float) -> tuple[float, float]:
+    """(days between the first and last accelerator reading, share of expected periods with one), from
+    the best-covered unit: units share the agent's clock."""
     first = last = None
     samples = 0
     period = 300
     for device in raw.devices:
-        stamps = device.utilization_avg.timestamps
+        stamps = device.utilization_avg.stamps
         if not len(stamps):
             continue
         period = device.utilization_avg.period_seconds
         first = int(stamps[0]) if first is None else min(first, int(stamps[0]))
         last = int(stamps[-1]) if last is None else max(last, int(stamps[-1]))
         samples = max(samples, len(stamps))
-    if first is not None and last is not None:
-        accelerator_days = (last - first + period) / 86400
-        coverage = min(1.0, samples / max(1.0, window_seconds / period))
-    else:
-        accelerator_days, coverage = 0.0, 0.0
-    network_in = _peak(raw.network_in_sum)
-    network_out = _peak(raw.network_out_sum)
+    if first is None or last is None:
+        return 0.0, 0.0
+    return (last - first + period) / 86400, min(1.0, samples / max(1.0, window_seconds / period))
+
+
+def summarize(raw: RawUsage) -> UsageSummary:
+    clocks = _Clocks()
+    window_seconds = (raw.window_end - raw.window_start).total_seconds()
+    days = max(1, round(window_seconds / 86400))
+    accelerator_days, coverage = accelerator_coverage(raw, window_seconds)
+    network_in = series_peak(raw.network_in_sum)
+    network_out = series_peak(raw.network_out_sum)
     # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
     network_peak = (
         None
         if network_in is None and network_out is None
-        else (network_in or 0) * _gbps(raw.network_in_sum) + (network_out or 0) * _gbps(raw.network_out_sum)
+        else (network_in or 0) * gbps(raw.network_in_sum) + (network_out or 0) * gbps(raw.network_out_sum)
     )
     start_epoch = int(raw.window_start.timestamp())
     first_hour = start_epoch - start_epoch % 3600
-    hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
-    hour_peaks = _hour_peaks(raw.devices, first_hour, hours)
-    peak_seen = hour_peaks > -np.inf
-    network_first, network_gbps, network_seen = _network_hours(raw.network_in_sum, raw.network_out_sum)
+    window_hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
     cpu = raw.cpu_avg
+    # One run of clock hours for every hourly view, so they fold into the week together.
+    hours = HourSpan.covering(
+        first_hour, first_hour + window_hours * 3600, (cpu, raw.network_in_sum, raw.network_out_sum)
+    )
+    lead = (first_hour - hours.first) // 3600
+    hour_peaks = _hour_peaks(clocks, raw.devices, first_hour, window_hours)
+    peak_timeline = np.full(hours.count, -np.inf)
+    peak_timeline[lead : lead + window_hours] = hour_peaks
+    cpu_bins = clocks.of(cpu).bins(hours.first, 3600, hours.count) if cpu else None
+    network_gbps, network_seen = _network_hours(clocks, hours, raw.network_in_sum, raw.network_out_sum)
+    zeros = np.zeros(hours.count)
+    week_sums = fold_into_week(
+        np.array(
+            [
+                cpu_bins.reduce(cpu.array, np.add, 0.0) if cpu_bins else zeros,
+                cpu_bins.counts if cpu_bins else zeros,
+                network_gbps,
+                network_seen,
+            ]
+        ),
+        hours.first,
+        np.add,
+        0.0,
+    )
+    week_peaks = fold_into_week(peak_timeline, hours.first, np.maximum, -np.inf)
+    hourly_network = network_gbps[network_seen > 0]
     return UsageSummary(
         instance_id=raw.instance_id,
         window_start=raw.window_start,
         window_end=raw.window_end,
         accelerator_data=raw.accelerator_data if raw.devices else AcceleratorData.NONE,
-        devices=tuple(_device_usage(device) for device in raw.devices),
+        devices=_device_usages(clocks, raw.devices),
         accelerator_days=accelerator_days,
         accelerator_coverage=coverage,
         cpu=_stats(cpu.array),
         network_peak_gbps=network_peak,
-        network_p95_gbps=_percentiles(network_gbps[network_seen], 95)[0] if network_seen.any() else None,
-        host_memory_peak_pct=_peak(raw.host_memory_max),
-        hourly_accelerator_peak=_fold_into_week(hour_peaks, first_hour),
-        hourly_cpu_mean=_hourly_mean(cpu),
+        network_p95_gbps=_percentiles(hourly_network, 95)[0] if len(hourly_network) else None,
+        host_memory_peak_pct=series_peak(raw.host_memory_max),
+        hourly_accelerator_peak=_optional(week_peaks, week_peaks > -np.inf),
+        hourly_cpu_mean=_means(week_sums[0], week_sums[1]),
         # Each clock hour's mean Gbps counts once, however many samples it had.
-        hourly_network_mean_gbps=_fold_means(network_first, network_gbps, network_seen.astype(np.int64)),
-        daily_accelerator_mean=_daily_mean(raw.devices, start_epoch, days),
-        accelerator_hour_peaks=_optional(hour_peaks, peak_seen),
+        hourly_network_mean_gbps=_means(week_sums[2], week_sums[3]),
+        daily_accelerator_mean=_daily_mean(clocks, raw.devices, start_epoch, days),
+        accelerator_hour_peaks=_optional(hour_peaks, hour_peaks > -np.inf),
     )
