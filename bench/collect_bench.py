@@ -39,7 +39,7 @@ def shard_invocation(region_size: int, shard: int, raw_timestamps: bool) -> dict
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
     from rightsizer.adapters.aws.session import AwsSession
     from rightsizer.domain.models import Instance
-    from rightsizer.domain.usage import summarize
+    from rightsizer.domain.summaries import summarize_all
     from rightsizer.services.collect import lookback_window
     from rightsizer.settings import MetricNames
 
@@ -58,7 +58,7 @@ def shard_invocation(region_size: int, shard: int, raw_timestamps: bool) -> dict
     ]
     usage = CloudWatchUsage(client, MetricNames(), region_units=sum(h.gpus for h in region))
     started, cpu = time.perf_counter(), time.process_time()
-    summaries = [summarize(raw) for raw in usage.read(instances, catalog.specs, lookback_window(now, 14))]
+    summaries = list(summarize_all(usage.read(instances, catalog.specs, lookback_window(now, 14))))
     return {
         "region": region_size,
         "shard": len(summaries),

@@ -17,7 +17,7 @@ from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.commitments import Commitments
 from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.usage import summarize
+from rightsizer.domain.summaries import summarize_all
 from rightsizer.services.ports import (
     CommitmentSource,
     InstanceTypes,
@@ -206,9 +206,10 @@ def summarise_usage(
 ) -> tuple[dict[str, UsageSummary], list[str]]:
     """Usage summaries of `instances`, and what CloudWatch could not answer cleanly.
 
-    Summarised as each batch of raw series arrives: only one batch of raw series is alive at any time."""
+    Summarised as the raw series arrive, a few dozen hosts at a time: memory does not grow with the shard."""
     summaries = {
-        raw.instance_id: summarize(raw) for raw in usage.read(instances, context.catalog.specs, context.window)
+        summary.instance_id: summary
+        for summary in summarize_all(usage.read(instances, context.catalog.specs, context.window))
     }
     return summaries, [f"{context.region}: {message}" for message in usage.warnings]
 

@@ -78,7 +78,7 @@ class UsageSource(Protocol):
         self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec], window: Window
     ) -> Iterator[RawUsage]:
         """Raw usage series, one entry per instance (with or without accelerator data), produced a batch at
-        a time: the caller summarises each and lets it go, so memory does not grow with the fleet."""
+        a time: the caller summarises them as they come and lets them go, so memory does not grow with the fleet."""
         ...
 
 

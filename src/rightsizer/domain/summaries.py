@@ -1,0 +1,299 @@
+"""Usage summaries of many hosts at once.
+
+A collection shard summarises hundreds of hosts, and CloudWatch stamps a whole window alike: every
+host with complete data has the same 5-minute and the same hourly timestamps. Hosts of one such clock
+are summarised together, each statistic one numpy call over all their series (a stack of rows) instead
+of one per series: a host then costs about its sorts and the Python objects of its summary.
+
+`usage.summarize` stays the reference for one host; a host whose series do not share the group's
+clocks (gaps, a missing series, units stamped apart) takes it, and the test suite holds both paths to
+the same summaries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from rightsizer.domain.models import DeviceUsage, SeriesStats, UsageSummary
+from rightsizer.domain.usage import (
+    LOADED_SHARE,
+    Bins,
+    Floats,
+    HourSpan,
+    Ints,
+    RawUsage,
+    Series,
+    accelerator_coverage,
+    fold_into_week,
+    gbps,
+    memory_load_correlations,
+    nearest_rank,
+    same_stamps,
+    series_peak,
+    summarize,
+)
+
+# Hosts summarised together: enough to spread each numpy call's overhead thin, few enough that their
+# raw series (~0.4 MiB a host of 14 days) and the stacks made of them stay small in a 1 GB Lambda.
+CHUNK = 64
+
+
+def summarize_all(raws: Iterable[RawUsage], chunk: int = CHUNK) -> Iterator[UsageSummary]:
+    """Each host's summary, in order, `chunk` hosts at a time (only those hosts' raw series are held)."""
+    batch: list[RawUsage] = []
+    for raw in raws:
+        batch.append(raw)
+        if len(batch) >= chunk:
+            yield from _summaries(batch)
+            batch = []
+    yield from _summaries(batch)
+
+
+@dataclass(frozen=True, slots=True)
+class _Clock:
+    """What a group's hosts share: the window, and the timestamps (and period) of their 5-minute series
+    (unit utilisation, CPU, network) and of their hourly ones (unit peaks and memory)."""
+
+    window_start: datetime
+    window_end: datetime
+    fine: Ints
+    fine_period: int
+    hourly: Ints
+
+    def fits(self, raw: RawUsage, fine: Ints, fine_period: int, hourly: Ints) -> bool:
+        return (
+            raw.window_start == self.window_start
+            and raw.window_end == self.window_end
+            and fine_period == self.fine_period
+            and same_stamps(fine, self.fine)
+            and same_stamps(hourly, self.hourly)
+        )
+
+
+@dataclass
+class _Group:
+    clock: _Clock
+    positions: list[int] = field(default_factory=list)
+
+
+def _all_on(series: Sequence[Series], stamps: Ints) -> bool:
+    return all(one and (one.timestamps is stamps or same_stamps(one.stamps, stamps)) for one in series)
+
+
+def _clock_of(raw: RawUsage) -> tuple[Ints, int, Ints] | None:
+    """(5-minute timestamps, their period, hourly timestamps) when every series the group path reads is
+    there and each kind shares one clock; None sends the host down the one-host path."""
+    if not raw.devices:
+        return None
+    first = raw.devices[0]
+    fine, hourly = first.utilization_avg.stamps, first.utilization_max.stamps
+    period = first.utilization_avg.period_seconds
+    fine_series = [device.utilization_avg for device in raw.devices] + [
+        raw.cpu_avg,
+        raw.network_in_sum,
+        raw.network_out_sum,
+    ]
+    hourly_series = [device.utilization_max for device in raw.devices] + [
+        device.memory_used_max for device in raw.devices
+    ]
+    if not (_all_on(fine_series, fine) and _all_on(hourly_series, hourly)):
+        return None
+    if any(device.utilization_avg.period_seconds != period for device in raw.devices):
+        return None
+    return fine, period, hourly
+
+
+def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
+    found: list[UsageSummary | None] = [None] * len(batch)
+    groups: list[_Group] = []
+    for position, raw in enumerate(batch):
+        clock = _clock_of(raw)
+        if clock is None or raw.window_end <= raw.window_start:
+            found[position] = summarize(raw)
+            continue
+        group = next((group for group in groups if group.clock.fits(raw, *clock)), None)
+        if group is None:
+            group = _Group(_Clock(raw.window_start, raw.window_end, *clock))
+            groups.append(group)
+        group.positions.append(position)
+    for group in groups:
+        if len(group.positions) == 1:
+            # A host alone on its clock (launched or stopped within the window): the stacks would only
+            # add copies to the one-host path's work.
+            found[group.positions[0]] = summarize(batch[group.positions[0]])
+            continue
+        # By number of units: the hosts of each count are then one block of rows (see _per_host).
+        positions = sorted(group.positions, key=lambda position: len(batch[position].devices))
+        for position, summary in zip(
+            positions, _summarize_group(group.clock, [batch[p] for p in positions]), strict=True
+        ):
+            found[position] = summary
+    return [summary for summary in found if summary is not None]
+
+
+def _rows(matrix: Floats, seen: np.ndarray) -> list[tuple[float | None, ...]]:
+    """Each row as a tuple, None in the columns not `seen` (the same columns in every row of a group)."""
+    rows: list[list[float | None]] = matrix.tolist()
+    gaps = np.flatnonzero(~seen).tolist()
+    if gaps:
+        for row in rows:
+            for gap in gaps:
+                row[gap] = None
+    return [tuple(row) for row in rows]
+
+
+def _picks(ordered: Floats, *pcts: float) -> list[list[float]]:
+    """Nearest-rank percentiles (100 = the peak) of each sorted row."""
+    count = ordered.shape[1]
+    return ordered[:, [nearest_rank(pct, count) - 1 for pct in pcts]].tolist()  # type: ignore[no-any-return]
+
+
+def _memory_lows(ordered: Floats) -> list[float]:
+    """Each sorted row's 5th percentile of the readings taken while a process held memory (>= half the
+    row's peak); 0 for a row that never held any (see usage._memory_low)."""
+    peaks = ordered[:, -1]
+    # Sorted rows: the loaded readings are the tail from the first one at or above the loaded share.
+    first = (ordered < (peaks * LOADED_SHARE)[:, np.newaxis]).sum(axis=1)
+    tail = ordered.shape[1] - first
+    ranks = np.maximum(1, -(-5 * tail // 100))
+    lows = ordered[np.arange(len(ordered)), first + ranks - 1]
+    return np.where(peaks > 0, lows, 0.0).tolist()  # type: ignore[no-any-return]
+
+
+def _per_host(rows: Floats, unit_counts: Sequence[int], combine: np.ufunc) -> Floats:
+    """`combine` of each host's unit rows, for hosts ordered by their number of units.
+
+    Each run of hosts with as many units is one block, reduced along its unit axis: numpy then combines a
+    host's rows in order, as the one-host path does (reduceat over rows would add them pairwise, and the
+    sums would differ in the last bits)."""
+    combined = []
+    start = 0
+    for units, hosts in itertools.groupby(unit_counts):
+        count = len(list(hosts))
+        block = rows[start : start + count * units].reshape(count, units, rows.shape[1])
+        combined.append(combine.reduce(block, axis=1))
+        start += count * units
+    return np.concatenate(combined)
+
+
+def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSummary]:
+    """The summaries of hosts on one clock (see _clock_of), ordered by their number of units; each
+    statistic is one numpy call for them all."""
+    devices = [device for raw in raws for device in raw.devices]
+    unit_counts = [len(raw.devices) for raw in raws]
+    utilization = np.stack([device.utilization_avg.array for device in devices])
+    peaks = np.stack([device.utilization_max.array for device in devices])
+    memory = np.stack([device.memory_used_max.array for device in devices])
+    cpu = np.stack([raw.cpu_avg.array for raw in raws])
+    inbound = np.stack([raw.network_in_sum.array for raw in raws])
+    outbound = np.stack([raw.network_out_sum.array for raw in raws])
+
+    window_seconds = (clock.window_end - clock.window_start).total_seconds()
+    days = max(1, round(window_seconds / 86400))
+    start_epoch = int(clock.window_start.timestamp())
+    first_hour = start_epoch - start_epoch % 3600
+    window_hours = max(0, math.ceil((clock.window_end.timestamp() - first_hour) / 3600))
+    accelerator_days, coverage = accelerator_coverage(raws[0], window_seconds)
+
+    # Busiest unit per clock hour of the window, and the units' mean per day, before any stack is sorted.
+    hour_bins = Bins(clock.hourly, first_hour, 3600, window_hours)
+    hour_peaks = hour_bins.reduce(_per_host(peaks, unit_counts, np.maximum), np.maximum, -np.inf)
+    day_bins = Bins(clock.fine, start_epoch, 86400, days)
+    day_sums = day_bins.reduce(_per_host(utilization, unit_counts, np.add), np.add, 0.0)
+    day_counts = day_bins.counts[np.newaxis, :] * np.array(unit_counts)[:, np.newaxis]
+    daily = day_sums / np.maximum(day_counts, 1)
+
+    # Clock hours of the window, widened to the 5-minute series' own span, for the hour-of-week views.
+    hours = HourSpan.covering(first_hour, first_hour + window_hours * 3600, [raws[0].cpu_avg])
+    fine_bins = Bins(clock.fine, hours.first, 3600, hours.count)
+    has = ~fine_bins.empty
+    counts = np.maximum(fine_bins.counts, 1)
+    gbps_in = np.array([gbps(raw.network_in_sum) for raw in raws])[:, np.newaxis]
+    gbps_out = np.array([gbps(raw.network_out_sum) for raw in raws])[:, np.newaxis]
+    network = np.zeros((len(raws), hours.count))
+    network[:, has] = (fine_bins.reduce(inbound, np.add, 0.0) / counts * gbps_in)[:, has]
+    network[:, has] += (fine_bins.reduce(outbound, np.add, 0.0) / counts * gbps_out)[:, has]
+    week_sums = fold_into_week(
+        np.stack([fine_bins.reduce(cpu, np.add, 0.0), network], axis=1), hours.first, np.add, 0.0
+    )
+    week_counts = fold_into_week(np.array([fine_bins.counts, has]), hours.first, np.add, 0.0)
+    lead = (first_hour - hours.first) // 3600
+    peak_timeline = np.full((len(raws), hours.count), -np.inf)
+    peak_timeline[:, lead : lead + window_hours] = hour_peaks
+    week_peaks = fold_into_week(peak_timeline, hours.first, np.maximum, -np.inf)
+    network_hours = network[:, has]
+    network_hours.sort(axis=1)
+
+    # Means from each row's own-order sum (the same floats as one series at a time), then sorts in place.
+    unit_means = (np.add.reduce(utilization, axis=1) / utilization.shape[1]).tolist()
+    cpu_means = (np.add.reduce(cpu, axis=1) / cpu.shape[1]).tolist()
+    utilization.sort(axis=1)
+    cpu.sort(axis=1)
+    peaks_sorted = np.sort(peaks, axis=1)
+    memory_sorted = np.sort(memory, axis=1)
+    memory_peaks = memory_sorted[:, -1]
+    unit_stats = _picks(utilization, 50, 95, 99, 100)
+    cpu_stats = _picks(cpu, 50, 95, 99, 100)
+    bursts = _picks(peaks_sorted, 99, 100)
+    lows = _memory_lows(memory_sorted)
+    followed = memory_load_correlations(memory, peaks, memory_peaks)
+    memory_peak_values = memory_peaks.tolist()
+    network_p95 = _picks(network_hours, 95) if network_hours.shape[1] else [[None]] * len(raws)
+    inbound_peaks, outbound_peaks = inbound.max(axis=1).tolist(), outbound.max(axis=1).tolist()
+
+    samples = utilization.shape[1]
+    week_cpu = _rows(week_sums[:, 0] / np.maximum(week_counts[0], 1), week_counts[0] > 0)
+    week_network = _rows(week_sums[:, 1] / np.maximum(week_counts[1], 1), week_counts[1] > 0)
+    week_accelerator = _rows(week_peaks, week_peaks[0] > -np.inf)
+    daily_rows = _rows(daily, day_counts[0] > 0)
+    hour_rows = _rows(hour_peaks, ~hour_bins.empty)
+    summaries = []
+    unit = 0
+    for host, raw in enumerate(raws):
+        units = []
+        for device in raw.devices:
+            p50, p95, p99, top = unit_stats[unit]
+            burst, peak = bursts[unit]
+            units.append(
+                DeviceUsage(
+                    index=device.index,
+                    utilization=SeriesStats(samples, unit_means[unit], p50, p95, p99, top),
+                    utilization_peak=peak,
+                    memory_used_peak_mib=memory_peak_values[unit],
+                    memory_total_mib=series_peak(device.memory_total_max),
+                    utilization_burst=burst,
+                    memory_used_low_mib=lows[unit],
+                    memory_load_correlation=followed[unit],
+                )
+            )
+            unit += 1
+        c50, c95, c99, ctop = cpu_stats[host]
+        summaries.append(
+            UsageSummary(
+                instance_id=raw.instance_id,
+                window_start=raw.window_start,
+                window_end=raw.window_end,
+                accelerator_data=raw.accelerator_data,
+                devices=tuple(units),
+                accelerator_days=accelerator_days,
+                accelerator_coverage=coverage,
+                cpu=SeriesStats(cpu.shape[1], cpu_means[host], c50, c95, c99, ctop),
+                # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
+                network_peak_gbps=inbound_peaks[host] * gbps(raw.network_in_sum)
+                + outbound_peaks[host] * gbps(raw.network_out_sum),
+                network_p95_gbps=network_p95[host][0],
+                host_memory_peak_pct=series_peak(raw.host_memory_max),
+                hourly_accelerator_peak=week_accelerator[host],
+                hourly_cpu_mean=week_cpu[host],
+                hourly_network_mean_gbps=week_network[host],
+                daily_accelerator_mean=daily_rows[host],
+                accelerator_hour_peaks=hour_rows[host],
+            )
+        )
+    return summaries
