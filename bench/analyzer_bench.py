@@ -16,14 +16,15 @@ from datetime import UTC, datetime, timedelta
 from rightsizer.adapters import bundled
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import AcceleratorData, Instance
+from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.summaries import CHUNK, summarize_all
-from rightsizer.domain.usage import DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
 
 INSTANCES = int(__import__("os").environ.get("BENCH_INSTANCES", "10000"))
 DAYS = 14
 END = datetime(2026, 12, 1, tzinfo=UTC)
+NEURON = AcceleratorKind.NEURON
 TYPES = ("g5.xlarge", "g5.2xlarge", "g5.12xlarge", "g4dn.xlarge", "g6.xlarge", "p4d.24xlarge", "inf2.xlarge")
 
 
@@ -89,7 +90,8 @@ def run() -> None:
                     index=str(i),
                     utilization_avg=fine[(n + i) % len(fine)],
                     utilization_max=coarse[(n + i) % len(coarse)],
-                    memory_used_max=coarse[(n * 3 + i) % len(coarse)],
+                    # The collector reads no memory for NeuronCores (neuron-monitor's is per device).
+                    memory_used_max=EMPTY if spec.accelerator_kind is NEURON else coarse[(n * 3 + i) % len(coarse)],
                 )
                 for i in range(spec.compute_units)
             )
@@ -107,7 +109,7 @@ def run() -> None:
             # Per unit: 5-minute utilisation, hourly utilisation and memory maxima; per host: CPU and network in
             # and out every 5 minutes, host memory hourly.
             fine_series += len(devices) + 3
-            coarse_series += 2 * len(devices) + 1
+            coarse_series += sum(2 if device.memory_used_max else 1 for device in devices) + 1
             instance = Instance(
                 instance_id=raw.instance_id,
                 account_id="123456789012",
@@ -160,7 +162,7 @@ def _series(raw: RawUsage) -> list[Series]:
     series = [raw.cpu_avg, raw.network_in_sum, raw.network_out_sum, raw.host_memory_max]
     for device in raw.devices:
         series += [device.utilization_avg, device.utilization_max, device.memory_used_max]
-    return series
+    return [one for one in series if one]
 
 
 def _numpy_pass(series: list[Series]) -> float:

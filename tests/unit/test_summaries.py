@@ -32,8 +32,17 @@ def _workload(rng: np.random.Generator, count: int, kind: int) -> np.ndarray:
     return rng.choice([0.0, 40_000.0, 80_000.0], count)
 
 
-def _host(rng: np.random.Generator, n: int, units: int, *, start: datetime = START, end: datetime = END) -> RawUsage:
-    """A host with complete data: every series of a kind on the window's one clock, each its own array."""
+def _host(
+    rng: np.random.Generator,
+    n: int,
+    units: int,
+    *,
+    start: datetime = START,
+    end: datetime = END,
+    memory: bool = True,
+) -> RawUsage:
+    """A host with complete data: every series of a kind on the window's one clock, each its own array
+    (without memory: NeuronCores, for which the collector reads none)."""
 
     def fine(kind: int) -> Series:
         stamps = _stamps(300, start, end)
@@ -53,7 +62,7 @@ def _host(rng: np.random.Generator, n: int, units: int, *, start: datetime = STA
                 index=str(i),
                 utilization_avg=fine((n + i) % 3),
                 utilization_max=hourly((n + i) % 3),
-                memory_used_max=hourly(3 if (n + i) % 2 else 1),
+                memory_used_max=hourly(3 if (n + i) % 2 else 1) if memory else Series(3600),
             )
             for i in range(units)
         ),
@@ -71,6 +80,7 @@ def _one_at_a_time(raws: list[RawUsage]) -> list[UsageSummary]:
 def test_hosts_on_one_clock_are_summarised_together_as_each_would_be_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(7)
     raws = [_host(rng, n, units) for n, units in enumerate([8, 1, 4, 1, 2, 8, 1, 4, 2, 1])]
+    raws += [_host(rng, 20 + n, units, memory=False) for n, units in enumerate([2, 8, 2])]
     expected = _one_at_a_time(raws)
 
     def not_alone(raw: RawUsage) -> UsageSummary:

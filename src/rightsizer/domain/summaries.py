@@ -24,6 +24,7 @@ from rightsizer.domain.models import DeviceUsage, SeriesStats, UsageSummary
 from rightsizer.domain.usage import (
     LOADED_SHARE,
     Bins,
+    DeviceSeries,
     Floats,
     HourSpan,
     Ints,
@@ -57,22 +58,25 @@ def summarize_all(raws: Iterable[RawUsage], chunk: int = CHUNK) -> Iterator[Usag
 
 @dataclass(frozen=True, slots=True)
 class _Clock:
-    """What a group's hosts share: the window, and the timestamps (and period) of their 5-minute series
-    (unit utilisation, CPU, network) and of their hourly ones (unit peaks and memory)."""
+    """What a group's hosts share: the window, the timestamps (and period) of their 5-minute series
+    (unit utilisation, CPU, network) and of their hourly ones (unit peaks, and memory where published:
+    the agent publishes it for every GPU, Neuron cores have none)."""
 
     window_start: datetime
     window_end: datetime
     fine: Ints
     fine_period: int
     hourly: Ints
+    memory: bool
 
-    def fits(self, raw: RawUsage, fine: Ints, fine_period: int, hourly: Ints) -> bool:
+    def fits(self, other: _Clock) -> bool:
         return (
-            raw.window_start == self.window_start
-            and raw.window_end == self.window_end
-            and fine_period == self.fine_period
-            and same_stamps(fine, self.fine)
-            and same_stamps(hourly, self.hourly)
+            other.window_start == self.window_start
+            and other.window_end == self.window_end
+            and other.fine_period == self.fine_period
+            and other.memory == self.memory
+            and same_stamps(other.fine, self.fine)
+            and same_stamps(other.hourly, self.hourly)
         )
 
 
@@ -86,40 +90,43 @@ def _all_on(series: Sequence[Series], stamps: Ints) -> bool:
     return all(one and (one.timestamps is stamps or same_stamps(one.stamps, stamps)) for one in series)
 
 
-def _clock_of(raw: RawUsage) -> tuple[Ints, int, Ints] | None:
-    """(5-minute timestamps, their period, hourly timestamps) when every series the group path reads is
-    there and each kind shares one clock; None sends the host down the one-host path."""
-    if not raw.devices:
+def _clock_of(raw: RawUsage) -> _Clock | None:
+    """The host's clocks when every series the group path reads is there (memory for all units or none)
+    and each kind shares one clock; None sends the host down the one-host path."""
+    if not raw.devices or raw.window_end <= raw.window_start:
         return None
     first = raw.devices[0]
     fine, hourly = first.utilization_avg.stamps, first.utilization_max.stamps
     period = first.utilization_avg.period_seconds
+    memory = bool(first.memory_used_max)
     fine_series = [device.utilization_avg for device in raw.devices] + [
         raw.cpu_avg,
         raw.network_in_sum,
         raw.network_out_sum,
     ]
-    hourly_series = [device.utilization_max for device in raw.devices] + [
-        device.memory_used_max for device in raw.devices
-    ]
+    hourly_series = [device.utilization_max for device in raw.devices]
+    if memory:
+        hourly_series += [device.memory_used_max for device in raw.devices]
+    elif any(device.memory_used_max for device in raw.devices):
+        return None
     if not (_all_on(fine_series, fine) and _all_on(hourly_series, hourly)):
         return None
     if any(device.utilization_avg.period_seconds != period for device in raw.devices):
         return None
-    return fine, period, hourly
+    return _Clock(raw.window_start, raw.window_end, fine, period, hourly, memory)
 
 
 def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
-    found: list[UsageSummary | None] = [None] * len(batch)
+    found: dict[int, UsageSummary] = {}
     groups: list[_Group] = []
     for position, raw in enumerate(batch):
         clock = _clock_of(raw)
-        if clock is None or raw.window_end <= raw.window_start:
+        if clock is None:
             found[position] = summarize(raw)
             continue
-        group = next((group for group in groups if group.clock.fits(raw, *clock)), None)
+        group = next((group for group in groups if group.clock.fits(clock)), None)
         if group is None:
-            group = _Group(_Clock(raw.window_start, raw.window_end, *clock))
+            group = _Group(clock)
             groups.append(group)
         group.positions.append(position)
     for group in groups:
@@ -134,7 +141,7 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
             positions, _summarize_group(group.clock, [batch[p] for p in positions]), strict=True
         ):
             found[position] = summary
-    return [summary for summary in found if summary is not None]
+    return [found[position] for position in range(len(batch))]
 
 
 def _rows(matrix: Floats, seen: np.ndarray) -> list[tuple[float | None, ...]]:
@@ -182,6 +189,21 @@ def _per_host(rows: Floats, unit_counts: Sequence[int], combine: np.ufunc) -> Fl
     return np.concatenate(combined)
 
 
+def _memory_views(
+    clock: _Clock, devices: Sequence[DeviceSeries], peaks: Floats
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """Each unit's memory peak, its low while loaded, and how it follows the unit's hourly peaks."""
+    if not clock.memory:
+        nothing: list[float | None] = [None] * len(devices)
+        return nothing, nothing, nothing
+    memory = np.stack([device.memory_used_max.array for device in devices])
+    ordered = np.sort(memory, axis=1)
+    tops = ordered[:, -1]
+    top_values: list[float | None] = tops.tolist()
+    low_values: list[float | None] = list(_memory_lows(ordered))
+    return top_values, low_values, memory_load_correlations(memory, peaks, tops)
+
+
 def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSummary]:
     """The summaries of hosts on one clock (see _clock_of), ordered by their number of units; each
     statistic is one numpy call for them all."""
@@ -189,7 +211,6 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
     unit_counts = [len(raw.devices) for raw in raws]
     utilization = np.stack([device.utilization_avg.array for device in devices])
     peaks = np.stack([device.utilization_max.array for device in devices])
-    memory = np.stack([device.memory_used_max.array for device in devices])
     cpu = np.stack([raw.cpu_avg.array for raw in raws])
     inbound = np.stack([raw.network_in_sum.array for raw in raws])
     outbound = np.stack([raw.network_out_sum.array for raw in raws])
@@ -236,14 +257,10 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
     utilization.sort(axis=1)
     cpu.sort(axis=1)
     peaks_sorted = np.sort(peaks, axis=1)
-    memory_sorted = np.sort(memory, axis=1)
-    memory_peaks = memory_sorted[:, -1]
     unit_stats = _picks(utilization, 50, 95, 99, 100)
     cpu_stats = _picks(cpu, 50, 95, 99, 100)
     bursts = _picks(peaks_sorted, 99, 100)
-    lows = _memory_lows(memory_sorted)
-    followed = memory_load_correlations(memory, peaks, memory_peaks)
-    memory_peak_values = memory_peaks.tolist()
+    memory_peaks, lows, followed = _memory_views(clock, devices, peaks)
     network_p95 = _picks(network_hours, 95) if network_hours.shape[1] else [[None]] * len(raws)
     inbound_peaks, outbound_peaks = inbound.max(axis=1).tolist(), outbound.max(axis=1).tolist()
 
@@ -265,7 +282,7 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
                     index=device.index,
                     utilization=SeriesStats(samples, unit_means[unit], p50, p95, p99, top),
                     utilization_peak=peak,
-                    memory_used_peak_mib=memory_peak_values[unit],
+                    memory_used_peak_mib=memory_peaks[unit],
                     memory_total_mib=series_peak(device.memory_total_max),
                     utilization_burst=burst,
                     memory_used_low_mib=lows[unit],
