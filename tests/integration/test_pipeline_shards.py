@@ -42,12 +42,15 @@ def day() -> Iterator[dict[str, Any]]:
     from demo.seed import seed
     from moto.core.config import default_user_config
 
-    from rightsizer import bootstrap
-    from rightsizer.handlers import analyze, collect, report
-
     patch = pytest.MonkeyPatch()
     use_fake_aws(patch, AWS_REGION="us-east-1", TZ="UTC")
     time.tzset()
+    # Imported once the test environment is in place: a handler reads its metrics namespace at import, and
+    # a module imported without one breaks every later test that uses it (module fixtures run before the
+    # function-scoped environment).
+    from rightsizer import bootstrap
+    from rightsizer.handlers import analyze, collect, report
+
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     local = LocalLambda({"collect": collect.handler, "analyze": analyze.handler, "report": report.handler}, _broken)
     try:
