@@ -3,7 +3,7 @@
 `Facts` is all a rule about exclusions or data sufficiency needs. `Measured` exists only once those rules
 have passed, so rules about usage can rely on a spec, an accelerator table entry (or its absence, said
 plainly) and a usage summary with enough history. Derived values are cached: several rules ask for the
-same demand or the same candidate list, and each is computed once per host.
+same demand or the same cheapest downsize, and each is computed once per host.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from rightsizer.domain.sizing import (
     MemoryReading,
     UnitView,
     busiest,
-    candidates,
+    cheapest,
     demand,
     has_comparable_target,
     memory_total,
@@ -121,14 +121,14 @@ class Measured:
         return weekly_pattern(self.usage, self.policy)
 
     @cached_property
-    def downsizes(self) -> list[Candidate]:
-        """Types that carry the measured demand and save at least the minimum share, cheapest first."""
+    def downsize(self) -> Candidate | None:
+        """The cheapest type that carries the measured demand and saves at least the minimum share."""
         cost = self.facts.list_cost
         if cost is None or cost <= 0:
-            return []
+            return None
         ceiling = cost * Decimal(str(1 - self.policy.min_savings_pct / 100))
-        found = candidates(self.instance, self.spec, self.facts.catalog, self.facts.prices, self.demand)
-        return [c for c in found if c.monthly <= ceiling]
+        facts = self.facts
+        return cheapest(self.instance, self.spec, facts.catalog, facts.prices, self.demand, max_monthly=ceiling)
 
     @cached_property
     def comparison_gap(self) -> str | None:
@@ -139,7 +139,7 @@ class Measured:
             return f"{name} is not in the accelerator table"
         if facts.list_cost is None:
             return facts.price_note
-        if not self.downsizes and not has_comparable_target(spec, facts.catalog, facts.prices):
+        if self.downsize is None and not has_comparable_target(spec, facts.catalog, facts.prices):
             # Neuron hosts compare within their chip (other generations need a recompiled model).
             what = (
                 f"other {spec.accelerator_model}"

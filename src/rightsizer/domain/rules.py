@@ -353,7 +353,7 @@ def pinned(m: Measured) -> Draft | None:
     """Busy nearly all the time: well used; a faster accelerator is advice, never a one-click upgrade.
     (When idle units make a cheaper type possible, that saving answers first and names this.)"""
     median = _pinned_median(m)
-    if median is None or m.downsizes:
+    if median is None or m.downsize is not None:
         return None
     spec, policy, demand = m.spec, m.policy, m.demand
     faster = replace(
@@ -388,9 +388,9 @@ def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal | None:
 
 
 def _resize_saving(m: Measured) -> Decimal | None:
-    if not m.downsizes or m.facts.list_cost is None:
+    if m.downsize is None or m.facts.list_cost is None:
         return None
-    return m.facts.list_cost - m.downsizes[0].monthly
+    return m.facts.list_cost - m.downsize.monthly
 
 
 def _pattern_confidence(m: Measured, pattern: WeeklyPattern) -> tuple[Confidence, str | None]:
@@ -440,10 +440,8 @@ def schedulable(m: Measured) -> Draft | None:
         one_click, why_not = _one_click_schedule(pattern)
         if why_not:
             reasons.append(why_not)
-    if resize_saving is not None:
-        reasons.append(
-            f"also possible: resizing to {m.downsizes[0].spec.instance_type}, saving {usd(resize_saving)}/month"
-        )
+    if resize_saving is not None and m.downsize is not None:
+        reasons.append(f"also possible: resizing to {m.downsize.spec.instance_type}, saving {usd(resize_saving)}/month")
     return Draft(
         Finding.SCHEDULABLE,
         tuple(reasons),
@@ -489,9 +487,9 @@ def not_comparable(m: Measured) -> Draft | None:
 
 def overprovisioned(m: Measured) -> Draft | None:
     """A cheaper type carries the measured demand, its bursts and headroom."""
-    if not m.downsizes:
+    best, spec, demand = m.downsize, m.spec, m.demand
+    if best is None:
         return None
-    best, spec, demand = m.downsizes[0], m.spec, m.demand
     reasons = [m.units_text, m.host_text, m.observed_text, *m.demand_notes]
     reasons.extend(resize_reasons(spec, best, demand, m.policy))
     confidence = m.data_confidence

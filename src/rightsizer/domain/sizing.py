@@ -14,7 +14,6 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
@@ -294,19 +293,16 @@ def projection(source: AcceleratorSpec, target: AcceleratorSpec) -> Projection |
     return Projection(ratios[bound], f" ({bound}-bound: {detail})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     spec: InstanceTypeSpec
     hourly: Decimal
+    monthly: Decimal
     projected_util: float
     projected_burst: float
     cross_family: bool
     cross_hypervisor: bool
     basis: str = ""  # how the projection was made, for the reasons
-
-    @cached_property
-    def monthly(self) -> Decimal:
-        return monthly(self.hourly)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +314,15 @@ class _Target:
     cross_family: bool
     cross_hypervisor: bool
     leaves_p_family: bool  # from a P family to another
+
+
+@dataclass(frozen=True, slots=True)
+class _PricedTarget:
+    """A target with its on-demand price: what `candidates` scans for each host."""
+
+    target: _Target
+    hourly: Decimal
+    monthly: Decimal
 
 
 def _comparable(source_acc: AcceleratorSpec, target_acc: AcceleratorSpec) -> Projection | None:
@@ -352,6 +357,25 @@ def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) ->
         return tuple(found)
 
     return catalog.derived(("resize targets", spec, same_model_only), build)
+
+
+def _priced_targets(
+    spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook, same_model_only: bool
+) -> tuple[_PricedTarget, ...]:
+    """`_targets` that have a price, cheapest first (at equal price the same family, then the smaller host),
+    worked out once per catalog and price book: each host then only filters, and can stop at its price ceiling."""
+
+    def build() -> tuple[PriceBook, tuple[_PricedTarget, ...]]:
+        found = []
+        for target in _targets(spec, catalog, same_model_only):
+            hourly = prices.hourly(target.spec.instance_type)
+            if hourly is not None:
+                found.append(_PricedTarget(target, hourly, monthly(hourly)))
+        found.sort(key=lambda p: (p.hourly, p.target.cross_family, p.target.spec.vcpus, p.target.spec.instance_type))
+        # The book stays with its list: while the catalog holds it, no other book can be given its id.
+        return prices, tuple(found)
+
+    return catalog.derived(("priced resize targets", spec, same_model_only, id(prices)), build)[1]
 
 
 def _compatible(instance: Instance, target: _Target, demand: Demand) -> bool:
@@ -398,28 +422,52 @@ def candidates(
     same_model_only: bool = False,
 ) -> list[Candidate]:
     """Priced, offered types that carry the demand (steady load and bursts included), cheapest first."""
-    found: list[Candidate] = []
-    for target in _targets(spec, catalog, same_model_only):
-        hourly = prices.hourly(target.spec.instance_type)
-        if hourly is None or not _compatible(instance, target, demand) or not _carries(target.spec, demand):
+    return list(_fitting(instance, spec, catalog, prices, demand, same_model_only=same_model_only))
+
+
+def cheapest(
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    catalog: Catalog,
+    prices: PriceBook,
+    demand: Demand,
+    *,
+    max_monthly: Decimal,
+) -> Candidate | None:
+    """The first of `candidates` when it costs at most `max_monthly` a month: the types after it are not
+    looked at, nor those above the ceiling."""
+    return next(_fitting(instance, spec, catalog, prices, demand, max_monthly=max_monthly), None)
+
+
+def _fitting(
+    instance: Instance,
+    spec: InstanceTypeSpec,
+    catalog: Catalog,
+    prices: PriceBook,
+    demand: Demand,
+    *,
+    same_model_only: bool = False,
+    max_monthly: Decimal | None = None,
+) -> Iterator[Candidate]:
+    for priced in _priced_targets(spec, catalog, prices, same_model_only):
+        if max_monthly is not None and priced.monthly > max_monthly:
+            return  # cheapest first: every later type costs as much or more
+        target = priced.target
+        if not _compatible(instance, target, demand) or not _carries(target.spec, demand):
             continue
         projected = target.projection
         if not _takes_load(projected, demand):
             continue
-        found.append(
-            Candidate(
-                spec=target.spec,
-                hourly=hourly,
-                projected_util=projected.of(demand.unit_util_p95),
-                projected_burst=projected.of(demand.unit_util_burst),
-                basis=projected.basis,
-                cross_family=target.cross_family,
-                cross_hypervisor=target.cross_hypervisor,
-            )
+        yield Candidate(
+            spec=target.spec,
+            hourly=priced.hourly,
+            monthly=priced.monthly,
+            projected_util=projected.of(demand.unit_util_p95),
+            projected_burst=projected.of(demand.unit_util_burst),
+            basis=projected.basis,
+            cross_family=target.cross_family,
+            cross_hypervisor=target.cross_hypervisor,
         )
-    # Cheapest first; at equal price prefer the same family, then the smaller host.
-    found.sort(key=lambda c: (c.hourly, c.cross_family, c.spec.vcpus, c.spec.instance_type))
-    return found
 
 
 def _same_kind_targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) -> Iterator[InstanceTypeSpec]:
