@@ -37,7 +37,6 @@ from rightsizer.domain.sizing import (
     has_comparable_target,
     memory_total,
     read_memory,
-    unit_active,
     unit_view,
 )
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
@@ -157,25 +156,25 @@ class Measured:
     def network_p95(self) -> float | None:
         return self.usage.network_p95_gbps
 
-    @property
+    @cached_property
     def accelerators_active(self) -> bool:
         """Any unit did real work at some point in the window (silent GPUs count as working)."""
         # A roll-up is the maximum over all GPUs: when it is quiet, every GPU is, whatever "unseen" assumes.
         unseen_busy = bool(self.view.unseen) and self.usage.accelerator_data is not AcceleratorData.ROLLUP
-        return unseen_busy or any(unit_active(d, self.policy) for d in self.usage.devices)
+        return unseen_busy or bool(self.view.busy)
 
-    @property
+    @cached_property
     def host_busy(self) -> bool:
         """CPU or network shows work of its own (a service, a data pipeline, a nightly job): steadily (p95)
         or in some hour of the week, as the accelerators' "any real activity" rule does."""
-        policy, usage = self.policy, self.usage
+        usage = self.usage
         cpu, network = self.cpu_p95, self.network_p95
-        steady = (cpu is not None and cpu >= policy.cpu_idle_pct) or (
-            network is not None and network >= policy.network_active_gbps
+        cpu_active, network_active = self.policy.cpu_activity_pct, self.policy.network_active_gbps
+        if (cpu is not None and cpu >= self.policy.cpu_idle_pct) or (network is not None and network >= network_active):
+            return True  # steadily busy: the hours need not be read
+        return any(v is not None and v >= cpu_active for v in usage.hourly_cpu_mean) or any(
+            v is not None and v >= network_active for v in usage.hourly_network_mean_gbps
         )
-        hourly_cpu = any(v is not None and v >= policy.cpu_activity_pct for v in usage.hourly_cpu_mean)
-        hourly_network = any(v is not None and v >= policy.network_active_gbps for v in usage.hourly_network_mean_gbps)
-        return steady or hourly_cpu or hourly_network
 
     @property
     def scarce(self) -> bool:

@@ -72,8 +72,11 @@ def holds_memory(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) ->
 def unit_view(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> UnitView:
     """Which units worked. A unit that only holds memory for 14 days does no work: a model shard would
     compute with its siblings, so it is an idle replica or a stale process; it is named, not kept."""
-    busy = tuple(d for d in usage.devices if unit_active(d, policy))
-    idle = tuple(d for d in usage.devices if d not in busy)
+    busy_list: list[DeviceUsage] = []
+    idle_list: list[DeviceUsage] = []
+    for device in usage.devices:
+        (busy_list if unit_active(device, policy) else idle_list).append(device)
+    busy, idle = tuple(busy_list), tuple(idle_list)
     holding = tuple(d for d in idle if holds_memory(d, spec, policy))
     if usage.accelerator_data is AcceleratorData.ROLLUP:
         # A roll-up (max over GPUs) cannot tell how many GPUs work: assume all of them, unless idle.
