@@ -124,7 +124,7 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
         network_peak_gbps=round(usage.network_peak_gbps, 3) if usage.network_peak_gbps is not None else None,
         network_p95_gbps=round(usage.network_p95_gbps, 3) if usage.network_p95_gbps is not None else None,
         host_memory_peak_pct=usage.host_memory_peak_pct,
-        daily_accelerator_mean=tuple(None if v is None else round(v, 1) for v in usage.daily_accelerator_mean),
+        daily_accelerator_mean=tuple([None if v is None else round(v, 1) for v in usage.daily_accelerator_mean]),
         idle_hours_per_week=draft.pattern.idle_hours if draft.pattern else None,
         schedule=draft.pattern.windows if draft.pattern else None,
         busy_windows=busy_runs(draft.pattern.busy) if draft.pattern else (),

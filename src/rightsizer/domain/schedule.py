@@ -49,21 +49,24 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
     peaks = usage.hourly_accelerator_peak
     if len(peaks) != HOURS_PER_WEEK or peaks.count(None) > _MAX_UNKNOWN_HOURS:
         return None
-    # One pass over the 168 hours, no call per hour: every host of the fleet is asked this.
+    # One pass over the 168 hours, no call per hour: every host of the fleet is asked this. List
+    # comprehensions, not generators: resuming a generator 168 times costs more than the comparisons.
     idle_util, cpu_idle, network_active = policy.idle_util_pct, policy.cpu_idle_pct, policy.network_active_gbps
-    if sum(peak is not None and peak < idle_util for peak in peaks) < policy.min_schedule_idle_hours:
+    if len([peak for peak in peaks if peak is not None and peak < idle_util]) < policy.min_schedule_idle_hours:
         return None  # idle hours are quiet accelerator hours first: too few of those already
     busy = tuple(
-        peak is None  # an hour without accelerator data cannot be shown idle
-        or peak >= idle_util
-        or (cpu is not None and cpu >= cpu_idle)
-        or (network is not None and network >= network_active)
-        for peak, cpu, network in zip(
-            peaks,
-            _week_or_unknown(usage.hourly_cpu_mean),
-            _week_or_unknown(usage.hourly_network_mean_gbps),
-            strict=True,
-        )
+        [
+            peak is None  # an hour without accelerator data cannot be shown idle
+            or peak >= idle_util
+            or (cpu is not None and cpu >= cpu_idle)
+            or (network is not None and network >= network_active)
+            for peak, cpu, network in zip(
+                peaks,
+                _week_or_unknown(usage.hourly_cpu_mean),
+                _week_or_unknown(usage.hourly_network_mean_gbps),
+                strict=True,
+            )
+        ]
     )
     idle = busy.count(False)
     if idle < policy.min_schedule_idle_hours or idle == HOURS_PER_WEEK:
