@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from typing import TypeVar
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import (
@@ -31,6 +32,8 @@ from rightsizer.domain.models import (
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.wording import gib, pct
+
+T = TypeVar("T")
 
 # ---------------------------------------------------------------------------------------------
 # Units
@@ -368,17 +371,27 @@ def _priced_targets(
     """`_targets` that have a price, cheapest first (at equal price the same family, then the smaller host),
     worked out once per catalog and price book: each host then only filters, and can stop at its price ceiling."""
 
-    def build() -> tuple[PriceBook, tuple[_PricedTarget, ...]]:
+    def build() -> tuple[_PricedTarget, ...]:
         found = []
         for target in _targets(spec, catalog, same_model_only):
             hourly = prices.hourly(target.spec.instance_type)
             if hourly is not None:
                 found.append(_PricedTarget(target, hourly, monthly(hourly)))
         found.sort(key=lambda p: (p.hourly, p.target.cross_family, p.target.spec.vcpus, p.target.spec.instance_type))
-        # The book stays with its list: while the catalog holds it, no other book can be given its id.
-        return prices, tuple(found)
+        return tuple(found)
 
-    return catalog.derived(("priced resize targets", spec, same_model_only, id(prices)), build)[1]
+    return _per_price_book(catalog, prices, ("priced resize targets", spec, same_model_only), build)
+
+
+def _per_price_book(catalog: Catalog, prices: PriceBook, key: Hashable, build: Callable[[], T]) -> T:
+    """A value worked out from one catalog and one price book alone, kept with the catalog (`Catalog.derived`)
+    under the book's identity: every host of a region is analysed against the same two."""
+
+    def keep() -> tuple[PriceBook, T]:
+        # The book stays with its value: while the catalog holds it, no other book can be given its id.
+        return prices, build()
+
+    return catalog.derived((key, id(prices)), keep)[1]
 
 
 def _compatible(instance: Instance, target: _Target, demand: Demand) -> bool:
@@ -486,10 +499,29 @@ def _same_kind_targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only
 
 def has_comparable_target(spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook) -> bool:
     """Is there at least one priced type of the same kind the host could be compared with?"""
-    return any(
-        catalog.accelerator(target) is not None and prices.hourly(target.instance_type) is not None
-        for target in _same_kind_targets(spec, catalog, same_model_only=False)
-    )
+
+    def build() -> bool:
+        return any(
+            catalog.accelerator(target) is not None and prices.hourly(target.instance_type) is not None
+            for target in _same_kind_targets(spec, catalog, same_model_only=False)
+        )
+
+    return _per_price_book(catalog, prices, ("comparable target", spec), build)
+
+
+def _priced_neuron_types(catalog: Catalog, prices: PriceBook) -> tuple[tuple[Decimal, InstanceTypeSpec], ...]:
+    """Neuron resize targets with their hourly price, cheapest first (at equal price in the catalog's order)."""
+
+    def build() -> tuple[tuple[Decimal, InstanceTypeSpec], ...]:
+        priced = []
+        for target in catalog.resize_targets(AcceleratorKind.NEURON):
+            hourly = prices.hourly(target.instance_type)
+            if hourly is not None:
+                priced.append((hourly, target))
+        priced.sort(key=lambda pair: pair[0])  # stable: ties keep the catalog's order
+        return tuple(priced)
+
+    return _per_price_book(catalog, prices, "priced neuron types", build)
 
 
 def neuron_alternatives(
@@ -503,12 +535,10 @@ def neuron_alternatives(
     """Low-confidence pointers to another accelerator generation/kind that would need a recompiled model."""
     if spec.accelerator_kind is AcceleratorKind.NVIDIA and (not demand.memory_measured or demand.units > 1):
         return ()  # only single-GPU work whose memory was measured can be pointed at one Neuron device
-    best: tuple[Decimal, InstanceTypeSpec] | None = None
-    for target in catalog.resize_targets(AcceleratorKind.NEURON):
-        if target.accelerator_model == spec.accelerator_model:
-            continue
-        hourly = prices.hourly(target.instance_type)
-        if hourly is None or hourly >= below or instance.architecture not in target.architectures:
+    for hourly, target in _priced_neuron_types(catalog, prices):
+        if hourly >= below:
+            break  # cheapest first: no later type saves anything either
+        if target.accelerator_model == spec.accelerator_model or instance.architecture not in target.architectures:
             continue
         # A GPU's working set must fit one Neuron device; a NeuronCore's must fit one NeuronCore's share.
         memory = (
@@ -522,19 +552,16 @@ def neuron_alternatives(
             continue
         if spec.accelerator_kind is AcceleratorKind.NEURON and target.compute_units < demand.units:
             continue
-        if best is None or hourly < best[0]:
-            best = (hourly, target)
-    if best is None:
-        return ()
-    hourly, target = best
-    return (
-        Alternative(
-            instance_type=target.instance_type,
-            monthly_cost=monthly(hourly),
-            confidence=Confidence.LOW,
-            note=f"{target.accelerator_model}: the model must be compiled with the AWS Neuron SDK; test before moving",
-        ),
-    )
+        return (  # the cheapest that fits
+            Alternative(
+                instance_type=target.instance_type,
+                monthly_cost=monthly(hourly),
+                confidence=Confidence.LOW,
+                note=f"{target.accelerator_model}: the model must be compiled with the AWS Neuron SDK; "
+                "test before moving",
+            ),
+        )
+    return ()
 
 
 def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Demand, policy: Policy) -> list[str]:
