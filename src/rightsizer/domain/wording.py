@@ -51,10 +51,9 @@ def _runs(numbers: Sequence[int]) -> list[tuple[int, int]]:
 
 def index_ranges(indexes: Sequence[str]) -> str:
     """'0-3, 6' for numeric indexes (as nvidia-smi numbers GPUs); plain list otherwise."""
-    ordered = sorted(indexes, key=_index_key)
-    if not all(i.isdigit() for i in ordered):
-        return ", ".join(ordered)
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs([int(i) for i in ordered]))
+    if not all(i.isdigit() for i in indexes):
+        return ", ".join(sorted(indexes, key=_index_key))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs(sorted(map(int, indexes))))
 
 
 def day_runs(days: Sequence[int]) -> list[tuple[int, int]]:
