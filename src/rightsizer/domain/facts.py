@@ -204,8 +204,9 @@ class Measured:
         cpu_active, network_active = self.policy.cpu_activity_pct, self.policy.network_active_gbps
         if (cpu is not None and cpu >= self.policy.cpu_idle_pct) or (network is not None and network >= network_active):
             return True  # steadily busy: the hours need not be read
-        return any(v is not None and v >= cpu_active for v in usage.hourly_cpu_mean) or any(
-            v is not None and v >= network_active for v in usage.hourly_network_mean_gbps
+        # List comprehensions, not generators: a quiet host reads all 2 x 168 hours (see weekly_pattern).
+        return any([v is not None and v >= cpu_active for v in usage.hourly_cpu_mean]) or any(
+            [v is not None and v >= network_active for v in usage.hourly_network_mean_gbps]
         )
 
     @property

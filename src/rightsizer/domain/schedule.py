@@ -47,10 +47,11 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
     if usage.accelerator_days < policy.min_schedule_days:
         return None
     peaks = usage.hourly_accelerator_peak
-    if len(peaks) != HOURS_PER_WEEK or peaks.count(None) > _MAX_UNKNOWN_HOURS:
-        return None
     # One pass over the 168 hours, no call per hour: every host of the fleet is asked this. List
-    # comprehensions, not generators: resuming a generator 168 times costs more than the comparisons.
+    # comprehensions, not generators: resuming a generator 168 times costs more than the comparisons; and
+    # `is None` costs less than tuple.count(None), which asks each float whether it equals None.
+    if len(peaks) != HOURS_PER_WEEK or len([peak for peak in peaks if peak is None]) > _MAX_UNKNOWN_HOURS:
+        return None
     idle_util, cpu_idle, network_active = policy.idle_util_pct, policy.cpu_idle_pct, policy.network_active_gbps
     if len([peak for peak in peaks if peak is not None and peak < idle_util]) < policy.min_schedule_idle_hours:
         return None  # idle hours are quiet accelerator hours first: too few of those already
