@@ -106,7 +106,7 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
     if usage is None or spec is None:
         return Evidence()
     has_devices = bool(usage.devices)
-    p95, burst, peak = busiest(usage.devices)
+    p95, burst, peak = measured.load if measured is not None else busiest(usage.devices)
     memory_peaks = [d.memory_used_peak_mib for d in usage.devices if d.memory_used_peak_mib is not None]
     view = measured.view if measured is not None else unit_view(spec, usage, facts.policy)
     return Evidence(

@@ -144,8 +144,13 @@ class Measured:
         return read_memory(self.spec, self.view, self.policy)
 
     @once
+    def load(self) -> tuple[float, float, float]:
+        """(p95, burst, peak) of the busiest unit(s): where the demand and the evidence both start."""
+        return busiest(self.usage.devices)
+
+    @once
     def demand(self) -> Demand:
-        return demand(self.spec, self.usage, self.view, self.memory, self.policy)
+        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy)
 
     @once
     def pattern(self) -> WeeklyPattern | None:

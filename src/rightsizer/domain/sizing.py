@@ -212,9 +212,14 @@ def keep_today(demand: Demand, spec: InstanceTypeSpec, policy: Policy) -> Demand
 
 
 def demand(
-    spec: InstanceTypeSpec, usage: UsageSummary, view: UnitView, memory: MemoryReading, policy: Policy
+    spec: InstanceTypeSpec,
+    usage: UsageSummary,
+    view: UnitView,
+    memory: MemoryReading,
+    load: tuple[float, float, float],  # busiest(usage.devices)
+    policy: Policy,
 ) -> Demand:
-    p95, burst, _ = busiest(usage.devices)
+    p95, burst, _ = load
     units = view.needed
     if memory.peak_mib is not None:
         memory_per_unit, memory_measured = memory.peak_mib * policy.memory_headroom, True
