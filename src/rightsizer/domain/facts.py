@@ -33,7 +33,7 @@ from rightsizer.domain.sizing import (
     MemoryReading,
     UnitView,
     busiest,
-    cheapest,
+    candidates,
     demand,
     has_comparable_target,
     memory_total,
@@ -164,7 +164,8 @@ class Measured:
             return None
         ceiling = cost * Decimal(str(1 - self.policy.min_savings_pct / 100))
         facts = self.facts
-        return cheapest(self.instance, self.spec, facts.catalog, facts.prices, self.demand, max_monthly=ceiling)
+        fitting = candidates(self.instance, self.spec, facts.catalog, facts.prices, self.demand, max_monthly=ceiling)
+        return next(fitting, None)
 
     @once
     def comparison_gap(self) -> str | None:

@@ -272,11 +272,10 @@ def cpu_bound(m: Measured) -> Draft | None:
         m.observed_text,
         *m.demand_notes,
     ]
-    options = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, more_cpu, same_model_only=True)
-    if not options:
+    best = next(candidates(m.instance, spec, m.facts.catalog, m.facts.prices, more_cpu, same_model_only=True), None)
+    if best is None:
         reasons.append(f"no offered {spec.accelerator_model} type with more vCPUs was found")
         return Draft(Finding.NOT_GPU_BOUND, tuple(reasons), confidence=m.data_confidence)
-    best = options[0]
     reasons.extend(resize_reasons(spec, best, more_cpu, policy))
     return Draft(
         Finding.NOT_GPU_BOUND,
@@ -318,19 +317,16 @@ def out_of_memory(m: Measured) -> Draft | None:
         m.observed_text,
         "a paid upgrade for memory alone: confirm out-of-memory errors (e.g. CUDA OOM in the logs) before approving",
     ]
-    options = [
-        c
-        for c in candidates(m.instance, spec, m.facts.catalog, m.facts.prices, bigger)
-        if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib
-    ]
-    if not options:
+    fitting = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, bigger)
+    best = next((c for c in fitting if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib), None)
+    if best is None:
         return _no_target(m, Finding.UNDERPROVISIONED, reasons, "no larger offered type fits: consider sharding")
-    reasons.extend(resize_reasons(spec, options[0], bigger, policy))
+    reasons.extend(resize_reasons(spec, best, bigger, policy))
     return Draft(
         Finding.UNDERPROVISIONED,
         tuple(reasons),
-        target=options[0].spec,
-        cost_after=options[0].monthly,
+        target=best.spec,
+        cost_after=best.monthly,
         confidence=m.data_confidence.at_most(Confidence.MEDIUM),  # memory alone: never high
         actionable=True,
     )
@@ -362,20 +358,17 @@ def pinned(m: Measured) -> Draft | None:
         memory_basis=f"today's {gib(spec.memory_per_unit_mib)}",
     )
     reasons = [_pinned_text(m, median), m.units_text, m.host_text, m.observed_text]
-    options = [
-        c
-        for c in candidates(m.instance, spec, m.facts.catalog, m.facts.prices, faster)
-        if c.projected_util < demand.unit_util_p95
-    ]
-    if not options:
+    fitting = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, faster)
+    best = next((c for c in fitting if c.projected_util < demand.unit_util_p95), None)
+    if best is None:
         fallback = f"no faster offered type fits: consider spreading the work over more {m.unit}s"
         return _no_target(m, Finding.UNDERPROVISIONED, reasons, fallback)
-    reasons.extend(resize_reasons(spec, options[0], faster, policy))
+    reasons.extend(resize_reasons(spec, best, faster, policy))
     return Draft(
         Finding.UNDERPROVISIONED,
         tuple(reasons),
-        target=options[0].spec,
-        cost_after=options[0].monthly,
+        target=best.spec,
+        cost_after=best.monthly,
         confidence=m.data_confidence.at_most(Confidence.MEDIUM),
         held_back="a faster accelerator is advice: approve a resize only if the work is too slow",
     )

@@ -441,35 +441,10 @@ def candidates(
     demand: Demand,
     *,
     same_model_only: bool = False,
-) -> list[Candidate]:
-    """Priced, offered types that carry the demand (steady load and bursts included), cheapest first."""
-    return list(_fitting(instance, spec, catalog, prices, demand, same_model_only=same_model_only))
-
-
-def cheapest(
-    instance: Instance,
-    spec: InstanceTypeSpec,
-    catalog: Catalog,
-    prices: PriceBook,
-    demand: Demand,
-    *,
-    max_monthly: Decimal,
-) -> Candidate | None:
-    """The first of `candidates` when it costs at most `max_monthly` a month: the types after it are not
-    looked at, nor those above the ceiling."""
-    return next(_fitting(instance, spec, catalog, prices, demand, max_monthly=max_monthly), None)
-
-
-def _fitting(
-    instance: Instance,
-    spec: InstanceTypeSpec,
-    catalog: Catalog,
-    prices: PriceBook,
-    demand: Demand,
-    *,
-    same_model_only: bool = False,
     max_monthly: Decimal | None = None,
 ) -> Iterator[Candidate]:
+    """Priced, offered types that carry the demand (steady load and bursts included), cheapest first, up to
+    `max_monthly` a month. Lazily: a rule that takes the first never looks at the types after it."""
     for priced in _priced_targets(spec, catalog, prices, same_model_only):
         if max_monthly is not None and priced.monthly > max_monthly:
             return  # cheapest first: every later type costs as much or more
