@@ -507,20 +507,22 @@ def _five_minutes(start: datetime, end: datetime) -> list[int]:
     return list(range(int(start.timestamp()), int(end.timestamp()), 300))
 
 
-def test_a_unit_that_stops_publishing_keeps_its_last_days_mean() -> None:
-    """The last sample before a gap at the end of the window counts in its day, and once only."""
-    stamps = _five_minutes(WINDOW_START, WINDOW_START + timedelta(days=10, hours=12))
-    utilisation = Series(300, stamps, [50.0] * len(stamps))
-    raw = RawUsage(
-        "i-0000000000000000d",
+def _one_gpu(instance_id: str, utilisation: Series, cpu: Series = EMPTY) -> RawUsage:
+    return RawUsage(
+        instance_id,
         WINDOW_START,
         WINDOW_END,
         AcceleratorData.PER_DEVICE,
         devices=(DeviceSeries(index="0", utilization_avg=utilisation),),
-        cpu_avg=utilisation,
+        cpu_avg=cpu,
     )
 
-    summary = summarize(raw)
+
+def test_a_unit_that_stops_publishing_keeps_its_last_days_mean() -> None:
+    """The last sample before a gap at the end of the window counts in its day, and once only."""
+    stamps = _five_minutes(WINDOW_START, WINDOW_START + timedelta(days=10, hours=12))
+    utilisation = Series(300, stamps, [50.0] * len(stamps))
+    summary = summarize(_one_gpu("i-0000000000000000d", utilisation, cpu=utilisation))
 
     assert summary.daily_accelerator_mean[:11] == (50.0,) * 11
     assert summary.daily_accelerator_mean[11:] == (None,) * 3
@@ -531,12 +533,4 @@ def test_readings_past_the_window_do_not_leak_into_its_last_day() -> None:
     stamps = _five_minutes(WINDOW_START, WINDOW_END + timedelta(hours=6))
     values = [50.0 if stamp < WINDOW_END.timestamp() else 100.0 for stamp in stamps]
     utilisation = Series(300, stamps, values)
-    raw = RawUsage(
-        "i-0000000000000000e",
-        WINDOW_START,
-        WINDOW_END,
-        AcceleratorData.PER_DEVICE,
-        devices=(DeviceSeries(index="0", utilization_avg=utilisation),),
-    )
-
-    assert summarize(raw).daily_accelerator_mean == (50.0,) * 14
+    assert summarize(_one_gpu("i-0000000000000000e", utilisation)).daily_accelerator_mean == (50.0,) * 14
