@@ -205,44 +205,67 @@ def _memory_views(
     return top_values, low_values, memory_load_correlations(memory, peaks, tops)
 
 
-def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSummary]:
-    """The summaries of hosts on one clock (see _clock_of), ordered by their number of units; each
-    statistic is one numpy call for them all."""
-    devices = [device for raw in raws for device in raw.devices]
-    unit_counts = [len(raw.devices) for raw in raws]
-    utilization = np.stack([device.utilization_avg.array for device in devices])
-    peaks = np.stack([device.utilization_max.array for device in devices])
-    cpu = np.stack([raw.cpu_avg.array for raw in raws])
-    inbound = np.stack([raw.network_in_sum.array for raw in raws])
-    outbound = np.stack([raw.network_out_sum.array for raw in raws])
+@dataclass(frozen=True, slots=True)
+class _Stacks:
+    """A group's series as rows: one per unit (in host order), or one per host."""
 
-    window_seconds = (clock.window_end - clock.window_start).total_seconds()
-    days = max(1, round(window_seconds / 86400))
+    utilization: Floats  # units' 5-minute averages
+    peaks: Floats  # units' hourly maxima
+    cpu: Floats
+    inbound: Floats
+    outbound: Floats
+
+    @classmethod
+    def of(cls, raws: Sequence[RawUsage]) -> _Stacks:
+        devices = [device for raw in raws for device in raw.devices]
+        return cls(
+            utilization=np.stack([device.utilization_avg.array for device in devices]),
+            peaks=np.stack([device.utilization_max.array for device in devices]),
+            cpu=np.stack([raw.cpu_avg.array for raw in raws]),
+            inbound=np.stack([raw.network_in_sum.array for raw in raws]),
+            outbound=np.stack([raw.network_out_sum.array for raw in raws]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Timelines:
+    """A group's time views, one entry per host."""
+
+    hour_peaks: list[tuple[float | None, ...]]
+    daily: list[tuple[float | None, ...]]
+    week_accelerator: list[tuple[float | None, ...]]
+    week_cpu: list[tuple[float | None, ...]]
+    week_network: list[tuple[float | None, ...]]
+    network_p95: list[float | None]
+
+
+def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Timelines:
+    """Busiest unit per clock hour of the window, the units' mean per day, and the hour-of-week views of
+    the accelerators, CPU and network (before any stack is sorted)."""
+    unit_counts = [len(raw.devices) for raw in raws]
     start_epoch = int(clock.window_start.timestamp())
     first_hour = start_epoch - start_epoch % 3600
     window_hours = max(0, math.ceil((clock.window_end.timestamp() - first_hour) / 3600))
-    accelerator_days, coverage = accelerator_coverage(raws[0], window_seconds)
-
-    # Busiest unit per clock hour of the window, and the units' mean per day, before any stack is sorted.
+    days = max(1, round((clock.window_end - clock.window_start).total_seconds() / 86400))
     hour_bins = Bins(clock.hourly, first_hour, 3600, window_hours)
-    hour_peaks = hour_bins.reduce(_per_host(peaks, unit_counts, np.maximum), np.maximum, -np.inf)
+    hour_peaks = hour_bins.reduce(_per_host(stacks.peaks, unit_counts, np.maximum), np.maximum, -np.inf)
     day_bins = Bins(clock.fine, start_epoch, 86400, days)
-    day_sums = day_bins.reduce(_per_host(utilization, unit_counts, np.add), np.add, 0.0)
+    day_sums = day_bins.reduce(_per_host(stacks.utilization, unit_counts, np.add), np.add, 0.0)
     day_counts = day_bins.counts[np.newaxis, :] * np.array(unit_counts)[:, np.newaxis]
-    daily = day_sums / np.maximum(day_counts, 1)
 
     # Clock hours of the window, widened to the 5-minute series' own span, for the hour-of-week views.
     hours = HourSpan.covering(first_hour, first_hour + window_hours * 3600, [raws[0].cpu_avg])
     fine_bins = Bins(clock.fine, hours.first, 3600, hours.count)
     has = ~fine_bins.empty
     counts = np.maximum(fine_bins.counts, 1)
-    gbps_in = np.array([gbps(raw.network_in_sum) for raw in raws])[:, np.newaxis]
-    gbps_out = np.array([gbps(raw.network_out_sum) for raw in raws])[:, np.newaxis]
     network = np.zeros((len(raws), hours.count))
-    network[:, has] = (fine_bins.reduce(inbound, np.add, 0.0) / counts * gbps_in)[:, has]
-    network[:, has] += (fine_bins.reduce(outbound, np.add, 0.0) / counts * gbps_out)[:, has]
+    for stack, rates in (
+        (stacks.inbound, [gbps(raw.network_in_sum) for raw in raws]),
+        (stacks.outbound, [gbps(raw.network_out_sum) for raw in raws]),
+    ):
+        network[:, has] += (fine_bins.reduce(stack, np.add, 0.0) / counts * np.array(rates)[:, np.newaxis])[:, has]
     week_sums = fold_into_week(
-        np.stack([fine_bins.reduce(cpu, np.add, 0.0), network], axis=1), hours.first, np.add, 0.0
+        np.stack([fine_bins.reduce(stacks.cpu, np.add, 0.0), network], axis=1), hours.first, np.add, 0.0
     )
     week_counts = fold_into_week(np.array([fine_bins.counts, has]), hours.first, np.add, 0.0)
     lead = (first_hour - hours.first) // 3600
@@ -251,67 +274,78 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
     week_peaks = fold_into_week(peak_timeline, hours.first, np.maximum, -np.inf)
     network_hours = network[:, has]
     network_hours.sort(axis=1)
+    return _Timelines(
+        hour_peaks=_rows(hour_peaks, ~hour_bins.empty),
+        daily=_rows(day_sums / np.maximum(day_counts, 1), day_counts[0] > 0),
+        week_accelerator=_rows(week_peaks, week_peaks[0] > -np.inf),
+        week_cpu=_rows(week_sums[:, 0] / np.maximum(week_counts[0], 1), week_counts[0] > 0),
+        week_network=_rows(week_sums[:, 1] / np.maximum(week_counts[1], 1), week_counts[1] > 0),
+        network_p95=[row[0] for row in _picks(network_hours, 95)] if network_hours.shape[1] else [None] * len(raws),
+    )
 
-    # Means from each row's own-order sum (the same floats as one series at a time), then sorts in place.
-    unit_means = (np.add.reduce(utilization, axis=1) / utilization.shape[1]).tolist()
-    cpu_means = (np.add.reduce(cpu, axis=1) / cpu.shape[1]).tolist()
-    utilization.sort(axis=1)
-    cpu.sort(axis=1)
-    peaks_sorted = np.sort(peaks, axis=1)
-    unit_stats = _picks(utilization, 50, 95, 99, 100)
-    cpu_stats = _picks(cpu, 50, 95, 99, 100)
-    bursts = _picks(peaks_sorted, 99, 100)
-    memory_peaks, lows, followed = _memory_views(clock, devices, peaks)
-    network_p95 = _picks(network_hours, 95) if network_hours.shape[1] else [[None]] * len(raws)
-    inbound_peaks, outbound_peaks = inbound.max(axis=1).tolist(), outbound.max(axis=1).tolist()
 
-    samples = utilization.shape[1]
-    week_cpu = _rows(week_sums[:, 0] / np.maximum(week_counts[0], 1), week_counts[0] > 0)
-    week_network = _rows(week_sums[:, 1] / np.maximum(week_counts[1], 1), week_counts[1] > 0)
-    week_accelerator = _rows(week_peaks, week_peaks[0] > -np.inf)
-    daily_rows = _rows(daily, day_counts[0] > 0)
-    hour_rows = _rows(hour_peaks, ~hour_bins.empty)
-    summaries = []
-    unit = 0
-    for host, raw in enumerate(raws):
-        units = []
-        for device in raw.devices:
-            p50, p95, p99, top = unit_stats[unit]
-            burst, peak = bursts[unit]
-            units.append(
-                DeviceUsage(
-                    index=device.index,
-                    utilization=SeriesStats(samples, unit_means[unit], p50, p95, p99, top),
-                    utilization_peak=peak,
-                    memory_used_peak_mib=memory_peaks[unit],
-                    memory_total_mib=series_peak(device.memory_total_max),
-                    utilization_burst=burst,
-                    memory_used_low_mib=lows[unit],
-                    memory_load_correlation=followed[unit],
-                )
-            )
-            unit += 1
-        c50, c95, c99, ctop = cpu_stats[host]
-        summaries.append(
-            UsageSummary(
-                instance_id=raw.instance_id,
-                window_start=raw.window_start,
-                window_end=raw.window_end,
-                accelerator_data=raw.accelerator_data,
-                devices=tuple(units),
-                accelerator_days=accelerator_days,
-                accelerator_coverage=coverage,
-                cpu=SeriesStats(cpu.shape[1], cpu_means[host], c50, c95, c99, ctop),
-                # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
-                network_peak_gbps=inbound_peaks[host] * gbps(raw.network_in_sum)
-                + outbound_peaks[host] * gbps(raw.network_out_sum),
-                network_p95_gbps=network_p95[host][0],
-                host_memory_peak_pct=series_peak(raw.host_memory_max),
-                hourly_accelerator_peak=week_accelerator[host],
-                hourly_cpu_mean=week_cpu[host],
-                hourly_network_mean_gbps=week_network[host],
-                daily_accelerator_mean=daily_rows[host],
-                accelerator_hour_peaks=hour_rows[host],
-            )
+def _stats(rows: Floats) -> list[SeriesStats]:
+    """Each row's stats; sorts the rows in place (after taking each mean from the row's own-order sum:
+    the same float, to the last bit, as one series at a time)."""
+    samples = rows.shape[1]
+    means = (np.add.reduce(rows, axis=1) / samples).tolist()
+    rows.sort(axis=1)
+    return [
+        SeriesStats(samples, mean, p50, p95, p99, top)
+        for mean, (p50, p95, p99, top) in zip(means, _picks(rows, 50, 95, 99, 100), strict=True)
+    ]
+
+
+def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> list[DeviceUsage]:
+    """Every unit's usage, in host order (sorts the utilisation stack in place)."""
+    devices = [device for raw in raws for device in raw.devices]
+    bursts = _picks(np.sort(stacks.peaks, axis=1), 99, 100)
+    memory_peaks, lows, followed = _memory_views(clock, devices, stacks.peaks)
+    return [
+        DeviceUsage(
+            index=device.index,
+            utilization=stats,
+            utilization_peak=peak,
+            memory_used_peak_mib=memory_peak,
+            memory_total_mib=series_peak(device.memory_total_max),
+            utilization_burst=burst,
+            memory_used_low_mib=low,
+            memory_load_correlation=follows,
         )
-    return summaries
+        for device, stats, (burst, peak), memory_peak, low, follows in zip(
+            devices, _stats(stacks.utilization), bursts, memory_peaks, lows, followed, strict=True
+        )
+    ]
+
+
+def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSummary]:
+    """The summaries of hosts on one clock (see _clock_of), ordered by their number of units; each
+    statistic is one numpy call for them all."""
+    stacks = _Stacks.of(raws)
+    timelines = _timelines(clock, raws, stacks)
+    accelerator_days, coverage = accelerator_coverage(raws[0], (clock.window_end - clock.window_start).total_seconds())
+    inbound_peaks, outbound_peaks = stacks.inbound.max(axis=1).tolist(), stacks.outbound.max(axis=1).tolist()
+    units = iter(_unit_usages(clock, raws, stacks))
+    return [
+        UsageSummary(
+            instance_id=raw.instance_id,
+            window_start=raw.window_start,
+            window_end=raw.window_end,
+            accelerator_data=raw.accelerator_data,
+            devices=tuple(itertools.islice(units, len(raw.devices))),
+            accelerator_days=accelerator_days,
+            accelerator_coverage=coverage,
+            cpu=cpu,
+            # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
+            network_peak_gbps=inbound_peaks[host] * gbps(raw.network_in_sum)
+            + outbound_peaks[host] * gbps(raw.network_out_sum),
+            network_p95_gbps=timelines.network_p95[host],
+            host_memory_peak_pct=series_peak(raw.host_memory_max),
+            hourly_accelerator_peak=timelines.week_accelerator[host],
+            hourly_cpu_mean=timelines.week_cpu[host],
+            hourly_network_mean_gbps=timelines.week_network[host],
+            daily_accelerator_mean=timelines.daily[host],
+            accelerator_hour_peaks=timelines.hour_peaks[host],
+        )
+        for host, (raw, cpu) in enumerate(zip(raws, _stats(stacks.cpu), strict=True))
+    ]
