@@ -13,16 +13,14 @@ the same summaries.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
-from rightsizer.domain.models import DeviceUsage, SeriesStats, UsageSummary
+from rightsizer.domain.models import DeviceUsage, UsageSummary
 from rightsizer.domain.usage import (
-    LOADED_SHARE,
     Bins,
     DeviceSeries,
     Floats,
@@ -30,14 +28,19 @@ from rightsizer.domain.usage import (
     Ints,
     RawUsage,
     Series,
+    WeekViews,
+    WindowGrid,
     accelerator_coverage,
-    fold_into_week,
     gbps,
     memory_load_correlations,
-    nearest_rank,
+    memory_low,
+    optional_rows,
+    pick_rows,
+    row_stats,
     same_stamps,
     series_peak,
     summarize,
+    week_views,
 )
 
 # Hosts summarised together: enough to spread each numpy call's overhead thin (16 to 128 measure alike),
@@ -145,35 +148,6 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
     return [found[position] for position in range(len(batch))]
 
 
-def _rows(matrix: Floats, seen: np.ndarray) -> list[tuple[float | None, ...]]:
-    """Each row as a tuple, None in the columns not `seen` (the same columns in every row of a group)."""
-    rows: list[list[float | None]] = matrix.tolist()
-    gaps = np.flatnonzero(~seen).tolist()
-    if gaps:
-        for row in rows:
-            for gap in gaps:
-                row[gap] = None
-    return [tuple(row) for row in rows]
-
-
-def _picks(ordered: Floats, *pcts: float) -> list[list[float]]:
-    """Nearest-rank percentiles (100 = the peak) of each sorted row."""
-    count = ordered.shape[1]
-    return ordered[:, [nearest_rank(pct, count) - 1 for pct in pcts]].tolist()  # type: ignore[no-any-return]
-
-
-def _memory_lows(ordered: Floats) -> list[float]:
-    """Each sorted row's 5th percentile of the readings taken while a process held memory (>= half the
-    row's peak); 0 for a row that never held any (see usage._memory_low)."""
-    peaks = ordered[:, -1]
-    # Sorted rows: the loaded readings are the tail from the first one at or above the loaded share.
-    first = (ordered < (peaks * LOADED_SHARE)[:, np.newaxis]).sum(axis=1)
-    tail = ordered.shape[1] - first
-    ranks = np.maximum(1, -(-5 * tail // 100))
-    lows = ordered[np.arange(len(ordered)), first + ranks - 1]
-    return np.where(peaks > 0, lows, 0.0).tolist()  # type: ignore[no-any-return]
-
-
 def _per_host(rows: Floats, unit_counts: Sequence[int], combine: np.ufunc) -> Floats:
     """`combine` of each host's unit rows, for hosts ordered by their number of units.
 
@@ -201,7 +175,7 @@ def _memory_views(
     ordered = np.sort(memory, axis=1)
     tops = ordered[:, -1]
     top_values: list[float | None] = tops.tolist()
-    low_values: list[float | None] = list(_memory_lows(ordered))
+    low_values = [memory_low(row) for row in ordered]
     return top_values, low_values, memory_load_correlations(memory, peaks, tops)
 
 
@@ -233,9 +207,7 @@ class _Timelines:
 
     hour_peaks: list[tuple[float | None, ...]]
     daily: list[tuple[float | None, ...]]
-    week_accelerator: list[tuple[float | None, ...]]
-    week_cpu: list[tuple[float | None, ...]]
-    week_network: list[tuple[float | None, ...]]
+    week: WeekViews
     network_p95: list[float | None]
 
 
@@ -243,63 +215,40 @@ def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Tim
     """Busiest unit per clock hour of the window, the units' mean per day, and the hour-of-week views of
     the accelerators, CPU and network (before any stack is sorted)."""
     unit_counts = [len(raw.devices) for raw in raws]
-    start_epoch = int(clock.window_start.timestamp())
-    first_hour = start_epoch - start_epoch % 3600
-    window_hours = max(0, math.ceil((clock.window_end.timestamp() - first_hour) / 3600))
-    days = max(1, round((clock.window_end - clock.window_start).total_seconds() / 86400))
-    hour_bins = Bins(clock.hourly, first_hour, 3600, window_hours)
+    grid = WindowGrid.of(clock.window_start, clock.window_end)
+    hour_bins = Bins(clock.hourly, grid.first_hour, 3600, grid.hours)
     hour_peaks = hour_bins.reduce(_per_host(stacks.peaks, unit_counts, np.maximum), np.maximum, -np.inf)
-    day_bins = Bins(clock.fine, start_epoch, 86400, days)
+    day_bins = Bins(clock.fine, grid.start, 86400, grid.days)
     day_sums = day_bins.reduce(_per_host(stacks.utilization, unit_counts, np.add), np.add, 0.0)
     day_counts = day_bins.counts[np.newaxis, :] * np.array(unit_counts)[:, np.newaxis]
 
     # Clock hours of the window, widened to the 5-minute series' own span, for the hour-of-week views.
-    hours = HourSpan.covering(first_hour, first_hour + window_hours * 3600, [raws[0].cpu_avg])
-    fine_bins = Bins(clock.fine, hours.first, 3600, hours.count)
+    span = HourSpan.covering(grid, [raws[0].cpu_avg])
+    fine_bins = Bins(clock.fine, span.first, 3600, span.count)
     has = ~fine_bins.empty
     counts = np.maximum(fine_bins.counts, 1)
-    network = np.zeros((len(raws), hours.count))
+    network = np.zeros((len(raws), span.count))
     for stack, rates in (
         (stacks.inbound, [gbps(raw.network_in_sum) for raw in raws]),
         (stacks.outbound, [gbps(raw.network_out_sum) for raw in raws]),
     ):
         network[:, has] += (fine_bins.reduce(stack, np.add, 0.0) / counts * np.array(rates)[:, np.newaxis])[:, has]
-    week_sums = fold_into_week(
-        np.stack([fine_bins.reduce(stacks.cpu, np.add, 0.0), network], axis=1), hours.first, np.add, 0.0
-    )
-    week_counts = fold_into_week(np.array([fine_bins.counts, has]), hours.first, np.add, 0.0)
-    lead = (first_hour - hours.first) // 3600
-    peak_timeline = np.full((len(raws), hours.count), -np.inf)
-    peak_timeline[:, lead : lead + window_hours] = hour_peaks
-    week_peaks = fold_into_week(peak_timeline, hours.first, np.maximum, -np.inf)
     network_hours = network[:, has]
     network_hours.sort(axis=1)
     return _Timelines(
-        hour_peaks=_rows(hour_peaks, ~hour_bins.empty),
-        daily=_rows(day_sums / np.maximum(day_counts, 1), day_counts[0] > 0),
-        week_accelerator=_rows(week_peaks, week_peaks[0] > -np.inf),
-        week_cpu=_rows(week_sums[:, 0] / np.maximum(week_counts[0], 1), week_counts[0] > 0),
-        week_network=_rows(week_sums[:, 1] / np.maximum(week_counts[1], 1), week_counts[1] > 0),
-        network_p95=[row[0] for row in _picks(network_hours, 95)] if network_hours.shape[1] else [None] * len(raws),
+        hour_peaks=optional_rows(hour_peaks, ~hour_bins.empty),
+        daily=optional_rows(day_sums / np.maximum(day_counts, 1), day_counts[0] > 0),
+        week=week_views(
+            grid, span, hour_peaks, fine_bins.reduce(stacks.cpu, np.add, 0.0), fine_bins.counts, network, has
+        ),
+        network_p95=[row[0] for row in pick_rows(network_hours, 95)] if network_hours.shape[1] else [None] * len(raws),
     )
-
-
-def _stats(rows: Floats) -> list[SeriesStats]:
-    """Each row's stats; sorts the rows in place (after taking each mean from the row's own-order sum:
-    the same float, to the last bit, as one series at a time)."""
-    samples = rows.shape[1]
-    means = (np.add.reduce(rows, axis=1) / samples).tolist()
-    rows.sort(axis=1)
-    return [
-        SeriesStats(samples, mean, p50, p95, p99, top)
-        for mean, (p50, p95, p99, top) in zip(means, _picks(rows, 50, 95, 99, 100), strict=True)
-    ]
 
 
 def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> list[DeviceUsage]:
     """Every unit's usage, in host order (sorts the utilisation stack in place)."""
     devices = [device for raw in raws for device in raw.devices]
-    bursts = _picks(np.sort(stacks.peaks, axis=1), 99, 100)
+    bursts = pick_rows(np.sort(stacks.peaks, axis=1), 99, 100)
     memory_peaks, lows, followed = _memory_views(clock, devices, stacks.peaks)
     return [
         DeviceUsage(
@@ -313,7 +262,7 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
             memory_load_correlation=follows,
         )
         for device, stats, (burst, peak), memory_peak, low, follows in zip(
-            devices, _stats(stacks.utilization), bursts, memory_peaks, lows, followed, strict=True
+            devices, row_stats(stacks.utilization), bursts, memory_peaks, lows, followed, strict=True
         )
     ]
 
@@ -341,11 +290,11 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
             + outbound_peaks[host] * gbps(raw.network_out_sum),
             network_p95_gbps=timelines.network_p95[host],
             host_memory_peak_pct=series_peak(raw.host_memory_max),
-            hourly_accelerator_peak=timelines.week_accelerator[host],
-            hourly_cpu_mean=timelines.week_cpu[host],
-            hourly_network_mean_gbps=timelines.week_network[host],
+            hourly_accelerator_peak=timelines.week.accelerator[host],
+            hourly_cpu_mean=timelines.week.cpu[host],
+            hourly_network_mean_gbps=timelines.week.network[host],
             daily_accelerator_mean=timelines.daily[host],
             accelerator_hour_peaks=timelines.hour_peaks[host],
         )
-        for host, (raw, cpu) in enumerate(zip(raws, _stats(stacks.cpu), strict=True))
+        for host, (raw, cpu) in enumerate(zip(raws, row_stats(stacks.cpu), strict=True))
     ]

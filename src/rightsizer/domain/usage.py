@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -88,7 +88,7 @@ class RawUsage:
     host_memory_max: Series = EMPTY  # CWAgent mem_used_percent
 
 
-def nearest_rank(pct: float, count: int) -> int:
+def _rank(pct: float, count: int) -> int:
     # Multiply before dividing: ceil(7 / 100 * 100) is 8 in floating point, ceil(7 * 100 / 100) is 7.
     return max(1, math.ceil(pct * count / 100))
 
@@ -97,7 +97,7 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile of an ascending sequence (no interpolation: a real observed value)."""
     if not sorted_values:
         raise ValueError("percentile of an empty series")
-    return sorted_values[nearest_rank(pct, len(sorted_values)) - 1]
+    return sorted_values[_rank(pct, len(sorted_values)) - 1]
 
 
 def _ascending(values: Floats) -> Floats:
@@ -107,10 +107,15 @@ def _ascending(values: Floats) -> Floats:
     return ordered
 
 
+def pick_rows(ordered: Floats, *pcts: float) -> list[list[float]]:
+    """Nearest-rank percentiles (100 = the peak) of each ascending, non-empty row."""
+    count = ordered.shape[-1]
+    return cast(list[list[float]], ordered[:, [_rank(pct, count) - 1 for pct in pcts]].tolist())
+
+
 def _picked(ordered: Floats, *pcts: float) -> list[float]:
     """Nearest-rank percentiles of an ascending, non-empty array."""
-    count = len(ordered)
-    return [float(ordered[nearest_rank(pct, count) - 1]) for pct in pcts]
+    return pick_rows(ordered[np.newaxis], *pcts)[0]
 
 
 def _percentiles(values: Floats, *pcts: float) -> list[float]:
@@ -118,20 +123,20 @@ def _percentiles(values: Floats, *pcts: float) -> list[float]:
     return _picked(_ascending(values), *pcts)
 
 
-def _stats_of(ordered: Floats, total: float) -> SeriesStats | None:
-    """Stats of a series from its sorted copy and its sum (taken in the series' own order)."""
-    count = len(ordered)
-    if not count:
-        return None
-    p50, p95, p99, peak = ordered[
-        [nearest_rank(50, count) - 1, nearest_rank(95, count) - 1, nearest_rank(99, count) - 1, -1]
-    ].tolist()
-    return SeriesStats(samples=count, mean=total / count, p50=p50, p95=p95, p99=p99, peak=peak)
+def row_stats(rows: Floats) -> list[SeriesStats]:
+    """Stats of each (non-empty) row; sorts the rows in place, after taking each mean from the row's sum in
+    its own order (a row of a stack sums to the same float, to the last bit, as the series alone)."""
+    samples = rows.shape[-1]
+    means = (np.add.reduce(rows, axis=-1) / samples).tolist()
+    rows.sort(axis=-1)
+    return [
+        SeriesStats(samples=samples, mean=mean, p50=p50, p95=p95, p99=p99, peak=peak)
+        for mean, (p50, p95, p99, peak) in zip(means, pick_rows(rows, 50, 95, 99, 100), strict=True)
+    ]
 
 
 def _stats(values: Floats) -> SeriesStats | None:
-    # The mean sums the series in its own order: the same float, to the last bit, as before sorting.
-    return _stats_of(_ascending(values), float(np.add.reduce(values)) if len(values) else 0.0)
+    return row_stats(values[np.newaxis].copy())[0] if len(values) else None
 
 
 def series_stats(values: Sequence[float] | Floats) -> SeriesStats | None:
@@ -148,11 +153,11 @@ def hour_of_week(epoch_seconds: int) -> int:
 
 # Hours in which a process holds at least this share of the device's peak memory count as "loaded":
 # the hours before a process starts (or between restarts) say nothing about how flat its line is.
-LOADED_SHARE = 0.5
+_LOADED_SHARE = 0.5
 _MIN_CORRELATION_HOURS = 24
 
 
-def _memory_low(ordered: Floats) -> float | None:
+def memory_low(ordered: Floats) -> float | None:
     """5th percentile of the memory readings (ascending) taken while a process held memory."""
     if not len(ordered):
         return None
@@ -160,7 +165,7 @@ def _memory_low(ordered: Floats) -> float | None:
     if peak <= 0:
         return 0.0
     # Sorted: the readings at or above the loaded share are the tail from the first such one.
-    return _picked(ordered[ordered.searchsorted(peak * LOADED_SHARE) :], 5)[0]
+    return _picked(ordered[ordered.searchsorted(peak * _LOADED_SHARE) :], 5)[0]
 
 
 def same_stamps(one: Ints, other: Ints) -> bool:
@@ -204,7 +209,7 @@ def memory_load_correlations(memory: Floats, load: Floats, peaks: Floats) -> lis
     Hours before a process starts (or between restarts) are left out: a jump from nothing to a
     reservation is not memory following the load. Hours left out count as zeros in the sums, so every
     row is reduced in the same few numpy calls whatever its own loaded hours."""
-    loaded = memory >= (peaks * LOADED_SHARE)[:, np.newaxis]
+    loaded = memory >= (peaks * _LOADED_SHARE)[:, np.newaxis]
     xs = np.where(loaded, memory, 0.0)
     ys = np.where(loaded, load, 0.0)
     counts = loaded.sum(axis=1)
@@ -233,13 +238,19 @@ def memory_load_correlations(memory: Floats, load: Floats, peaks: Floats) -> lis
     return found
 
 
-def _optional(values: Floats, seen: npt.NDArray[np.bool_]) -> tuple[float | None, ...]:
-    """Floats where `seen`, None elsewhere (the summary's "no data" marker)."""
-    result: list[float | None] = values.tolist()
-    if not seen.all():
-        for gap in np.flatnonzero(~seen).tolist():
-            result[gap] = None
-    return tuple(result)
+def optional_rows(rows: Floats, seen: npt.NDArray[np.bool_]) -> list[tuple[float | None, ...]]:
+    """Each row as a tuple of floats, None in the columns not `seen` (the summary's "no data" marker)."""
+    values: list[list[float | None]] = rows.tolist()
+    gaps = np.flatnonzero(~seen).tolist()
+    for row in values if gaps else ():
+        for gap in gaps:
+            row[gap] = None
+    return [tuple(row) for row in values]
+
+
+def _means_where_seen(sums: Floats, counts: npt.NDArray[Any]) -> list[tuple[float | None, ...]]:
+    """sums / counts per row, None where the (shared) counts have no sample."""
+    return optional_rows(sums / np.maximum(counts, 1), counts > 0)
 
 
 class Bins:
@@ -336,6 +347,25 @@ def _clock_hours(series: Series) -> tuple[int, int]:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowGrid:
+    """A look-back window's days (from its first second) and clock hours (from the hour that holds it)."""
+
+    seconds: float
+    start: int  # epoch second the window starts
+    first_hour: int  # epoch of the clock hour that holds `start`
+    hours: int
+    days: int
+
+    @classmethod
+    def of(cls, window_start: datetime, window_end: datetime) -> WindowGrid:
+        seconds = (window_end - window_start).total_seconds()
+        start = int(window_start.timestamp())
+        first_hour = start - start % 3600
+        hours = max(0, math.ceil((window_end.timestamp() - first_hour) / 3600))
+        return cls(seconds, start, first_hour, hours, max(1, round(seconds / 86400)))
+
+
+@dataclass(frozen=True, slots=True)
 class HourSpan:
     """The clock hours a host's hourly views are laid on: the window's, widened to every sample seen."""
 
@@ -343,7 +373,8 @@ class HourSpan:
     count: int
 
     @classmethod
-    def covering(cls, first: int, end: int, series: Sequence[Series]) -> HourSpan:
+    def covering(cls, grid: WindowGrid, series: Sequence[Series]) -> HourSpan:
+        first, end = grid.first_hour, grid.first_hour + grid.hours * 3600
         for one in series:
             if one:
                 start, stop = _clock_hours(one)
@@ -368,7 +399,7 @@ def _daily_mean(clocks: _Clocks, devices: Sequence[DeviceSeries], start: int, da
         bins = clock.bins(start, 86400, days)
         sums += bins.reduce(_combined(values, np.add), np.add, 0.0)
         counts += bins.counts * len(values)
-    return _optional(sums / np.maximum(counts, 1), counts > 0)
+    return _means_where_seen(sums[np.newaxis], counts)[0]
 
 
 def gbps(series: Series) -> float:
@@ -391,7 +422,7 @@ def _network_hours(clocks: _Clocks, hours: HourSpan, inbound: Series, outbound: 
     return total, seen.astype(np.int64)
 
 
-def fold_into_week(timelines: Floats, first_hour: int, combine: np.ufunc, empty: float) -> Floats:
+def _fold_into_week(timelines: Floats, first_hour: int, combine: np.ufunc, empty: float) -> Floats:
     """Hour-of-week `combine` (np.add or np.maximum) of clock-hour timelines (the last axis) that start at
     `first_hour`; `empty` in hours of the week no timeline reaches.
 
@@ -405,9 +436,39 @@ def fold_into_week(timelines: Floats, first_hour: int, combine: np.ufunc, empty:
     return cast(Floats, combine.reduce(padded.reshape(*timelines.shape[:-1], weeks, HOURS_PER_WEEK), axis=-2))
 
 
-def _means(sums: Floats, counts: Floats) -> tuple[float | None, ...]:
-    """sums / counts, None where there were no samples."""
-    return _optional(sums / np.maximum(counts, 1), counts > 0)
+@dataclass(frozen=True, slots=True)
+class WeekViews:
+    """Hour-of-week views of hosts (one tuple per host): busiest accelerator reading, mean CPU and mean
+    network Gbps; None in hours without data."""
+
+    accelerator: list[tuple[float | None, ...]]
+    cpu: list[tuple[float | None, ...]]
+    network: list[tuple[float | None, ...]]
+
+
+def week_views(
+    grid: WindowGrid,
+    span: HourSpan,
+    hour_peaks: Floats,
+    cpu_sums: Floats,
+    cpu_counts: npt.NDArray[Any],
+    network: Floats,
+    network_seen: npt.NDArray[Any],
+) -> WeekViews:
+    """From each host's (row's) clock hours: `hour_peaks` over the window's hours, CPU sums and network
+    Gbps over `span`; the sample counts and the hours with network data are the same for every row."""
+    lead = (grid.first_hour - span.first) // 3600
+    timeline = np.full((len(hour_peaks), span.count), -np.inf)
+    timeline[:, lead : lead + grid.hours] = hour_peaks
+    peaks = _fold_into_week(timeline, span.first, np.maximum, -np.inf)
+    sums = _fold_into_week(np.stack([cpu_sums, network], axis=1), span.first, np.add, 0.0)
+    counts = _fold_into_week(np.array([cpu_counts, network_seen]), span.first, np.add, 0.0)
+    return WeekViews(
+        accelerator=optional_rows(peaks, peaks[0] > -np.inf),
+        cpu=_means_where_seen(sums[:, 0], counts[0]),
+        # Each clock hour's mean Gbps counts once, however many samples it had.
+        network=_means_where_seen(sums[:, 1], counts[1]),
+    )
 
 
 def _device_usages(clocks: _Clocks, devices: Sequence[DeviceSeries]) -> tuple[DeviceUsage, ...]:
@@ -432,7 +493,7 @@ def _device_usage(
         memory_used_peak_mib=memory_peak,
         memory_total_mib=series_peak(device.memory_total_max),
         utilization_burst=burst,
-        memory_used_low_mib=_memory_low(memory),
+        memory_used_low_mib=memory_low(memory),
         memory_load_correlation=follows,
     )
 
@@ -458,9 +519,8 @@ def accelerator_coverage(raw: RawUsage, window_seconds: float) -> tuple[float, f
 
 def summarize(raw: RawUsage) -> UsageSummary:
     clocks = _Clocks()
-    window_seconds = (raw.window_end - raw.window_start).total_seconds()
-    days = max(1, round(window_seconds / 86400))
-    accelerator_days, coverage = accelerator_coverage(raw, window_seconds)
+    grid = WindowGrid.of(raw.window_start, raw.window_end)
+    accelerator_days, coverage = accelerator_coverage(raw, grid.seconds)
     network_in = series_peak(raw.network_in_sum)
     network_out = series_peak(raw.network_out_sum)
     # peak(in) + peak(out) can only over-state the peak of in+out: the safe side for sizing.
@@ -469,35 +529,21 @@ def summarize(raw: RawUsage) -> UsageSummary:
         if network_in is None and network_out is None
         else (network_in or 0) * gbps(raw.network_in_sum) + (network_out or 0) * gbps(raw.network_out_sum)
     )
-    start_epoch = int(raw.window_start.timestamp())
-    first_hour = start_epoch - start_epoch % 3600
-    window_hours = max(0, math.ceil((raw.window_end.timestamp() - first_hour) / 3600))
     cpu = raw.cpu_avg
     # One run of clock hours for every hourly view, so they fold into the week together.
-    hours = HourSpan.covering(
-        first_hour, first_hour + window_hours * 3600, (cpu, raw.network_in_sum, raw.network_out_sum)
+    span = HourSpan.covering(grid, (cpu, raw.network_in_sum, raw.network_out_sum))
+    hour_peaks = _hour_peaks(clocks, raw.devices, grid.first_hour, grid.hours)
+    cpu_bins = clocks.of(cpu).bins(span.first, 3600, span.count) if cpu else None
+    network_gbps, network_seen = _network_hours(clocks, span, raw.network_in_sum, raw.network_out_sum)
+    week = week_views(
+        grid,
+        span,
+        hour_peaks[np.newaxis],
+        (cpu_bins.reduce(cpu.array, np.add, 0.0) if cpu_bins else np.zeros(span.count))[np.newaxis],
+        cpu_bins.counts if cpu_bins else np.zeros(span.count),
+        network_gbps[np.newaxis],
+        network_seen,
     )
-    lead = (first_hour - hours.first) // 3600
-    hour_peaks = _hour_peaks(clocks, raw.devices, first_hour, window_hours)
-    peak_timeline = np.full(hours.count, -np.inf)
-    peak_timeline[lead : lead + window_hours] = hour_peaks
-    cpu_bins = clocks.of(cpu).bins(hours.first, 3600, hours.count) if cpu else None
-    network_gbps, network_seen = _network_hours(clocks, hours, raw.network_in_sum, raw.network_out_sum)
-    zeros = np.zeros(hours.count)
-    week_sums = fold_into_week(
-        np.array(
-            [
-                cpu_bins.reduce(cpu.array, np.add, 0.0) if cpu_bins else zeros,
-                cpu_bins.counts if cpu_bins else zeros,
-                network_gbps,
-                network_seen,
-            ]
-        ),
-        hours.first,
-        np.add,
-        0.0,
-    )
-    week_peaks = fold_into_week(peak_timeline, hours.first, np.maximum, -np.inf)
     hourly_network = network_gbps[network_seen > 0]
     return UsageSummary(
         instance_id=raw.instance_id,
@@ -511,10 +557,9 @@ def summarize(raw: RawUsage) -> UsageSummary:
         network_peak_gbps=network_peak,
         network_p95_gbps=_percentiles(hourly_network, 95)[0] if len(hourly_network) else None,
         host_memory_peak_pct=series_peak(raw.host_memory_max),
-        hourly_accelerator_peak=_optional(week_peaks, week_peaks > -np.inf),
-        hourly_cpu_mean=_means(week_sums[0], week_sums[1]),
-        # Each clock hour's mean Gbps counts once, however many samples it had.
-        hourly_network_mean_gbps=_means(week_sums[2], week_sums[3]),
-        daily_accelerator_mean=_daily_mean(clocks, raw.devices, start_epoch, days),
-        accelerator_hour_peaks=_optional(hour_peaks, hour_peaks > -np.inf),
+        hourly_accelerator_peak=week.accelerator[0],
+        hourly_cpu_mean=week.cpu[0],
+        hourly_network_mean_gbps=week.network[0],
+        daily_accelerator_mean=_daily_mean(clocks, raw.devices, grid.start, grid.days),
+        accelerator_hour_peaks=optional_rows(hour_peaks[np.newaxis], hour_peaks > -np.inf)[0],
     )
