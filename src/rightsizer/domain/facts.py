@@ -8,10 +8,9 @@ same demand or the same cheapest downsize, and each is computed once per host.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Generic, Self, TypeVar, overload
+from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog, is_scarce
 from rightsizer.domain.commitments import HostCover
@@ -42,37 +41,6 @@ from rightsizer.domain.sizing import (
 )
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
 
-_Host = TypeVar("_Host")
-_Value = TypeVar("_Value")
-
-
-class once(Generic[_Host, _Value]):
-    """A view computed on first use and kept in the instance's __dict__, as functools.cached_property does, but
-    without the lock that Python 3.11's version takes on every first use (3.12 removed it): each host asks for
-    about a dozen views, and the analyzer never shares a host between threads."""
-
-    def __init__(self, compute: Callable[[_Host], _Value]) -> None:
-        self._compute = compute
-        self._name = compute.__name__
-        self.__doc__ = compute.__doc__
-
-    def __set_name__(self, owner: type[_Host], name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, host: None, owner: type[_Host]) -> Self: ...
-
-    @overload
-    def __get__(self, host: _Host, owner: type[_Host]) -> _Value: ...
-
-    def __get__(self, host: _Host | None, owner: type[_Host]) -> Self | _Value:
-        if host is None:
-            return self
-        value = self._compute(host)
-        # A non-data descriptor: once the value is in the instance's __dict__, Python reads it from there.
-        vars(host)[self._name] = value
-        return value
-
 
 @dataclass(frozen=True)
 class Facts:
@@ -83,11 +51,11 @@ class Facts:
     policy: Policy
     cover: HostCover | None = None  # the reservation or plan that pays for the host, if any
 
-    @once
+    @cached_property
     def spec(self) -> InstanceTypeSpec | None:
         return self.catalog.spec(self.instance.instance_type)
 
-    @once
+    @cached_property
     def cost_now(self) -> Decimal | None:
         """What the host really costs per month (its Spot price for Spot, nothing when stopped)."""
         return self.prices.monthly_cost_of(self.instance)
@@ -97,7 +65,7 @@ class Facts:
         instance = self.instance
         return f"no on-demand price for {instance.instance_type} in {instance.region} ({self.prices.source})"
 
-    @once
+    @cached_property
     def list_cost(self) -> Decimal | None:
         """The type's on-demand monthly price: what targets' on-demand prices are compared with."""
         return self.prices.monthly(self.instance.instance_type)
@@ -129,34 +97,34 @@ class Measured:
     def unit(self) -> str:
         return self.spec.unit_name
 
-    @once
+    @cached_property
     def accelerator(self) -> AcceleratorSpec | None:
         return self.facts.catalog.accelerator(self.spec)
 
     # Usage views -----------------------------------------------------------------------------
 
-    @once
+    @cached_property
     def view(self) -> UnitView:
         return unit_view(self.spec, self.usage, self.policy)
 
-    @once
+    @cached_property
     def memory(self) -> MemoryReading:
         return read_memory(self.spec, self.view, self.policy)
 
-    @once
+    @cached_property
     def load(self) -> tuple[float, float, float]:
         """(p95, burst, peak) of the busiest unit(s): where the demand and the evidence both start."""
         return busiest(self.usage.devices)
 
-    @once
+    @cached_property
     def demand(self) -> Demand:
         return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy)
 
-    @once
+    @cached_property
     def pattern(self) -> WeeklyPattern | None:
         return weekly_pattern(self.usage, self.policy)
 
-    @once
+    @cached_property
     def downsize(self) -> Candidate | None:
         """The cheapest type that carries the measured demand and saves at least the minimum share."""
         cost = self.facts.list_cost
@@ -167,7 +135,7 @@ class Measured:
         fitting = candidates(self.instance, self.spec, facts.catalog, facts.prices, self.demand, max_monthly=ceiling)
         return next(fitting, None)
 
-    @once
+    @cached_property
     def comparison_gap(self) -> str | None:
         """Why no target can be compared with this host, or None when comparisons can be made."""
         spec, facts = self.spec, self.facts
@@ -194,14 +162,14 @@ class Measured:
     def network_p95(self) -> float | None:
         return self.usage.network_p95_gbps
 
-    @once
+    @cached_property
     def accelerators_active(self) -> bool:
         """Any unit did real work at some point in the window (silent GPUs count as working)."""
         # A roll-up is the maximum over all GPUs: when it is quiet, every GPU is, whatever "unseen" assumes.
         unseen_busy = bool(self.view.unseen) and self.usage.accelerator_data is not AcceleratorData.ROLLUP
         return unseen_busy or bool(self.view.busy)
 
-    @once
+    @cached_property
     def host_busy(self) -> bool:
         """CPU or network shows work of its own (a service, a data pipeline, a nightly job): steadily (p95)
         or in some hour of the week, as the accelerators' "any real activity" rule does."""
@@ -221,7 +189,7 @@ class Measured:
 
     # Confidence ------------------------------------------------------------------------------
 
-    @once
+    @cached_property
     def data_confidence(self) -> Confidence:
         """How much history there is: the ceiling for every finding about this host."""
         usage, policy = self.usage, self.policy
@@ -236,7 +204,7 @@ class Measured:
             level = level.at_most(Confidence.MEDIUM)
         return level
 
-    @once
+    @cached_property
     def caveats(self) -> tuple[str, ...]:
         """Parts of the demand that had to be assumed: any advice that rests on them is at most medium."""
         demand, view, usage = self.demand, self.view, self.usage
@@ -264,7 +232,7 @@ class Measured:
             text += f", network p95 {self.network_p95:.2f} Gbps"
         return text
 
-    @once
+    @cached_property
     def units_text(self) -> str:
         """'GPUs 0-7 busy: p95 96-97%, busiest hours 100%, memory peak up to 30.8 GiB of 40.0 GiB; GPUs 1-3 idle'."""
         spec, view, usage, unit = self.spec, self.view, self.usage, self.unit
@@ -301,7 +269,7 @@ class Measured:
             parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")
         return "; ".join(parts)
 
-    @once
+    @cached_property
     def demand_notes(self) -> tuple[str, ...]:
         """What the demand could not measure, and what it assumed instead."""
         spec, view, usage, memory, unit = self.spec, self.view, self.usage, self.memory, self.unit
