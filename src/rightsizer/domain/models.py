@@ -68,6 +68,12 @@ class AcceleratorSpec:
     tensor_tflops: float | None = None
     compute_capability: str | None = None  # NVIDIA CUDA compute capability, e.g. "8.6"
     neuroncores_per_device: int = 0
+    # Video engines per device (NVENC / NVDEC on NVIDIA GPUs), apart from the SMs that utilization.gpu measures:
+    # a host that transcodes video works on these while its "GPU utilisation" reads ~0 %. A100/H100 have no NVENC.
+    video_encoders: int = 0
+    video_decoders: int = 0
+    # Names of the figures above that are estimates rather than read in a vendor or spec source ("tensor_tflops").
+    estimated: tuple[str, ...] = ()
 
     @property
     def compute_capability_tuple(self) -> tuple[int, ...]:
