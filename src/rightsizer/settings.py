@@ -29,6 +29,9 @@ class MetricNames:
     gpu_utilization: str = "nvidia_smi_utilization_gpu"
     gpu_memory_used: str = "nvidia_smi_memory_used"
     gpu_memory_total: str = "nvidia_smi_memory_total"
+    # The video encoder (NVENC), which utilization.gpu does not see: published where the agent config asks for them.
+    gpu_encoder_sessions: str = "nvidia_smi_encoder_stats_session_count"
+    gpu_encoder_fps: str = "nvidia_smi_encoder_stats_average_fps"
     gpu_index_dimension: str = "index"
     host_memory_used_pct: str = "mem_used_percent"
     instance_dimension: str = "InstanceId"

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from demo.fleet import Gpu, Shape, constant, timeline
 
 from rightsizer.domain.models import AcceleratorData, UsageSummary
-from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series, summarize
+from rightsizer.domain.summaries import summarize_one
+from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
 from tests.factories import NOW
 
 FIVE_MINUTES = 300
@@ -90,4 +91,4 @@ def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", see
         network_out_sum=_series(FIVE_MINUTES, [(t, v * 0.4) for t, v in network]),
         host_memory_max=_hourly_max([(t, host_memory(t, rng)) for t in stamps]) if host_memory else EMPTY,
     )
-    return summarize(raw)
+    return summarize_one(raw)

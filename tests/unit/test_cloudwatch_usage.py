@@ -33,6 +33,8 @@ UTIL = "nvidia_smi_utilization_gpu"
 MEM_USED = "nvidia_smi_memory_used"
 MEM_TOTAL = "nvidia_smi_memory_total"
 MEM_ACTIVITY = "nvidia_smi_utilization_memory"
+ENC_SESSIONS = "nvidia_smi_encoder_stats_session_count"
+ENC_FPS = "nvidia_smi_encoder_stats_average_fps"
 UNMONITORED = AcceleratorKind.UNMONITORED
 
 
@@ -162,7 +164,7 @@ def test_discovery_merges_dimension_sets_and_picks_per_gpu_or_rollup(cloudwatch:
     assert summarize(raw[no_metrics]).accelerator_data is AcceleratorData.NONE
 
     # ListMetrics once per metric name (3 GPU metrics + host memory), never per instance.
-    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 4
+    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 6
     assert all("Dimensions" not in params for params in calls.list_metrics)
     # GPU 0 util x2 dimension sets, GPU 1 util, GPU 0 memory; roll-up util + memory; EC2 x3 each.
     assert usage.queries == len(calls.queries) == (3 * 2 + 1 + 3) + (2 + 1 + 3) + 3
@@ -365,7 +367,7 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
             WINDOW.end,
             "TimestampAscending",
         )
-    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 4
+    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 6
     assert progress.stages == [("usage", 4)] and progress.advanced == 4
     for host in hosts:
         usage_of = raw[host.instance_id]
@@ -412,7 +414,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
         {"Metrics": [_listed(iid, "1")]},
         {"Namespace": "CWAgent", "MetricName": UTIL, "NextToken": "lm2"},
     )
-    for name in (MEM_USED, MEM_TOTAL, "mem_used_percent"):
+    for name in (MEM_USED, MEM_TOTAL, ENC_SESSIONS, ENC_FPS, "mem_used_percent"):
         stubber.add_response("list_metrics", {"Metrics": []}, {"Namespace": "CWAgent", "MetricName": name})
     # Plan: q0/q1 GPU 0 avg/max, q2/q3 GPU 1 avg/max, q4-q6 CPU, NetworkIn, NetworkOut.
     t = [T0 + timedelta(minutes=5 * step) for step in range(4)]
@@ -465,7 +467,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
     assert [d.index for d in raw[iid].devices] == ["0"]  # GPU 1 has no datapoint: left out
     assert list(raw[iid].cpu_avg.values) == [3.0]
     assert (usage.get_metric_data_calls, usage.pages_beyond_first, usage.batches) == (2, 1, 1)
-    assert usage.list_metrics_calls == 5
+    assert usage.list_metrics_calls == 7
     assert progress.stages == [("usage", 1)] and progress.advanced == 1
     text = "\n".join(progress.warnings)
     assert "Forbidden for 1 usage queries" in text and "InternalError" in text

@@ -10,8 +10,8 @@ import pytest
 
 from rightsizer.domain import summaries
 from rightsizer.domain.models import AcceleratorData, UsageSummary
-from rightsizer.domain.summaries import summarize_all
-from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
+from rightsizer.domain.summaries import summarize_all, summarize_one
+from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, Timelines
 
 END = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
 START = END - timedelta(days=14)
@@ -74,7 +74,7 @@ def _host(
 
 
 def _one_at_a_time(raws: list[RawUsage]) -> list[UsageSummary]:
-    return [summarize(raw) for raw in raws]
+    return [summarize_one(raw) for raw in raws]
 
 
 def test_hosts_on_one_clock_are_summarised_together_as_each_would_be_alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,10 +83,10 @@ def test_hosts_on_one_clock_are_summarised_together_as_each_would_be_alone(monke
     raws += [_host(rng, 20 + n, units, memory=False) for n, units in enumerate([2, 8, 2])]
     expected = _one_at_a_time(raws)
 
-    def not_alone(raw: RawUsage) -> UsageSummary:
+    def not_alone(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         raise AssertionError(f"{raw.instance_id} took the one-host path")
 
-    monkeypatch.setattr(summaries, "summarize", not_alone)
+    monkeypatch.setattr(summaries, "summarize_timed", not_alone)
 
     assert list(summarize_all(raws)) == expected
 

@@ -17,11 +17,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.facts import Facts, Measured
-from rightsizer.domain.models import Evidence, Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import (
+    CENT,
+    HOURS_PER_MONTH,
+    Evidence,
+    Finding,
+    Instance,
+    Recommendation,
+    UsageSummary,
+)
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
@@ -69,8 +78,10 @@ def analyze_instance(
 ) -> Recommendation:
     facts = Facts(instance, usage, catalog, prices, policy, cover)
     draft, measured = decide(facts)
-    cost_now = facts.cost_now
-    cost_after = draft.cost_after if draft.cost_after is not None else cost_now
+    draft = part_time(facts, draft)
+    share = Decimal(str(facts.running_share))
+    cost_now = _at(facts.cost_now, share)
+    cost_after = _at(draft.cost_after, share) if draft.cost_after is not None else cost_now
     target_type = draft.target.instance_type if draft.target else None
     list_savings = None if cost_now is None or cost_after is None else cost_now - cost_after
     return Recommendation(
@@ -97,7 +108,27 @@ def analyze_instance(
         held_back=draft.held_back,
         lookback_days=policy.lookback_days,
         team=instance.tags.get(policy.team_tag, ""),
-        monthly_savings_net=draft.net_savings if draft.net_savings is not None else list_savings,
+        monthly_savings_net=_at(draft.net_savings, share) if draft.net_savings is not None else list_savings,
+    )
+
+
+def _at(amount: Decimal | None, share: Decimal) -> Decimal | None:
+    """A full-time monthly amount for a host that runs `share` of the time."""
+    if amount is None or share == 1:
+        return amount
+    return (amount * share).quantize(CENT)
+
+
+def part_time(facts: Facts, draft: Draft) -> Draft:
+    """The rules price on 730 hours a month; a host that stops itself is priced on the hours it runs (the analyzer
+    scales every amount by its running share), and the reasons say so."""
+    share = facts.running_share
+    if share >= 1:
+        return draft
+    hours = float(HOURS_PER_MONTH) * share
+    return draft.noting(
+        f"priced on the ~{hours:.0f} hours a month it runs ({share:.0%} of the time since its first EC2 metric: "
+        "AWS/EC2 publishes CPUUtilization only while an instance runs), not on 730"
     )
 
 

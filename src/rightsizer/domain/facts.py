@@ -21,6 +21,7 @@ from rightsizer.domain.models import (
     Confidence,
     Instance,
     InstanceTypeSpec,
+    RegimeKind,
     UsageSummary,
 )
 from rightsizer.domain.policy import Policy
@@ -38,6 +39,7 @@ from rightsizer.domain.sizing import (
     memory_total,
     read_memory,
     unit_view,
+    video_engines,
 )
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
 
@@ -69,6 +71,36 @@ class Facts:
     def list_cost(self) -> Decimal | None:
         """The type's on-demand monthly price: what targets' on-demand prices are compared with."""
         return self.prices.monthly(self.instance.instance_type)
+
+    @cached_property
+    def running_share(self) -> float:
+        """Share of the time the host runs: 1 unless it ran less than the policy's part-time share since its first
+        EC2 metric (it stops itself). Rules price on 730 hours; the analyzer then prices the advice on this share."""
+        share = self.usage.running_share if self.usage is not None else None
+        if share is None or share >= self.policy.part_time_share or share <= 0:
+            return 1.0
+        return share
+
+
+def regime_text(usage: UsageSummary, unit: str) -> str:
+    """What changed inside the window and when: the advice is judged on the time since."""
+    change = usage.regime
+    if change is None:
+        return ""
+    when = f"{change.since:%Y-%m-%d %H:%M} UTC"
+    level = f"the busiest {unit}'s mean"
+    days = (usage.window_end - change.since).total_seconds() / 86400
+    before, after = pct(change.level_before), pct(change.level_after)
+    what = {
+        RegimeKind.WENT_QUIET: f"the work ended: every {unit} quiet since {when}, after {change.days_before:.1f} "
+        f"days at {before} ({level})",
+        RegimeKind.WENT_BUSY: f"work started {when}, after {change.days_before:.1f} days without any; "
+        f"{after} since ({level}), a change, not a weekly pattern",
+        RegimeKind.STEPPED_DOWN: f"the load stepped down on {when} from {before} to {after} ({level}) and stayed "
+        f"there; if the earlier load returns, this advice no longer holds",
+        RegimeKind.STEPPED_UP: f"the load stepped up on {when} from {before} to {after} ({level}) and stayed there",
+    }[change.kind]
+    return f"{what}: judged on the {days:.1f} days since, not on the whole window"
 
 
 @dataclass(frozen=True)
@@ -118,7 +150,24 @@ class Measured:
 
     @cached_property
     def demand(self) -> Demand:
-        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy)
+        video = video_engines(self.accelerator, self.usage)
+        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video)
+
+    @cached_property
+    def video_unknown(self) -> bool:
+        """The GPUs have video encoders nobody measured: quiet SMs may still be encoding video."""
+        acc = self.accelerator
+        return bool(acc and acc.video_encoders) and not self.usage.encoder_measured
+
+    @property
+    def video_unknown_text(self) -> str:
+        """What to publish before a GPU with quiet SMs is called unused."""
+        return (
+            f"utilization.gpu measures only the SMs; {self.spec.accelerator_model}'s video encoders (NVENC) are not "
+            "measured here, and a host that transcodes video looks just like this: publish "
+            "encoder_stats_session_count and encoder_stats_average_fps in the agent's nvidia_gpu section "
+            "(agent/amazon-cloudwatch-agent.json does) before anything is stopped or moved off GPUs"
+        )
 
     @cached_property
     def pattern(self) -> WeeklyPattern | None:
@@ -256,6 +305,17 @@ class Measured:
             parts.append(
                 f"{unit}{'s' if len(held) > 1 else ''} {index_ranges([d.index for d in held])} hold up to "
                 f"{gib(max(d.memory_used_peak_mib or 0.0 for d in held))} but did no work in the window"
+            )
+        encoding = [d for d in usage.devices if d.encodes]
+        if encoding:
+            sessions = max(d.encoder_sessions_peak or 0.0 for d in encoding)
+            hours = max(d.encoder_active_hours for d in encoding)
+            rates = [d.encoder_fps_mean for d in encoding if d.encoder_fps_mean is not None]
+            fps = f" at {max(rates):.0f} fps" if rates else ""
+            parts.append(
+                f"{unit}{'s' if len(encoding) > 1 else ''} {index_ranges([d.index for d in encoding])} encode video "
+                f"(NVENC): up to {sessions:.0f} session{'s' if sessions != 1 else ''}{fps}, in {hours} hours of the "
+                "window"
             )
         blind = [d.index for d in view.busy if d.utilization is None]
         if blind:

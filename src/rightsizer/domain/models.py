@@ -189,6 +189,46 @@ class DeviceUsage:
     # Pearson correlation of hourly memory peaks with hourly utilisation peaks; None when either is flat
     # or there are too few common hours to say.
     memory_load_correlation: float | None = None
+    # The video encoder (NVENC), which utilization.gpu does not see: the most encoder sessions open in any hour
+    # (None: the agent publishes no encoder stats for this GPU, so video work cannot be told from idleness), the
+    # hours with at least one session, and the mean frame rate of those hours.
+    encoder_sessions_peak: float | None = None
+    encoder_active_hours: int = 0
+    encoder_fps_mean: float | None = None
+
+    @property
+    def encodes(self) -> bool:
+        """Did the GPU's video encoder work at some point in the window?"""
+        return (self.encoder_sessions_peak or 0.0) >= 1.0
+
+
+class RegimeKind(StrEnum):
+    """How a host's work changed inside the window (see domain/regimes.py)."""
+
+    WENT_QUIET = "went_quiet"  # the work stopped: every unit has been quiet since
+    WENT_BUSY = "went_busy"  # work started after a long quiet stretch
+    STEPPED_DOWN = "stepped_down"  # the load fell to a lower level and stayed there
+    STEPPED_UP = "stepped_up"  # the load rose to a higher level and stayed there
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeChange:
+    """A sustained change of the work inside the look-back window: the summary covers only the time since."""
+
+    kind: RegimeKind
+    since: datetime  # the current regime starts here
+    level_before: float  # the busiest unit's mean utilisation before (%)
+    level_after: float  # ...and since
+    days_before: float  # how long the earlier regime was seen in the window
+
+
+@dataclass(frozen=True, slots=True)
+class TypeChange:
+    """The host ran as another type earlier in the window: only the samples on its current type are judged."""
+
+    previous_types: tuple[str, ...]
+    since: datetime  # the first sample on the current type
+    source: str  # how the change was seen, e.g. "the CloudWatch agent's InstanceType dimension"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +255,27 @@ class UsageSummary:
     # Busiest accelerator reading per clock hour of the window, oldest first (index 0 = the hour that
     # holds window_start): tells a pattern that repeats every week from one seen once.
     accelerator_hour_peaks: tuple[float | None, ...] = ()
+    # Most encoder sessions open on any GPU, per hour of the week and per clock hour of the window (as the two
+    # views above); empty when no GPU publishes encoder stats.
+    hourly_encoder_sessions: tuple[float | None, ...] = ()
+    encoder_hour_sessions: tuple[float | None, ...] = ()
+    # Share of the time from the host's first EC2 metric to the window's end that it was running (AWS/EC2 publishes
+    # CPUUtilization whenever the instance runs): below 1 for a host that stops itself. None: no EC2 metrics.
+    running_share: float | None = None
+    # A sustained change of the work inside the window: the summary then covers only the time since (window_start
+    # is `regime.since`); daily_accelerator_mean still spans the whole window, so the step shows.
+    regime: RegimeChange | None = None
+    # The host was resized inside the window: the summary covers only the samples on its current type.
+    type_change: TypeChange | None = None
+
+    @property
+    def encoder_measured(self) -> bool:
+        """Does any GPU publish encoder stats (so that video work would show)?"""
+        return any(d.encoder_sessions_peak is not None for d in self.devices)
+
+    @property
+    def encodes(self) -> bool:
+        return any(d.encodes for d in self.devices)
 
 
 @dataclass(frozen=True, slots=True)

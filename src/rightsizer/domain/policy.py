@@ -40,6 +40,9 @@ class Policy:
     min_schedule_idle_hours: int = 40  # idle hours per week that make a stop schedule worth it
     min_schedule_days: float = 7.0  # a weekly pattern needs a full week
     min_savings_pct: float = 10.0  # a resize must save at least this share of the cost
+    # A host that ran less than this share of the time since its first EC2 metric (it stops itself) is priced on the
+    # hours it runs, not on 730 a month.
+    part_time_share: float = 0.9
     opt_out_tag: str = "rightsizer:ignore"
     # Hosts with the same value of this tag in one availability zone belong to one team: their part-used
     # hosts may be consolidated, and their schedules use the team's time zone (settings).

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from rightsizer.domain.commitments import CapacityKind, Change, net_savings
-from rightsizer.domain.facts import Facts, Measured
+from rightsizer.domain.facts import Facts, Measured, regime_text
 from rightsizer.domain.models import (
     CENT,
     ZERO,
@@ -32,6 +32,7 @@ from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import busy_runs, one_pair_fits
 from rightsizer.domain.sizing import (
     candidates,
+    fewest_units,
     keep_today,
     memory_total,
     neuron_alternatives,
@@ -134,6 +135,25 @@ def no_accelerator_metrics(facts: Facts) -> Draft | None:
     return _insufficient(f"no {spec.unit_name} metrics in the last {days} days: install {source} (see README)")
 
 
+def utilization_missing(facts: Facts) -> Draft | None:
+    """GPUs that publish memory (or are listed) but no utilisation at all: the load cannot be sized, and the
+    reason says which metric is missing and why, instead of "0.0 days of metrics"."""
+    spec, usage = facts.spec, facts.usage
+    if spec is None or usage is None or not usage.devices or spec.accelerator_kind is not AcceleratorKind.NVIDIA:
+        return None
+    if any(d.utilization is not None or d.utilization_peak is not None for d in usage.devices):
+        return None
+    published = "GPU memory is published" if any(d.memory_used_peak_mib is not None for d in usage.devices) else ""
+    lead = f"{published} but" if published else "the GPUs are listed but"
+    return _insufficient(
+        f"{lead} nvidia_smi_utilization_gpu has no data in the last {facts.policy.lookback_days} days: nvidia-smi "
+        "reports utilization.gpu as [N/A] on GPUs in MIG mode (partitioned into GPU instances), or the agent's "
+        "nvidia_gpu section does not list utilization_gpu. Without the load nothing can be sized: memory alone "
+        "cannot tell a busy GPU from an idle one (with MIG, read each GPU instance's use with DCGM's profiling "
+        "metrics; otherwise add utilization_gpu, see agent/README.md)"
+    )
+
+
 def short_history(facts: Facts) -> Draft | None:
     spec, usage, policy = facts.spec, facts.usage, facts.policy
     if spec is None or usage is None or usage.accelerator_days >= policy.min_days:
@@ -161,6 +181,7 @@ GATES: tuple[Gate, ...] = (
     unknown_type,
     unmonitored_accelerator,
     no_accelerator_metrics,
+    utilization_missing,
     short_history,
     thin_coverage,
 )
@@ -236,23 +257,43 @@ def idle(m: Measured) -> Draft | None:
     )
     if m.cpu_p95 is None or loaded:
         draft = draft.capped(Confidence.MEDIUM)
-    return draft
+    return _video_unknown(m, draft)
+
+
+_VIDEO_HELD_BACK = "video encoders not measured: publish the agent's encoder stats first"
+
+
+def _video_unknown(m: Measured, draft: Draft) -> Draft:
+    """Quiet SMs on GPUs whose video encoders nobody measured: said, and no one click that removes them."""
+    if not m.video_unknown:
+        return draft
+    draft = draft.noting(m.video_unknown_text).capped(Confidence.MEDIUM)
+    if not draft.actionable:
+        return draft
+    return replace(draft, actionable=False, held_back=_VIDEO_HELD_BACK)
 
 
 def unused_accelerator(m: Measured) -> Draft | None:
     """The accelerators do nothing while the host works: the work belongs on a non-GPU instance."""
     if m.accelerators_active or not m.host_busy:
         return None
-    return Draft(
-        Finding.NOT_GPU_BOUND,
-        (
-            f"{_quiet_units_text(m)} while the host works ({m.host_text}): the work here does not use the accelerator",
-            m.observed_text,
-        ),
-        confidence=m.data_confidence,
-        advice="move the work to a non-GPU instance type sized for its CPU, memory and network, then stop this "
-        "host (savings depend on the type chosen)",
+    reasons = (
+        f"{_quiet_units_text(m)} while the host works ({m.host_text}): the work here does not use the accelerator",
+        m.observed_text,
     )
+    advice = (
+        "move the work to a non-GPU instance type sized for its CPU, memory and network, then stop this host "
+        "(savings depend on the type chosen)"
+    )
+    if m.video_unknown:
+        # A transcoder (NVENC) reads ~0 % utilization.gpu while its CPU and network work: the same picture.
+        return Draft(
+            Finding.NOT_GPU_BOUND,
+            (*reasons, m.video_unknown_text),
+            confidence=Confidence.LOW,
+            advice=f"if it encodes no video, {advice}; if it does, keep it on a GPU with NVENC",
+        )
+    return Draft(Finding.NOT_GPU_BOUND, reasons, confidence=m.data_confidence, advice=advice)
 
 
 def cpu_bound(m: Measured) -> Draft | None:
@@ -318,7 +359,7 @@ def out_of_memory(m: Measured) -> Draft | None:
         "a paid upgrade for memory alone: confirm out-of-memory errors (e.g. CUDA OOM in the logs) before approving",
     ]
     fitting = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, bigger)
-    best = next((c for c in fitting if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib), None)
+    best = next(iter(fewest_units(c for c in fitting if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib)), None)
     if best is None:
         return _no_target(m, Finding.UNDERPROVISIONED, reasons, "no larger offered type fits: consider sharding")
     reasons.extend(resize_reasons(spec, best, bigger, policy))
@@ -359,7 +400,7 @@ def pinned(m: Measured) -> Draft | None:
     )
     reasons = [_pinned_text(m, median), m.units_text, m.host_text, m.observed_text]
     fitting = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, faster)
-    best = next((c for c in fitting if c.projected_util < demand.unit_util_p95), None)
+    best = next(iter(fewest_units(c for c in fitting if c.projected_util < demand.unit_util_p95)), None)
     if best is None:
         fallback = f"no faster offered type fits: consider spreading the work over more {m.unit}s"
         return _no_target(m, Finding.UNDERPROVISIONED, reasons, fallback)
@@ -375,9 +416,12 @@ def pinned(m: Measured) -> Draft | None:
 
 
 def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal | None:
+    """On the full-time basis the rules price in (see analyzer.part_time): the idle hours are hours the host ran,
+    so on a host that runs part of the time they are a larger share of what it costs."""
     if m.cost_now is None:
         return None
-    return (m.cost_now * pattern.idle_hours / HOURS_PER_WEEK).quantize(CENT)
+    share = min(1.0, pattern.idle_hours / HOURS_PER_WEEK / m.facts.running_share)
+    return (m.cost_now * Decimal(str(share))).quantize(CENT)
 
 
 def _resize_saving(m: Measured) -> Decimal | None:
@@ -435,7 +479,7 @@ def schedulable(m: Measured) -> Draft | None:
             reasons.append(why_not)
     if resize_saving is not None and m.downsize is not None:
         reasons.append(f"also possible: resizing to {m.downsize.spec.instance_type}, saving {usd(resize_saving)}/month")
-    return Draft(
+    draft = Draft(
         Finding.SCHEDULABLE,
         tuple(reasons),
         cost_after=None if m.cost_now is None or saved is None else m.cost_now - saved,
@@ -447,6 +491,7 @@ def schedulable(m: Measured) -> Draft | None:
         "minutes for it to boot",
         actionable=one_click,
     )
+    return _video_unknown(m, draft)
 
 
 def _one_click_schedule(pattern: WeeklyPattern) -> tuple[bool, str | None]:
@@ -495,6 +540,11 @@ def overprovisioned(m: Measured) -> Draft | None:
         confidence = confidence.at_most(Confidence.MEDIUM)
         actionable = False
         held_back = "host memory not measured: publish mem_used_percent first"
+    if m.video_unknown and best.spec.compute_units < spec.compute_units and actionable:
+        reasons.append(m.video_unknown_text)
+        confidence = confidence.at_most(Confidence.MEDIUM)
+        actionable = False
+        held_back = _VIDEO_HELD_BACK
     median = _pinned_median(m)
     if median is not None:
         reasons.append(_pinned_text(m, median))
@@ -571,6 +621,40 @@ FINDINGS: tuple[Rule, ...] = (
 
 # =============================================================================================
 # Adjustments: refine whatever was decided.
+
+
+def changed_regime(facts: Facts, draft: Draft) -> Draft:
+    """Advice judged on the time since the work changed says what changed and when (and, for a host gone idle,
+    what it has cost since); the earlier regime may come back, so never high confidence."""
+    usage = facts.usage
+    if usage is None or usage.regime is None or draft.finding is Finding.EXCLUDED:
+        return draft
+    draft = draft.noting(regime_text(usage, facts.spec.unit_name if facts.spec else "GPU"), first=True)
+    hourly = facts.prices.hourly(facts.instance.instance_type)
+    if draft.finding is Finding.IDLE and hourly is not None:
+        hours = (usage.window_end - usage.regime.since).total_seconds() / 3600
+        spent = (hourly * Decimal(str(hours)) * Decimal(str(facts.running_share))).quantize(CENT)
+        draft = draft.noting(f"it has cost {usd(spent)} since then, doing nothing", first=False)
+    return draft.capped(Confidence.MEDIUM)
+
+
+def resized_in_window(facts: Facts, draft: Draft) -> Draft:
+    """A host resized inside the window is judged on the samples of its current type only, with less certainty,
+    and never gets one click from them: the change needs a full window of its own."""
+    usage = facts.usage
+    if usage is None or usage.type_change is None or draft.finding is Finding.EXCLUDED:
+        return draft
+    change = usage.type_change
+    days = (usage.window_end - change.since).total_seconds() / 86400
+    draft = draft.noting(
+        f"resized from {', '.join(change.previous_types)} to {facts.instance.instance_type} by "
+        f"{change.since:%Y-%m-%d %H:%M} UTC ({change.source}): only the {days:.1f} days since are judged; "
+        "load measured on the old type is not used",
+        first=True,
+    ).capped(Confidence.MEDIUM)
+    if not draft.actionable:
+        return draft
+    return replace(draft, actionable=False, held_back=f"resized {change.since:%Y-%m-%d}: wait for a full window")
 
 
 def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
@@ -680,6 +764,8 @@ def reservations(facts: Facts, draft: Draft) -> Draft:
 
 
 ADJUSTMENTS: tuple[Adjustment, ...] = (
+    changed_regime,
+    resized_in_window,
     no_longer_offered,
     unpriced,
     paid_upgrade,

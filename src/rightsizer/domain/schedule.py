@@ -69,6 +69,13 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
             )
         ]
     )
+    if usage.hourly_encoder_sessions:  # an hour with an encoder session open is busy, whatever the SMs did
+        busy = tuple(
+            [
+                hour_busy or (sessions is not None and sessions >= 1)
+                for hour_busy, sessions in zip(busy, _week_or_unknown(usage.hourly_encoder_sessions), strict=True)
+            ]
+        )
     idle = busy.count(False)
     if idle < policy.min_schedule_idle_hours or idle == HOURS_PER_WEEK:
         return None  # too few idle hours to be worth a schedule (or never busy: that is idle)
@@ -93,10 +100,14 @@ def _recurrence(usage: UsageSummary, policy: Policy) -> tuple[int, float | None]
         if sum(v is not None for v in timeline[week * HOURS_PER_WEEK : (week + 1) * HOURS_PER_WEEK])
         >= HOURS_PER_WEEK - _MAX_UNKNOWN_HOURS
     }
+    encoders = usage.encoder_hour_sessions
+    if len(encoders) != len(timeline):
+        encoders = (None,) * len(timeline)
     weeks_by_bucket: dict[int, set[int]] = {}
-    for offset, peak in enumerate(timeline):
+    for offset, (peak, sessions) in enumerate(zip(timeline, encoders, strict=True)):
         week = offset // HOURS_PER_WEEK
-        if week in weeks_with_data and peak is not None and peak >= policy.idle_util_pct:
+        busy = (peak is not None and peak >= policy.idle_util_pct) or (sessions is not None and sessions >= 1)
+        if week in weeks_with_data and busy:
             weeks_by_bucket.setdefault((first_bucket + offset) % HOURS_PER_WEEK, set()).add(week)
     if len(weeks_with_data) < 2 or not weeks_by_bucket:
         return len(weeks_with_data), None

@@ -58,6 +58,8 @@ def memory_total(device: DeviceUsage, spec: InstanceTypeSpec) -> float:
 
 def unit_active(device: DeviceUsage, policy: Policy) -> bool:
     """Did this unit do real work at any time in the window (steadily, or in recurring hours)?"""
+    if device.encodes:
+        return True  # the video encoder works, whatever the SMs (utilization.gpu) say
     if device.utilization is None:
         return True  # no utilisation series: it cannot be shown idle
     if device.utilization.p99 >= policy.idle_util_pct:
@@ -163,6 +165,11 @@ class Demand:
     # so only accelerators at least as fast qualify.
     load_known: bool = True
     memory_basis: str = ""  # how memory_per_unit_mib was set, for the reasons
+    # Video engines (NVENC, NVDEC) a target's GPUs must have: today's where the encoders work (their load is not
+    # published as a percentage, so it cannot be projected onto fewer engines), one of each where nobody measured
+    # them on a GPU that has them, none where they were measured idle.
+    video_encoders: int = 0
+    video_decoders: int = 0
 
 
 def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
@@ -211,6 +218,17 @@ def keep_today(demand: Demand, spec: InstanceTypeSpec, policy: Policy) -> Demand
     )
 
 
+def video_engines(accelerator: AcceleratorSpec | None, usage: UsageSummary) -> tuple[int, int]:
+    """(encoders, decoders) per GPU a target must keep (see Demand)."""
+    if accelerator is None or not (accelerator.video_encoders or accelerator.video_decoders):
+        return 0, 0
+    if usage.encodes:
+        return accelerator.video_encoders, accelerator.video_decoders
+    if usage.encoder_measured:
+        return 0, 0
+    return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
+
+
 def demand(
     spec: InstanceTypeSpec,
     usage: UsageSummary,
@@ -218,6 +236,7 @@ def demand(
     memory: MemoryReading,
     load: tuple[float, float, float],  # busiest(usage.devices)
     policy: Policy,
+    video: tuple[int, int] = (0, 0),  # video_engines(...)
 ) -> Demand:
     p95, burst, _ = load
     units = view.needed
@@ -253,6 +272,8 @@ def demand(
         burst_ceiling=policy.burst_max_util_pct,
         load_known=not view.unseen and all(d.utilization is not None for d in view.busy),
         memory_basis=basis,
+        video_encoders=video[0],
+        video_decoders=video[1],
     )
 
 
@@ -325,6 +346,8 @@ class _Target:
     cross_family: bool
     cross_hypervisor: bool
     leaves_p_family: bool  # from a P family to another
+    video_encoders: int = 0  # per GPU
+    video_decoders: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +386,8 @@ def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) ->
                     cross_family=target.family != spec.family,
                     cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
                     leaves_p_family=spec.family.startswith("p") and not target.family.startswith("p"),
+                    video_encoders=target_acc.video_encoders if target_acc else 0,
+                    video_decoders=target_acc.video_decoders if target_acc else 0,
                 )
             )
         return tuple(found)
@@ -407,6 +432,8 @@ def _compatible(instance: Instance, target: _Target, demand: Demand) -> bool:
         return False
     if not instance.ena_support and spec.ena_support == "required":
         return False
+    if target.video_encoders < demand.video_encoders or target.video_decoders < demand.video_decoders:
+        return False  # video work needs the engines it runs on (no NVENC on A100 or H100)
     # Multi-GPU work on P hosts may rely on NVLink/EFA: it stays within P families.
     return not (target.leaves_p_family and demand.units > 1)
 
@@ -464,6 +491,14 @@ def candidates(
             cross_family=target.cross_family,
             cross_hypervisor=target.cross_hypervisor,
         )
+
+
+def fewest_units(found: Iterable[Candidate]) -> list[Candidate]:
+    """The candidates with the fewest units, cheapest first: a paid upgrade keeps the GPU (NeuronCore) count the
+    work uses, never a bigger host for one GPU's work (a saturated T4 goes to one faster GPU, not to 8 A100s)."""
+    found = list(found)
+    fewest = min((c.spec.compute_units for c in found), default=0)
+    return [c for c in found if c.spec.compute_units == fewest]
 
 
 def _same_kind_targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) -> Iterator[InstanceTypeSpec]:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 import numpy as np
 
-from rightsizer.domain.models import DeviceUsage, UsageSummary
+from rightsizer.domain import regimes, usage
+from rightsizer.domain.models import DeviceUsage, RegimeChange, TypeChange, UsageSummary
 from rightsizer.domain.usage import (
     Bins,
     DeviceSeries,
@@ -28,19 +29,23 @@ from rightsizer.domain.usage import (
     Ints,
     RawUsage,
     Series,
+    Timelines,
     WeekViews,
     WindowGrid,
     accelerator_coverage,
+    encoder_views,
     gbps,
     memory_load_correlations,
     memory_low,
     optional_rows,
     pick_rows,
     row_stats,
+    running_share,
     same_stamps,
     series_peak,
-    summarize,
+    summarize_timed,
     week_views,
+    with_encoders,
 )
 
 # Hosts summarised together: enough to spread each numpy call's overhead thin (16 to 128 measure alike),
@@ -120,13 +125,23 @@ def _clock_of(raw: RawUsage) -> _Clock | None:
     return _Clock(raw.window_start, raw.window_end, fine, period, hourly, memory)
 
 
+def summarize_one(raw: RawUsage) -> UsageSummary:
+    """One host's summary as `summarize_all` makes it: on its current type, on its current regime."""
+    return _summaries([raw])[0]
+
+
 def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
-    found: dict[int, UsageSummary] = {}
+    """The batch's summaries in order. Each host is first cut to the samples on its current type; hosts on one
+    clock are summarised together, the others one by one; a host whose work changed regime inside the window is
+    then summarised again over the time since (see domain/regimes.py)."""
+    current = [_on_current_type(raw) for raw in batch]
+    batch = [raw for raw, _ in current]
+    found: dict[int, tuple[UsageSummary, Timelines]] = {}
     groups: list[_Group] = []
     for position, raw in enumerate(batch):
         clock = _clock_of(raw)
         if clock is None:
-            found[position] = summarize(raw)
+            found[position] = summarize_timed(raw)
             continue
         group = next((group for group in groups if group.clock.fits(clock)), None)
         if group is None:
@@ -137,7 +152,7 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
         if len(group.positions) == 1:
             # A host alone on its clock (launched or stopped within the window): the stacks would only
             # add copies to the one-host path's work.
-            found[group.positions[0]] = summarize(batch[group.positions[0]])
+            found[group.positions[0]] = summarize_timed(batch[group.positions[0]])
             continue
         # By number of units: the hosts of each count are then one block of rows (see _per_host).
         positions = sorted(group.positions, key=lambda position: len(batch[position].devices))
@@ -145,7 +160,57 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
             positions, _summarize_group(group.clock, [batch[p] for p in positions]), strict=True
         ):
             found[position] = summary
-    return [found[position] for position in range(len(batch))]
+    return [
+        _settled(raw, *found[position], type_change)
+        for position, (raw, type_change) in enumerate(zip(batch, (change for _, change in current), strict=True))
+    ]
+
+
+def _on_current_type(raw: RawUsage) -> tuple[RawUsage, TypeChange | None]:
+    """The host's samples on its current type. The agent's series carry the type they were published on; those of
+    earlier types are not read (the collector names them in `previous_types`), so the first accelerator sample left
+    is the first on the current type, and the EC2 series, which carry no type, are cut there too."""
+    first = raw.first_accelerator_sample if raw.previous_types else None
+    if first is None:
+        return raw, None
+    since = datetime.fromtimestamp(first - first % 3600, UTC)
+    if since <= raw.window_start:
+        return raw, None
+    change = TypeChange(raw.previous_types, since, "the CloudWatch agent's InstanceType dimension")
+    return raw.since(since), change
+
+
+def _settled(
+    raw: RawUsage, summary: UsageSummary, timelines: Timelines, type_change: TypeChange | None
+) -> UsageSummary:
+    """The summary of the host's current regime: the whole window's, or the time since its work changed."""
+    found = regimes.find(timelines)
+    if found is None:
+        return replace(summary, type_change=type_change) if type_change else summary
+    since = found.since_time
+    change = RegimeChange(
+        kind=found.kind,
+        since=since,
+        level_before=_busiest_mean(raw, int(raw.window_start.timestamp()), found.since),
+        level_after=_busiest_mean(raw, found.since, int(raw.window_end.timestamp())),
+        days_before=round(found.days_before, 2),
+    )
+    now = usage.summarize(raw.since(since))  # the one-host reference: the cut window has a clock of its own
+    # The daily means keep the whole window: they are evidence of what changed, not a basis for sizing.
+    return replace(now, regime=change, type_change=type_change, daily_accelerator_mean=summary.daily_accelerator_mean)
+
+
+def _busiest_mean(raw: RawUsage, start: int, end: int) -> float:
+    """The busiest unit's mean utilisation over [start, end) (0 when no unit has a reading there)."""
+    means = []
+    for device in raw.devices:
+        series = device.utilization_avg or device.utilization_max
+        if series:
+            stamps = series.stamps
+            values = series.array[stamps.searchsorted(start) : stamps.searchsorted(end)]
+            if len(values):
+                means.append(float(values.mean()))
+    return max(means, default=0.0)
 
 
 def _per_host(rows: Floats, unit_counts: Sequence[int], combine: np.ufunc) -> Floats:
@@ -209,6 +274,8 @@ class _Timelines:
     daily: list[tuple[float | None, ...]]
     week: WeekViews
     network_p95: list[float | None]
+    hour_peak_rows: Floats  # the same two as rows (-inf / NaN where no reading), for the reading of regimes
+    daily_rows: Floats
 
 
 def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Timelines:
@@ -235,9 +302,12 @@ def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Tim
         network[:, has] += (fine_bins.reduce(stack, np.add, 0.0) / counts * np.array(rates)[:, np.newaxis])[:, has]
     network_hours = network[:, has]
     network_hours.sort(axis=1)
+    daily = np.where(day_counts > 0, day_sums / np.maximum(day_counts, 1), np.nan)
     return _Timelines(
+        hour_peak_rows=hour_peaks,
+        daily_rows=daily,
         hour_peaks=optional_rows(hour_peaks, ~hour_bins.empty),
-        daily=optional_rows(day_sums / np.maximum(day_counts, 1), day_counts[0] > 0),
+        daily=optional_rows(daily, day_counts[0] > 0),
         week=week_views(
             grid, span, hour_peaks, fine_bins.reduce(stacks.cpu, np.add, 0.0), fine_bins.counts, network, has
         ),
@@ -267,15 +337,17 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
     ]
 
 
-def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSummary]:
-    """The summaries of hosts on one clock (see _clock_of), ordered by their number of units; each
-    statistic is one numpy call for them all."""
+def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[UsageSummary, Timelines]]:
+    """The summaries of hosts on one clock (see _clock_of), ordered by their number of units, with the timelines
+    they were read from; each statistic is one numpy call for them all."""
     stacks = _Stacks.of(raws)
     timelines = _timelines(clock, raws, stacks)
+    grid = WindowGrid.of(clock.window_start, clock.window_end)
     accelerator_days, coverage = accelerator_coverage(raws[0], (clock.window_end - clock.window_start).total_seconds())
     inbound_peaks, outbound_peaks = stacks.inbound.max(axis=1).tolist(), stacks.outbound.max(axis=1).tolist()
     units = iter(_unit_usages(clock, raws, stacks))
-    return [
+    ran = running_share(raws[0].cpu_avg, clock.window_end)  # the hosts share the CPU series' clock
+    summaries = [
         UsageSummary(
             instance_id=raw.instance_id,
             window_start=raw.window_start,
@@ -295,6 +367,15 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[UsageSumma
             hourly_network_mean_gbps=timelines.week.network[host],
             daily_accelerator_mean=timelines.daily[host],
             accelerator_hour_peaks=timelines.hour_peaks[host],
+            running_share=ran,
         )
         for host, (raw, cpu) in enumerate(zip(raws, row_stats(stacks.cpu), strict=True))
     ]
+    found = []
+    for host, (raw, summary) in enumerate(zip(raws, summaries, strict=True)):
+        encoders = encoder_views(raw.devices, grid)
+        line = Timelines(
+            grid, timelines.hour_peak_rows[host], timelines.daily_rows[host], encoders.hours if encoders else None
+        )
+        found.append((with_encoders(summary, encoders), line))
+    return found

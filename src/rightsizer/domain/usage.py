@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeAlias, cast
 
@@ -60,6 +60,13 @@ class Series:
     def array(self) -> Floats:
         return cast(Floats, self.values)
 
+    def since(self, epoch: int) -> Series:
+        """The samples at or after `epoch` (the same object when nothing is cut)."""
+        if not self or int(self.stamps[0]) >= epoch:
+            return self
+        start = int(self.stamps.searchsorted(epoch))
+        return Series(self.period_seconds, self.stamps[start:], self.array[start:])
+
 
 EMPTY = Series(300)
 
@@ -73,6 +80,8 @@ class DeviceSeries:
     utilization_max: Series = EMPTY
     memory_used_max: Series = EMPTY
     memory_total_max: Series = EMPTY
+    encoder_sessions_max: Series = EMPTY  # hourly Maximum of open NVENC sessions, where published
+    encoder_fps_avg: Series = EMPTY  # hourly Average frame rate of those sessions
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +95,40 @@ class RawUsage:
     network_in_sum: Series = EMPTY  # bytes per period
     network_out_sum: Series = EMPTY
     host_memory_max: Series = EMPTY  # CWAgent mem_used_percent
+    # Types the host ran as earlier in the window, seen in the agent's InstanceType dimension (their series are
+    # not read): the samples before the first one on the current type were taken on other hardware.
+    previous_types: tuple[str, ...] = ()
+
+    def since(self, start: datetime) -> RawUsage:
+        """The same host over [start, window_end): every series cut to the samples from `start` on."""
+        epoch = int(start.timestamp())
+        return replace(
+            self,
+            window_start=start,
+            devices=tuple(
+                DeviceSeries(
+                    index=device.index,
+                    utilization_avg=device.utilization_avg.since(epoch),
+                    utilization_max=device.utilization_max.since(epoch),
+                    memory_used_max=device.memory_used_max.since(epoch),
+                    memory_total_max=device.memory_total_max.since(epoch),
+                    encoder_sessions_max=device.encoder_sessions_max.since(epoch),
+                    encoder_fps_avg=device.encoder_fps_avg.since(epoch),
+                )
+                for device in self.devices
+            ),
+            cpu_avg=self.cpu_avg.since(epoch),
+            network_in_sum=self.network_in_sum.since(epoch),
+            network_out_sum=self.network_out_sum.since(epoch),
+            host_memory_max=self.host_memory_max.since(epoch),
+        )
+
+    @property
+    def first_accelerator_sample(self) -> int | None:
+        """Epoch second of the earliest accelerator reading, None without any."""
+        firsts = [int(d.utilization_avg.stamps[0]) for d in self.devices if d.utilization_avg]
+        firsts += [int(d.utilization_max.stamps[0]) for d in self.devices if d.utilization_max]
+        return min(firsts) if firsts else None
 
 
 def _rank(pct: float, count: int) -> int:
@@ -392,14 +435,90 @@ def _hour_peaks(clocks: _Clocks, devices: Sequence[DeviceSeries], first_hour: in
     return peaks
 
 
-def _daily_mean(clocks: _Clocks, devices: Sequence[DeviceSeries], start: int, days: int) -> tuple[float | None, ...]:
+def _daily_mean(clocks: _Clocks, devices: Sequence[DeviceSeries], start: int, days: int) -> Floats:
+    """The units' mean utilisation per day from `start`; NaN on days without a reading."""
     sums = np.zeros(days)
     counts = np.zeros(days, dtype=np.int64)
     for clock, values in clocks.grouped([device.utilization_avg for device in devices]):
         bins = clock.bins(start, 86400, days)
         sums += bins.reduce(_combined(values, np.add), np.add, 0.0)
         counts += bins.counts * len(values)
-    return _means_where_seen(sums[np.newaxis], counts)[0]
+    return cast(Floats, np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
+
+
+def nan_as_none(values: Floats) -> tuple[float | None, ...]:
+    """A row of floats as a tuple, None where NaN (the summary's "no data" marker)."""
+    return optional_rows(values[np.newaxis], ~np.isnan(values))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Timelines:
+    """What a host's summary was read from, over its window, for the reading of regimes (domain/regimes.py):
+    the busiest unit's hourly maximum per clock hour (-inf: no reading), the units' mean per day (NaN: none) and
+    the most encoder sessions per clock hour (None: no GPU publishes encoder stats)."""
+
+    grid: WindowGrid
+    hour_peaks: Floats
+    day_means: Floats
+    encoder_hours: Floats | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderViews:
+    """What a host's video encoders did: per GPU (most sessions in an hour or None where not published, hours with
+    a session, mean frame rate of those hours), and the most sessions per clock hour of the window (-inf where no
+    GPU published a reading) and per hour of the week."""
+
+    units: tuple[tuple[float | None, int, float | None], ...]
+    hours: Floats
+    week: tuple[float | None, ...]
+
+
+def encoder_views(devices: Sequence[DeviceSeries], grid: WindowGrid) -> EncoderViews | None:
+    """None when no GPU publishes encoder stats (nothing to read, no cost)."""
+    if not any(device.encoder_sessions_max for device in devices):
+        return None
+    hours = np.full(grid.hours, -np.inf)
+    units: list[tuple[float | None, int, float | None]] = []
+    for device in devices:
+        sessions = device.encoder_sessions_max
+        if not sessions:
+            units.append((None, 0, None))
+            continue
+        values = sessions.array
+        fps = device.encoder_fps_avg.array
+        encoding = fps[fps > 0]
+        units.append((float(values.max()), int((values >= 1).sum()), float(encoding.mean()) if len(encoding) else None))
+        bins = Bins(sessions.stamps, grid.first_hour, 3600, grid.hours)
+        np.maximum(hours, bins.reduce(values, np.maximum, -np.inf), out=hours)
+    week = _fold_into_week(hours[np.newaxis], grid.first_hour, np.maximum, -np.inf)
+    return EncoderViews(tuple(units), hours, optional_rows(week, week[0] > -np.inf)[0])
+
+
+def with_encoders(summary: UsageSummary, views: EncoderViews | None) -> UsageSummary:
+    """The summary with what its GPUs' encoders did (unchanged without encoder stats)."""
+    if views is None:
+        return summary
+    devices = tuple(
+        replace(device, encoder_sessions_peak=peak, encoder_active_hours=active, encoder_fps_mean=fps)
+        for device, (peak, active, fps) in zip(summary.devices, views.units, strict=True)
+    )
+    return replace(
+        summary,
+        devices=devices,
+        hourly_encoder_sessions=views.week,
+        encoder_hour_sessions=optional_rows(views.hours[np.newaxis], views.hours > -np.inf)[0],
+    )
+
+
+def running_share(cpu: Series, window_end: datetime) -> float | None:
+    """Share of the time from the first EC2 CPU reading to the window's end that the host ran: EC2 publishes
+    CPUUtilization for every period an instance runs, so the periods without one are periods it was stopped."""
+    if not cpu:
+        return None
+    first = int(cpu.stamps[0])
+    expected = (window_end.timestamp() - first) / cpu.period_seconds
+    return min(1.0, len(cpu.array) / max(1.0, expected))
 
 
 def gbps(series: Series) -> float:
@@ -518,6 +637,13 @@ def accelerator_coverage(raw: RawUsage, window_seconds: float) -> tuple[float, f
 
 
 def summarize(raw: RawUsage) -> UsageSummary:
+    """The reference summary of one host over its window (the regimes inside it are read by
+    `summaries.summarize_all`, which also summarises many hosts at once)."""
+    return summarize_timed(raw)[0]
+
+
+def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
+    """The summary and the timelines it was read from."""
     clocks = _Clocks()
     grid = WindowGrid.of(raw.window_start, raw.window_end)
     accelerator_days, coverage = accelerator_coverage(raw, grid.seconds)
@@ -545,7 +671,9 @@ def summarize(raw: RawUsage) -> UsageSummary:
         network_seen,
     )
     hourly_network = network_gbps[network_seen > 0]
-    return UsageSummary(
+    daily = _daily_mean(clocks, raw.devices, grid.start, grid.days)
+    encoders = encoder_views(raw.devices, grid)
+    summary = UsageSummary(
         instance_id=raw.instance_id,
         window_start=raw.window_start,
         window_end=raw.window_end,
@@ -560,6 +688,9 @@ def summarize(raw: RawUsage) -> UsageSummary:
         hourly_accelerator_peak=week.accelerator[0],
         hourly_cpu_mean=week.cpu[0],
         hourly_network_mean_gbps=week.network[0],
-        daily_accelerator_mean=_daily_mean(clocks, raw.devices, grid.start, grid.days),
+        daily_accelerator_mean=nan_as_none(daily),
         accelerator_hour_peaks=optional_rows(hour_peaks[np.newaxis], hour_peaks > -np.inf)[0],
+        running_share=running_share(cpu, raw.window_end),
     )
+    timelines = Timelines(grid, hour_peaks, daily, encoders.hours if encoders else None)
+    return with_encoders(summary, encoders), timelines

@@ -47,6 +47,9 @@ _GPU_FIELDS: Mapping[str, tuple[tuple[str, str, int], ...]] = {
     "utilization": (("utilization_avg", "Average", 300), ("utilization_max", "Maximum", 3600)),
     "memory_used": (("memory_used_max", "Maximum", 3600),),
     "memory_total": (("memory_total_max", "Maximum", 86400),),
+    # Encoder sessions and frame rate, only where the agent publishes them: hourly, as the busy hours are read.
+    "encoder_sessions": (("encoder_sessions_max", "Maximum", 3600),),
+    "encoder_fps": (("encoder_fps_avg", "Average", 3600),),
 }
 _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_avg", "Average", 300),
@@ -230,6 +233,8 @@ class CloudWatchUsage:
             m.gpu_utilization: "utilization",
             m.gpu_memory_used: "memory_used",
             m.gpu_memory_total: "memory_total",
+            m.gpu_encoder_sessions: "encoder_sessions",
+            m.gpu_encoder_fps: "encoder_fps",
         }
         agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
         if self._per_instance(running, len(neuron)):
@@ -511,6 +516,8 @@ def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, list[_Chunk]]
             utilization_max=fields.get("utilization_max", EMPTY),
             memory_used_max=fields.get("memory_used_max", EMPTY),
             memory_total_max=fields.get("memory_total_max", EMPTY),
+            encoder_sessions_max=fields.get("encoder_sessions_max", EMPTY),
+            encoder_fps_avg=fields.get("encoder_fps_avg", EMPTY),
         )
         for index, fields in sorted(device_fields.items(), key=lambda item: _device_order(item[0]))
     )
