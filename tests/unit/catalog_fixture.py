@@ -4,7 +4,11 @@ Every figure a test's expected value depends on is here, on one screen, so money
 checked by hand: monthly = hourly x 730. Specs are those DescribeInstanceTypes reports for each type and
 prices are us-east-1 on-demand (both as of 2026; the tests only depend on this file, not on moto's
 instance table or the bundled price snapshot). Accelerator figures are the bundled table's (dense tensor
-TFLOPS, GB/s); A10G's tensor figure is an assumption (see src/rightsizer/domain/data/accelerators.json).
+TFLOPS, GB/s, NVENC/NVDEC engines per device); A10G's tensor figure (70) is an estimate, the same in both
+(no vendor publishes one: see its entry in src/rightsizer/domain/data/accelerators.json). Inferentia's FP32
+stays None here; the bundled table's estimate (16 TFLOPS, a quarter of its BF16 rate as on NeuronCore-v2)
+gives the same ratio as its tensor figure against Inferentia2 and Trainium, the fixture's other Neuron
+devices, so it would decide no projection here.
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ def _acc(
     cc: str | None = None,
     cores: int = 0,
     vendor: str = "NVIDIA",
+    *,
+    engines: tuple[int, int] = (0, 0),
 ) -> AcceleratorSpec:
+    """`engines`: (NVENC, NVDEC) per device, as in the bundled table."""
+    encoders, decoders = engines
     return AcceleratorSpec(
         model=model,
         vendor=vendor,
@@ -39,22 +47,24 @@ def _acc(
         tensor_tflops=tensor,
         compute_capability=cc,
         neuroncores_per_device=cores,
+        video_encoders=encoders,
+        video_decoders=decoders,
     )
 
 
 ACCELERATORS = {
     a.model: a
     for a in (
-        #    model              GiB  GB/s  FP32   tensor  CUDA
-        _acc("V100-SXM2-16GB", 16, 900, 15.7, 125, "7.0"),
-        _acc("A100-SXM4-40GB", 40, 1555, 19.5, 312, "8.0"),
-        _acc("A100-SXM4-80GB", 80, 2039, 19.5, 312, "8.0"),
-        _acc("H100-SXM5-80GB", 80, 3350, 67, 989.4, "9.0"),
-        _acc("T4", 16, 320, 8.1, 65, "7.5"),
-        _acc("T4G", 16, 320, 8.1, 65, "7.5"),
-        _acc("A10G", 24, 600, 31.2, 70, "8.6"),
-        _acc("L4", 24, 300, 30.3, 121, "8.9"),
-        _acc("L40S", 48, 864, 91.6, 362.05, "8.9"),
+        #    model              GiB  GB/s  FP32   tensor  CUDA   (NVENC, NVDEC)
+        _acc("V100-SXM2-16GB", 16, 900, 15.7, 125, "7.0", engines=(3, 1)),
+        _acc("A100-SXM4-40GB", 40, 1555, 19.5, 312, "8.0", engines=(0, 5)),
+        _acc("A100-SXM4-80GB", 80, 2039, 19.5, 312, "8.0", engines=(0, 5)),
+        _acc("H100-SXM5-80GB", 80, 3350, 67, 989.4, "9.0", engines=(0, 7)),
+        _acc("T4", 16, 320, 8.1, 65, "7.5", engines=(1, 2)),
+        _acc("T4G", 16, 320, 8.1, 65, "7.5", engines=(1, 2)),
+        _acc("A10G", 24, 600, 31.2, 70, "8.6", engines=(1, 2)),
+        _acc("L4", 24, 300, 30.3, 121, "8.9", engines=(2, 4)),
+        _acc("L40S", 48, 864, 91.6, 362.05, "8.9", engines=(3, 3)),
         _acc("Inferentia", 8, 50, None, 64, cores=4, vendor="AWS"),
         _acc("Inferentia2", 32, 820, 47.5, 190, cores=2, vendor="AWS"),
         _acc("Trainium", 32, 820, 47.5, 190, cores=2, vendor="AWS"),

@@ -38,6 +38,9 @@ def accelerator_table() -> AcceleratorTable:
             tensor_tflops=raw.get("tensor_tflops"),
             compute_capability=raw.get("compute_capability"),
             neuroncores_per_device=int(raw.get("neuroncores_per_device", 0)),
+            video_encoders=int(raw.get("video_encoders", 0)),
+            video_decoders=int(raw.get("video_decoders", 0)),
+            estimated=tuple(raw.get("estimated", ())),
         )
         ec2_names[(raw["ec2_name"], raw.get("ec2_memory_mib"))] = model
     return AcceleratorTable(by_model=by_model, ec2_names=ec2_names)
