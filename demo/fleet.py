@@ -21,11 +21,14 @@ Shape = Callable[[datetime, random.Random], float]
 @dataclass(frozen=True)
 class Gpu:
     """One GPU's workload: utilisation (%), memory used (MiB), memory-controller activity (%, published like
-    the agent's utilization_memory, which the bot does not read)."""
+    the agent's utilization_memory, which the bot does not read), and its video encoder (NVENC): open sessions
+    and their average frame rate (None: no sessions)."""
 
     utilization: Shape
     memory_used_mib: Shape
     memory_activity: Shape | None = None
+    encoder_sessions: Shape | None = None
+    encoder_fps: Shape | None = None
 
 
 @dataclass(frozen=True)

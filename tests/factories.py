@@ -129,7 +129,10 @@ def device(
     p50: float | None = None,
     p99: float | None = None,
     peak: float | None = None,
+    encoder_sessions: float | None = 0.0,
 ) -> DeviceUsage:
+    """A GPU as the shipped agent config reports it: encoder stats published (no sessions unless told; None: the
+    agent does not publish them)."""
     utilization = stats(util_p95, p50=p50, p99=p99, peak=peak)
     return DeviceUsage(
         index=index,
@@ -137,6 +140,8 @@ def device(
         utilization_peak=utilization.peak,
         memory_used_peak_mib=memory_used_mib,
         memory_total_mib=memory_total_mib,
+        encoder_sessions_peak=encoder_sessions,
+        encoder_active_hours=336 if encoder_sessions else 0,
     )
 
 

@@ -9,7 +9,7 @@ asks CloudWatch for: 5-minute averages, hourly maxima, a daily memory.total, 5-m
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -38,6 +38,17 @@ class Workload:
     end: datetime = NOW
     neuron: bool = False  # NeuronCores: utilisation only, as neuron-monitor publishes
     hourly_maxima: bool = True  # False: only 5-minute averages came back (no hourly Maximum series)
+    # The shipped agent config publishes the encoder stats (0 sessions unless a Gpu says otherwise); False: an
+    # agent config without them.
+    encoder_stats: bool = True
+    utilization_published: bool = True  # False: utilization.gpu is [N/A] (MIG mode): memory only
+    # None: the host runs the whole window; else whether it runs at a time (a host that stops itself): every series,
+    # the EC2 ones too, has samples only while it runs.
+    runs: Callable[[datetime], bool] | None = None
+    # The host ran as `previous_type` until `resized_at`: the agent's series of that type are not read (the
+    # collector drops them by their InstanceType dimension), the EC2 series carry no type and are read whole.
+    previous_type: str | None = None
+    resized_at: datetime | None = None
 
 
 def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
@@ -46,41 +57,58 @@ def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
     return Series(period, tuple(int(t.timestamp()) for t, _ in points), tuple(v for _, v in points))
 
 
-def _hourly_max(points: Sequence[tuple[datetime, float]]) -> Series:
-    hours: dict[datetime, float] = {}
+def _hourly(points: Sequence[tuple[datetime, float]], combine: Callable[[Sequence[float]], float]) -> Series:
+    hours: dict[datetime, list[float]] = {}
     for t, value in points:
-        hour = t.replace(minute=0, second=0, microsecond=0)
-        hours[hour] = max(value, hours.get(hour, value))
-    return _series(HOUR, sorted(hours.items()))
+        hours.setdefault(t.replace(minute=0, second=0, microsecond=0), []).append(value)
+    return _series(HOUR, sorted((hour, combine(values)) for hour, values in hours.items()))
+
+
+def _hourly_max(points: Sequence[tuple[datetime, float]]) -> Series:
+    return _hourly(points, max)
+
+
+def _hourly_mean(points: Sequence[tuple[datetime, float]]) -> Series:
+    return _hourly(points, lambda values: sum(values) / len(values))
 
 
 def _daily_max(value: float, start: datetime, days: int) -> Series:
     return _series(DAY, [(start + timedelta(days=d), value) for d in range(days)])
 
 
-def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", seed: str = "host") -> UsageSummary:
-    """What the collector and summarize() would make of this workload."""
+def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime], rng: random.Random) -> DeviceSeries:
+    start = workload.end - timedelta(days=workload.days)
+    utilization = [(t, gpu.utilization(t, rng)) for t in stamps]
+    memory = [] if workload.neuron else [(t, gpu.memory_used_mib(t, rng)) for t in stamps]
+    total = workload.memory_total_mib
+    encoder = workload.encoder_stats and not workload.neuron
+    sessions = [(t, gpu.encoder_sessions(t, rng) if gpu.encoder_sessions else 0.0) for t in stamps] if encoder else []
+    fps = [(t, gpu.encoder_fps(t, rng) if gpu.encoder_fps else 0.0) for t in stamps] if encoder else []
+    published = workload.utilization_published
+    return DeviceSeries(
+        index=str(index),
+        utilization_avg=_series(FIVE_MINUTES, utilization) if published else EMPTY,
+        utilization_max=_hourly_max(utilization) if workload.hourly_maxima and published else EMPTY,
+        memory_used_max=_hourly_max(memory) if memory else EMPTY,
+        memory_total_max=_daily_max(total, start, workload.days) if memory and total else EMPTY,
+        encoder_sessions_max=_hourly_max(sessions),
+        encoder_fps_avg=_hourly_mean(fps),
+    )
+
+
+def raw_usage(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", seed: str = "host") -> RawUsage:
+    """The series the collector would read for this workload."""
     rng = random.Random(seed)
     start = workload.end - timedelta(days=workload.days)
-    stamps = list(timeline(workload.end, workload.days))
-    devices = []
-    for index, gpu in enumerate(workload.gpus):
-        utilization = [(t, gpu.utilization(t, rng)) for t in stamps]
-        memory = [] if workload.neuron else [(t, gpu.memory_used_mib(t, rng)) for t in stamps]
-        total = workload.memory_total_mib
-        devices.append(
-            DeviceSeries(
-                index=str(index),
-                utilization_avg=_series(FIVE_MINUTES, utilization),
-                utilization_max=_hourly_max(utilization) if workload.hourly_maxima else EMPTY,
-                memory_used_max=_hourly_max(memory) if memory else EMPTY,
-                memory_total_max=_daily_max(total, start, workload.days) if memory and total else EMPTY,
-            )
-        )
+    runs = workload.runs
+    stamps = [t for t in timeline(workload.end, workload.days) if runs is None or runs(t)]
+    resized = workload.resized_at
+    agent_stamps = [t for t in stamps if resized is None or t >= resized]
+    devices = [_device(workload, index, gpu, agent_stamps, rng) for index, gpu in enumerate(workload.gpus)]
     # Bytes per 5 minutes, split 60/40 between in and out as a server answering requests.
     network = [(t, workload.network_gbps(t, rng) * 1e9 / 8 * FIVE_MINUTES) for t in stamps]
     host_memory = workload.host_memory_pct
-    raw = RawUsage(
+    return RawUsage(
         instance_id=instance_id,
         window_start=start,
         window_end=workload.end,
@@ -89,6 +117,11 @@ def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", see
         cpu_avg=_series(FIVE_MINUTES, [(t, workload.cpu(t, rng)) for t in stamps]),
         network_in_sum=_series(FIVE_MINUTES, [(t, v * 0.6) for t, v in network]),
         network_out_sum=_series(FIVE_MINUTES, [(t, v * 0.4) for t, v in network]),
-        host_memory_max=_hourly_max([(t, host_memory(t, rng)) for t in stamps]) if host_memory else EMPTY,
+        host_memory_max=_hourly_max([(t, host_memory(t, rng)) for t in agent_stamps]) if host_memory else EMPTY,
+        previous_types=(workload.previous_type,) if workload.previous_type else (),
     )
-    return summarize_one(raw)
+
+
+def summary(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", seed: str = "host") -> UsageSummary:
+    """What the collector and summarize_all() would make of this workload."""
+    return summarize_one(raw_usage(workload, instance_id=instance_id, seed=seed))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from rightsizer.domain.analyzer import recommendation_id
 from rightsizer.domain.catalog import Catalog
@@ -105,19 +106,48 @@ def consolidate(
         if packing is None or packing.hosts >= len(members):
             continue
         group = f"team={team} in {zone}"
-        for rec in _advice(members, demands, packing, group, spec, by_id, covers or {}):
+        advice = _advice(members, demands, packing, group, spec, by_id, covers or {})
+        for rec in _larger_saving(members, advice, group):
             replaced[rec.instance_id] = rec
     return [replaced.get(rec.instance_id, rec) for rec in recommendations]
 
 
+def _group_saving(recs: Sequence[Recommendation]) -> Decimal:
+    return sum((rec.monthly_savings or ZERO for rec in recs), ZERO)
+
+
+def _larger_saving(
+    members: Sequence[Recommendation], packed: Sequence[Recommendation], group: str
+) -> list[Recommendation]:
+    """Packing the group and resizing its hosts one by one exclude each other (a resized host has no room for the
+    others' work; a drained host is not resized): offer whichever saves the group more, and name the other."""
+    resizes = [rec for rec in members if rec.target_type is not None]
+    if not resizes:
+        return list(packed)
+    per_host, pack = _group_saving(members), _group_saving(packed)
+    moves = ", ".join(f"{rec.instance_id} to {rec.target_type}" for rec in resizes)
+    if pack > per_host:
+        note = (
+            f"consolidating saves the group more ({usd(pack)}/month) than resizing its hosts one by one ({moves}: "
+            f"{usd(per_host)}/month); the two exclude each other"
+        )
+        return [replace(rec, reasons=(rec.reasons[0], note, *rec.reasons[1:])) for rec in packed]
+    plan = packed[0].consolidation
+    kept = len(plan.keep) if plan else len(members)
+    note = (
+        f"also possible: consolidating the {len(members)} hosts of {group} onto {kept} saves "
+        f"{usd(pack)}/month for the group, less than these resizes ({usd(per_host)}/month); the two exclude each other"
+    )
+    return [replace(rec, reasons=(*rec.reasons, note)) if rec.target_type else rec for rec in members]
+
+
 def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | None) -> bool:
-    """Hosts no single-host change helps, running on demand, with everything measured: right-sized alone
-    (nothing cheaper fits them), or partly idle with no smaller type to move to (`partly_idle`: its advice is
-    this one, to consolidate the work onto fewer hosts)."""
+    """Hosts running on demand with everything measured, whose work could move: right-sized alone (nothing cheaper
+    fits them), partly idle with no smaller type to move to (`partly_idle`: its advice is this one, to consolidate
+    the work onto fewer hosts), or with a cheaper type of their own (the group then gets whichever saves more)."""
     ev = rec.evidence
-    no_target = rec.finding is Finding.OVERPROVISIONED and rec.target_type is None
     return (
-        (rec.finding is Finding.OPTIMIZED or no_target)
+        rec.finding in (Finding.OPTIMIZED, Finding.OVERPROVISIONED)
         and bool(rec.team)
         and instance.is_running
         and instance.lifecycle == "on-demand"
