@@ -476,6 +476,7 @@ def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:
     """Weekly: cache on-demand prices of every accelerated type, per configured region."""
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
+    from rightsizer.domain.platforms import PLATFORMS, Billing, Platform
 
     session, settings, state = wiring.session, wiring.settings, wiring.store
     api = PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION))
@@ -484,7 +485,11 @@ def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:
     for region in settings.regions:
         fleet = Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table())
         types = sorted({spec.instance_type for spec in fleet.accelerated_specs()} | set(bundled.legacy_specs()))
-        prices = api.hourly(region, types)
-        state.put_prices(region, prices, api.source, now)
-        cached[region] = len(prices)
+        # Every platform on shared tenancy: a region's Windows or RHEL hosts are priced at their own rates.
+        for platform in Platform:
+            billing = Billing(platform, PLATFORMS[platform].label)
+            prices = api.hourly(region, types, billing)
+            state.put_prices(region, prices, api.source, now, billing)
+            if platform is Platform.LINUX:
+                cached[region] = len(prices)
     return {"regions": cached, "get_products_calls": api.calls}

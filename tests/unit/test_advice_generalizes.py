@@ -8,6 +8,7 @@ says what the old rules did.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -24,8 +25,10 @@ from rightsizer.domain.models import (
     Recommendation,
     RegimeKind,
     UsageSummary,
+    monthly,
 )
 from rightsizer.domain.policy import Policy
+from tests import factories
 from tests.factories import NOW, device, instance, usage
 from tests.unit import catalog_fixture as fx
 from tests.unit.shapes import Workload, summary
@@ -378,3 +381,67 @@ def test_the_regime_found_is_described_in_the_summary() -> None:
     assert found is not None and found.kind is RegimeKind.WENT_QUIET
     assert found.since.replace(minute=0) == FOUR_DAYS_AGO.replace(minute=0)
     assert 85 <= found.level_before <= 92 and found.level_after < 1
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Every host was priced as Linux. 4. Only two regions had prices.
+
+
+def billed(host: Instance, platform: str, operation: str = "") -> Instance:
+    return replace(host, platform=platform, usage_operation=operation)
+
+
+def bundled_advice(host: Instance, work: UsageSummary) -> Recommendation:
+    region = host.region
+    return analyze_instance(host, work, factories.catalog(region), factories.prices(region), Policy(), NOW)
+
+
+IDLE_T4 = usage([device("0", 0.0, 3.0, T4_TOTAL, p50=0.0, p99=0.0, peak=1.0)], cpu_p95=2.0, network_gbps=0.001)
+
+
+def test_a_windows_host_is_priced_at_the_windows_rate_not_the_linux_one() -> None:
+    # Before: $0.526/h (Linux) for a Windows g4dn.xlarge, which costs $0.710/h in us-east-1.
+    rec = bundled_advice(billed(instance("g4dn.xlarge"), "Windows", "RunInstances:0002"), IDLE_T4)
+
+    assert rec.finding is Finding.IDLE
+    assert rec.monthly_cost == Decimal("0.71") * 730
+    reason_with(rec, "priced as Windows, host and targets alike")
+
+
+def test_a_resize_of_a_windows_host_saves_the_windows_difference() -> None:
+    one_of_four = [
+        device("0", 60.0, 10_000.0, 23028.0),
+        *(device(str(i), 0.0, 3.0, 23028.0, p50=0.0, p99=0.0, peak=1.0) for i in (1, 2, 3)),
+    ]
+    host = billed(instance("g5.12xlarge"), "Windows")
+    rec = bundled_advice(host, usage(one_of_four))
+    linux = bundled_advice(instance("g5.12xlarge"), usage(one_of_four))
+
+    windows = factories.prices().variants["windows"]
+    assert rec.target_type is not None and rec.monthly_cost == monthly(windows["g5.12xlarge"])
+    assert rec.monthly_cost_after == monthly(windows[rec.target_type])
+    assert rec.monthly_savings != linux.monthly_savings
+
+
+def test_rhel_is_priced_as_rhel() -> None:
+    rec = bundled_advice(billed(instance("g4dn.xlarge"), "Red Hat Enterprise Linux", "RunInstances:0010"), IDLE_T4)
+
+    assert rec.monthly_cost == monthly(factories.prices().variants["rhel"]["g4dn.xlarge"])
+    assert rec.monthly_cost != Decimal("0.526") * 730
+
+
+def test_a_platform_without_a_known_price_has_no_price_never_the_linux_one() -> None:
+    rec = bundled_advice(billed(instance("g4dn.xlarge"), "Windows BYOL", "RunInstances:0800"), IDLE_T4)
+
+    assert rec.finding is Finding.IDLE
+    assert rec.monthly_cost is None and rec.monthly_savings is None
+    reason_with(rec, "no on-demand price for g4dn.xlarge in us-east-1", "no Windows BYOL prices")
+
+
+def test_an_idle_host_in_sydney_gets_its_money() -> None:
+    # Before: the snapshot had us-east-1 and eu-west-1 only; an idle host in ap-southeast-2 had no money at all.
+    rec = bundled_advice(instance("g4dn.xlarge", region="ap-southeast-2"), IDLE_T4)
+
+    assert rec.finding is Finding.IDLE
+    assert rec.monthly_cost is not None and rec.monthly_cost > Decimal("0.526") * 730  # Sydney costs more
+    assert rec.monthly_savings == rec.monthly_cost

@@ -19,6 +19,7 @@ from rightsizer.domain.models import (
     InstanceTypeSpec,
     Recommendation,
 )
+from rightsizer.domain.platforms import LINUX, Billing, billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
@@ -43,7 +44,7 @@ from tests.factories import ACCOUNT, PROMISED_RECOMMENDATION_KEYS, RecordingProg
 
 NOW = datetime(2026, 12, 1, 12, 34, 56, 789000, tzinfo=UTC)
 API_SOURCE = "AWS Price List API"
-SNAPSHOT_ONLY_REGION = "ap-southeast-2"
+SNAPSHOT_ONLY_REGION = "ap-southeast-4"  # a region the bundled snapshot has no GPU prices for
 
 # Fakes, one per port ----------------------------------------------------------------------------------
 
@@ -75,15 +76,25 @@ class FakeInstanceTypes:
 class FakeOnDemand:
     source = API_SOURCE
 
-    def __init__(self, prices: Mapping[str, str] | None = None, error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        prices: Mapping[str, str] | None = None,
+        error: Exception | None = None,
+        platforms: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         self.prices = {t: Decimal(p) for t, p in (prices or {}).items()}
         self.error = error
+        self.platforms = {key: {t: Decimal(p) for t, p in found.items()} for key, found in (platforms or {}).items()}
         self.calls: list[tuple[str, list[str]]] = []
+        self.billings: list[str | None] = []
 
-    def hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
+    def hourly(self, region: str, instance_types: Sequence[str], billing: Billing = LINUX) -> dict[str, Decimal]:
         self.calls.append((region, list(instance_types)))
+        self.billings.append(billing.key)
         if self.error is not None:
             raise self.error
+        if billing.key != LINUX.key:
+            return dict(self.platforms.get(billing.key or "", {}))
         return dict(self.prices)
 
 
@@ -685,3 +696,19 @@ def test_json_money_is_rounded_to_cents_and_findings_are_strings() -> None:
     assert row["actionable"] is True
     assert row["target_type"] == "g5.xlarge"
     assert row["reasons"] == ["overprovisioned because tests say so"]
+
+
+def test_each_platform_of_the_region_is_asked_for_and_the_snapshot_fills_what_the_api_lacks() -> None:
+    api = FakeOnDemand({"g5.xlarge": "2.0"}, platforms={"windows": {"g5.xlarge": "2.5"}})
+    snapshot = snapshot_book("us-east-1")
+    windows, rhel = billing("Windows"), billing("Red Hat Enterprise Linux")
+
+    book, warnings = resolve_prices("us-east-1", PriceMode.AUTO, api, snapshot, TYPES, [windows, rhel, windows, LINUX])
+
+    assert api.billings == ["linux", "windows", "rhel"]  # each platform once
+    assert book.billed_as(windows).hourly("g5.xlarge") == Decimal("2.5")  # the API wins
+    assert book.billed_as(windows).hourly("g5.2xlarge") == snapshot.variants["windows"]["g5.2xlarge"]
+    assert dict(book.billed_as(rhel).on_demand) == dict(
+        snapshot.variants["rhel"]
+    )  # no API price: all from the snapshot
+    assert any("for Red Hat Enterprise Linux in us-east-1" in warning for warning in warnings)

@@ -147,6 +147,18 @@ def test_a_host_above_the_reserved_units_saves_at_list_price() -> None:
     assert all(reason_with(r, "usage above them is paid on demand, so the full saving counts") for r in recs.values())
 
 
+def test_linux_reserved_instances_neither_cover_nor_count_a_windows_host() -> None:
+    linux, _ = one_of_four("i-00000000000000002")
+    windows = replace(one_of_four("i-00000000000000003")[0], platform="Windows", usage_operation="RunInstances:0002")
+    ri = ReservedInstances("ri-0g5", "g5.12xlarge", count=1, end=END)  # read as Linux/UNIX RIs only
+
+    covers = coverage([linux, windows], Commitments(reserved_instances=(ri,), read=True), fx.prices().on_demand)
+
+    assert set(covers) == {linux.instance_id}
+    pool = covers[linux.instance_id].reserved
+    assert pool is not None and (pool.reserved, pool.running) == (96.0, 96.0)
+
+
 def test_stopping_an_idle_host_under_a_zonal_reserved_instance_saves_nothing() -> None:
     host = idle_p3()
     ri = ReservedInstances("ri-0zonal", "p3.8xlarge", count=1, availability_zone="us-east-1a", end=END)

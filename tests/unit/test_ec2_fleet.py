@@ -18,10 +18,17 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from rightsizer.adapters.aws.ec2 import SPOT_HISTORY_KEPT, SPOT_PRICE_WINDOW, Ec2Fleet, parse_instance_type
+from rightsizer.adapters.aws.ec2 import (
+    SPOT_HISTORY_KEPT,
+    SPOT_PRICE_WINDOW,
+    Ec2Fleet,
+    parse_instance,
+    parse_instance_type,
+)
 from rightsizer.adapters.bundled import accelerator_table
 from rightsizer.domain.catalog import is_accelerated_family
 from rightsizer.domain.models import AcceleratorKind, Instance
+from rightsizer.domain.platforms import Platform
 from tests.factories import ACCOUNT
 
 REGION = "us-east-1"
@@ -538,3 +545,48 @@ def test_a_fractional_gpu_type_has_one_gpu_unit() -> None:
 
     assert spec is not None
     assert spec.compute_units == 1
+
+
+# Platforms: how EC2 bills the host ------------------------------------------------------------------------
+
+
+def _described(**fields: object) -> dict[str, object]:
+    return {"InstanceId": "i-0abc", "InstanceType": "g4dn.xlarge", "LaunchTime": datetime(2026, 11, 1), **fields}
+
+
+@pytest.mark.parametrize(
+    ("fields", "platform", "label"),
+    [
+        ({}, Platform.LINUX, "Linux/UNIX"),
+        ({"PlatformDetails": "Linux/UNIX", "UsageOperation": "RunInstances"}, Platform.LINUX, "Linux/UNIX"),
+        ({"Platform": "windows"}, Platform.WINDOWS, "Windows"),  # what moto answers
+        ({"PlatformDetails": "Windows", "UsageOperation": "RunInstances:0002"}, Platform.WINDOWS, "Windows"),
+        (
+            {"PlatformDetails": "Red Hat Enterprise Linux", "UsageOperation": "RunInstances:0010"},
+            Platform.RHEL,
+            "Red Hat Enterprise Linux",
+        ),
+        (
+            {"PlatformDetails": "Windows with SQL Server Standard", "UsageOperation": "RunInstances:0006"},
+            Platform.WINDOWS_SQL_STANDARD,
+            "Windows with SQL Server Standard",
+        ),
+        ({"UsageOperation": "RunInstances:0g00"}, Platform.UBUNTU_PRO, "Ubuntu Pro"),
+        ({"PlatformDetails": "Windows BYOL", "UsageOperation": "RunInstances:0800"}, None, "Windows BYOL"),
+    ],
+)
+def test_the_billing_platform_comes_from_usage_operation_then_platform_details(
+    fields: dict[str, object], platform: Platform | None, label: str
+) -> None:
+    host = parse_instance(_described(**fields), "123456789012", "us-east-1")
+
+    assert host.billing.platform is platform
+    assert host.billing.label == label
+
+
+def test_dedicated_tenancy_and_dedicated_hosts_are_billed_apart() -> None:
+    dedicated = parse_instance(_described(Placement={"Tenancy": "dedicated"}), "123456789012", "us-east-1")
+    on_host = parse_instance(_described(Placement={"Tenancy": "host"}), "123456789012", "us-east-1")
+
+    assert dedicated.billing.key == "linux@dedicated"
+    assert on_host.billing.key is None  # billed per Dedicated Host: no instance-hour price

@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rightsizer.adapters.aws.pricing import PRICING_API_REGIONS, PriceListApi, parse_price_list_item
+from rightsizer.domain.platforms import billing
 from rightsizer.services.ports import OnDemandPrices, SourceUnavailable
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pricing"
@@ -464,3 +465,43 @@ def test_parse_price_list_item_never_raises(item: str) -> None:
         assert instance_type
         assert price.is_finite()
         assert price > 0
+
+
+# --- other platforms ---------------------------------------------------------------------------------------
+
+WINDOWS = billing("Windows", "RunInstances:0002")
+
+
+def test_a_platform_is_asked_for_with_its_own_filters_and_other_platforms_rows_are_refused(
+    client: Any, stubber: Stubber
+) -> None:
+    request = _request("us-east-1", "g4dn.xlarge")
+    for condition in request["Filters"]:
+        if condition["Field"] == "operatingSystem":
+            condition["Value"] = "Windows"
+    linux_row = _item(price="0.5260000000")
+    windows_row = _item(price="0.7100000000", operatingSystem="Windows")
+    sql_row = _item(price="1.2000000000", operatingSystem="Windows", preInstalledSw="SQL Std")
+    stubber.add_response("get_products", _page(linux_row, sql_row, windows_row), expected_params=request)
+
+    assert PriceListApi(client).hourly("us-east-1", ["g4dn.xlarge"], WINDOWS) == {"g4dn.xlarge": Decimal("0.71")}
+
+
+def test_windows_with_sql_server_is_its_own_price(client: Any, stubber: Stubber) -> None:
+    request = _request("us-east-1", "g4dn.xlarge")
+    for condition in request["Filters"]:
+        if condition["Field"] == "operatingSystem":
+            condition["Value"] = "Windows"
+        if condition["Field"] == "preInstalledSw":
+            condition["Value"] = "SQL Std"
+    sql_row = _item(price="1.2000000000", operatingSystem="Windows", preInstalledSw="SQL Std")
+    stubber.add_response("get_products", _page(sql_row), expected_params=request)
+
+    sql = billing("Windows with SQL Server Standard", "RunInstances:0006")
+    assert PriceListApi(client).hourly("us-east-1", ["g4dn.xlarge"], sql) == {"g4dn.xlarge": Decimal("1.2")}
+
+
+def test_a_platform_without_an_instance_hour_price_is_never_asked_for_as_linux(client: Any) -> None:
+    for unknown in (billing("Windows BYOL", "RunInstances:0800"), billing("Linux/UNIX", tenancy="host")):
+        with pytest.raises(ValueError, match="no instance-hour price"):
+            PriceListApi(client).hourly("us-east-1", ["g4dn.xlarge"], unknown)

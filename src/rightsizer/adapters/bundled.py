@@ -79,14 +79,30 @@ def _snapshot() -> dict[str, Any]:
 
 
 def snapshot_prices(region: str) -> PriceBook | None:
-    """The bundled on-demand prices for `region`, or None when the snapshot does not cover it."""
+    """The bundled on-demand prices for `region` (Linux, and the other platforms the snapshot has), or None when
+    the snapshot does not cover it."""
     data = _snapshot()
-    prices = data["regions"].get(region)
-    if prices is None:
+    platforms = data["regions"].get(region)
+    if platforms is None or "linux" not in platforms:
         return None
-    as_of = data["_meta"]["regions"][region]["as_of"]
+    dates = {platform: meta["as_of"] for platform, meta in data["_meta"]["regions"][region].items()}
     return PriceBook(
         region=region,
-        on_demand={instance_type: Decimal(price) for instance_type, price in prices.items()},
-        source=f"bundled price snapshot (as of {as_of})",
+        on_demand=_decimals(platforms["linux"]),
+        source=f"bundled price snapshot (as of {dates['linux']})",
+        variants={platform: _decimals(prices) for platform, prices in platforms.items() if platform != "linux"},
+        variant_sources={
+            platform: f"bundled price snapshot (as of {dates[platform]})"
+            for platform in platforms
+            if platform != "linux"
+        },
     )
+
+
+def snapshot_regions() -> tuple[str, ...]:
+    """The regions the bundled snapshot prices."""
+    return tuple(sorted(_snapshot()["regions"]))
+
+
+def _decimals(prices: dict[str, str]) -> dict[str, Decimal]:
+    return {instance_type: Decimal(price) for instance_type, price in prices.items()}

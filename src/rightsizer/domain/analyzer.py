@@ -35,7 +35,7 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
 from rightsizer.domain.schedule_plan import busy_runs
-from rightsizer.domain.sizing import busiest, memory_reserved, unit_view
+from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit_view
 
 
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:
@@ -76,7 +76,7 @@ def analyze_instance(
     now: datetime,
     cover: HostCover | None = None,
 ) -> Recommendation:
-    facts = Facts(instance, usage, catalog, prices, policy, cover)
+    facts = Facts(instance, usage, catalog, host_prices(catalog, prices, instance.billing), policy, cover)
     draft, measured = decide(facts)
     draft = part_time(facts, draft)
     share = Decimal(str(facts.running_share))

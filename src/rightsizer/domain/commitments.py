@@ -188,12 +188,20 @@ def coverage(
     )
     covers: dict[str, HostCover] = {}
     in_capacity = _capacity_members(running, commitments.capacity_reservations)
+    # The RIs and plan rates read are Linux on shared tenancy's (adapters/aws/commitments.py): they say nothing of a
+    # Windows or RHEL host's hours, nor count them.
+    linux = [i for i in running if i.billing.key == "linux"]
+    linux_ids = {i.instance_id for i in linux}
     for instance in running:
         capacity = in_capacity.get(instance.instance_id)
-        pool = _reserved_pool(instance, running, commitments.reserved_instances)
+        pool = (
+            _reserved_pool(instance, linux, commitments.reserved_instances)
+            if instance.instance_id in linux_ids
+            else None
+        )
         if capacity is not None or pool is not None:
             covers[instance.instance_id] = HostCover(capacity=capacity, reserved=pool)
-    uncovered = [i for i in running if i.instance_id not in covers]
+    uncovered = [i for i in linux if i.instance_id not in covers]
     shares = _plan_shares(uncovered, commitments.savings_plans, on_demand)
     for instance_id, (plan, share) in shares.items():
         covers[instance_id] = HostCover(plan=plan, plan_share=share)

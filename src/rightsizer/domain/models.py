@@ -12,6 +12,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
+from rightsizer.domain.platforms import Billing, billing
+
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")  # no money, to the cent
@@ -142,13 +144,20 @@ class Instance:
     architecture: str = "x86_64"
     ena_support: bool = True
     uses_efa: bool = False
-    platform: str = "linux"
+    platform: str = "Linux/UNIX"  # EC2's PlatformDetails (or, where an answer has no details, its Platform: "windows")
     # The On-Demand Capacity Reservation or Capacity Block the host runs in, as EC2 reports it.
     capacity_reservation_id: str | None = None
+    usage_operation: str = ""  # EC2's billing code for the platform, e.g. RunInstances:0002 (Windows)
+    tenancy: str = "default"  # default | dedicated | host
 
     @property
     def name(self) -> str:
         return self.tags.get("Name", "")
+
+    @property
+    def billing(self) -> Billing:
+        """How EC2 bills the host's hours: its platform's rates, not always Linux's."""
+        return billing(self.platform, self.usage_operation, self.tenancy)
 
     @property
     def is_running(self) -> bool:

@@ -674,6 +674,14 @@ def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
     return replace(capped, actionable=False, held_back=held_back)
 
 
+def billed_platform(facts: Facts, draft: Draft) -> Draft:
+    """A host that is not billed as Linux is priced at its own platform's rates, targets too: said once."""
+    billing = facts.instance.billing
+    if billing.key == "linux" or facts.list_cost is None:
+        return draft
+    return draft.noting(f"priced as {billing.description}, host and targets alike ({facts.prices.source})")
+
+
 def unpriced(facts: Facts, draft: Draft) -> Draft:
     if facts.list_cost is not None or facts.spec is None:
         return draft
@@ -767,6 +775,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     changed_regime,
     resized_in_window,
     no_longer_offered,
+    billed_platform,
     unpriced,
     paid_upgrade,
     auto_scaling_member,

@@ -29,6 +29,7 @@ from rightsizer.domain.models import (
     UsageSummary,
     monthly,
 )
+from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.wording import gib, pct
@@ -411,6 +412,14 @@ def _priced_targets(
         return tuple(found)
 
     return _per_price_book(catalog, prices, ("priced resize targets", spec, same_model_only), build)
+
+
+def host_prices(catalog: Catalog, prices: PriceBook, billing: Billing) -> PriceBook:
+    """The book a host billed this way is priced from, for itself and its targets: one object per catalog, book and
+    platform, so the per-book work above is done once per platform (see PriceBook.billed_as)."""
+    if billing.key == LINUX.key:
+        return prices
+    return _per_price_book(catalog, prices, ("billed as", billing), lambda: prices.billed_as(billing))
 
 
 def _per_price_book(catalog: Catalog, prices: PriceBook, key: Hashable, build: Callable[[], T]) -> T:

@@ -8,14 +8,16 @@ inventory and the region's context (catalog, prices, window) once and cuts the i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.commitments import Commitments
 from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import summarize_all
 from rightsizer.services.ports import (
@@ -111,30 +113,62 @@ def resolve_prices(
     api: OnDemandPrices | None,
     snapshot: PriceBook | None,
     instance_types: list[str],
+    billings: Iterable[Billing] = (),
 ) -> tuple[PriceBook, list[str]]:
-    """On-demand prices per the mode; in auto mode the snapshot fills what the API cannot answer."""
+    """On-demand prices per the mode, for Linux and for each other way the region's hosts are billed (`billings`:
+    Windows, RHEL, ...); in auto mode the snapshot fills what the API cannot answer. The snapshot alone is taken
+    whole, every platform it has."""
+    if (mode is PriceMode.SNAPSHOT or api is None) and snapshot is not None:
+        return snapshot, []
+    linux, source, warnings = _prices_of(region, mode, api, snapshot, instance_types, LINUX)
+    if snapshot is not None and source == snapshot.source:
+        return snapshot, warnings  # the API could not be read: the snapshot stands in whole
+    variants: dict[str, Mapping[str, Decimal]] = {}
+    sources: dict[str, str] = {}
+    for billing in {b.key: b for b in billings if b.key not in (None, LINUX.key)}.values():
+        found, origin, more = _prices_of(
+            region, mode, api, snapshot.billed_as(billing) if snapshot else None, instance_types, billing
+        )
+        warnings.extend(more)
+        if found and billing.key:
+            variants[billing.key], sources[billing.key] = found, origin
+    return PriceBook(region, linux, source, variants=variants, variant_sources=sources), warnings
+
+
+def _prices_of(
+    region: str,
+    mode: PriceMode,
+    api: OnDemandPrices | None,
+    snapshot: PriceBook | None,
+    instance_types: list[str],
+    billing: Billing,
+) -> tuple[dict[str, Decimal], str, list[str]]:
+    """(hourly prices, their source, warnings) of hosts billed one way."""
+    where = region if billing.key == LINUX.key else f"{billing.description} in {region}"
+    in_where = f"in {region}" if billing.key == LINUX.key else f"for {where}"
+    known = snapshot is not None and bool(snapshot.on_demand)
     warnings: list[str] = []
     if mode is PriceMode.SNAPSHOT or api is None:
-        if snapshot is None:
-            warnings.append(f"no bundled prices for {region}: costs and savings are unknown (use --prices api)")
-            return PriceBook(region, {}, "no prices"), warnings
-        return snapshot, warnings
+        if snapshot is None or not known:
+            warnings.append(f"no bundled prices for {where}: costs and savings are unknown (use --prices api)")
+            return {}, "no prices", warnings
+        return dict(snapshot.on_demand), snapshot.source, warnings
     try:
-        live = api.hourly(region, instance_types)
+        live = api.hourly(region, instance_types, billing)
     except SourceUnavailable as error:
         if mode is PriceMode.API:
             raise
-        if snapshot is None:
-            warnings.append(f"{error}; no bundled prices for {region} either: costs and savings are unknown")
-            return PriceBook(region, {}, "no prices"), warnings
-        warnings.append(f"{error}; using the {snapshot.source} for {region}")
-        return snapshot, warnings
+        if snapshot is None or not known:
+            warnings.append(f"{error}; no bundled prices for {where} either: costs and savings are unknown")
+            return {}, "no prices", warnings
+        warnings.append(f"{error}; using the {snapshot.source} for {where}")
+        return dict(snapshot.on_demand), snapshot.source, warnings
     if mode is PriceMode.AUTO and snapshot is not None:
         missing = {t: p for t, p in snapshot.on_demand.items() if t not in live}
         if missing:
-            warnings.append(f"{len(missing)} types had no Price List API price in {region}: {snapshot.source} used")
-            return PriceBook(region, {**missing, **live}, f"{api.source} + {snapshot.source}"), warnings
-    return PriceBook(region, live, api.source), warnings
+            warnings.append(f"{len(missing)} types had no Price List API price {in_where}: {snapshot.source} used")
+            return {**missing, **live}, f"{api.source} + {snapshot.source}", warnings
+    return live, api.source, warnings
 
 
 def region_context(
@@ -157,10 +191,17 @@ def region_context(
     catalog = build_catalog(region, api_specs, reference.legacy_specs, reference.accelerators, offered)
     progress.advance()
 
-    book, warnings = resolve_prices(region, price_mode, sources.on_demand, reference.snapshot(region), known_types)
+    book, warnings = resolve_prices(
+        region,
+        price_mode,
+        sources.on_demand,
+        reference.snapshot(region),
+        known_types,
+        [i.billing for i in instances if i.is_running],
+    )
     spot_types = sorted({i.instance_type for i in instances if i.lifecycle == "spot"})
     spot = sources.spot.latest(spot_types, now) if spot_types else {}
-    prices = PriceBook(region=region, on_demand=book.on_demand, source=book.source, spot=spot)
+    prices = replace(book, spot=spot)
     progress.advance()
     commitments = Commitments()
     if sources.commitments is not None:

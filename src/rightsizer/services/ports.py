@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
 from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec
+from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
 
 if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
@@ -50,8 +51,9 @@ class InstanceTypes(Protocol):
 class OnDemandPrices(Protocol):
     source: str
 
-    def hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
-        """Linux, shared-tenancy on-demand USD per hour. Raises SourceUnavailable."""
+    def hourly(self, region: str, instance_types: Sequence[str], billing: Billing = LINUX) -> dict[str, Decimal]:
+        """On-demand USD per hour for hosts billed this way (Linux, shared tenancy by default). Raises
+        SourceUnavailable."""
         ...
 
 

@@ -87,8 +87,10 @@ def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Inst
         architecture=raw.get("Architecture") or "x86_64",
         ena_support=raw.get("EnaSupport") is not False,  # absent: unknown, checked again before a resize
         uses_efa=any(ni.get("InterfaceType") == "efa" for ni in interfaces),
-        platform=(raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX").lower(),
+        platform=raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX",
         capacity_reservation_id=raw.get("CapacityReservationId") or None,
+        usage_operation=raw.get("UsageOperation") or "",
+        tenancy=(raw.get("Placement") or {}).get("Tenancy") or "default",
     )
 
 

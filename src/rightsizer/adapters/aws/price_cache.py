@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Protocol
 
+from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.services.ports import SourceUnavailable
 
 # Prices refresh weekly; two missed refreshes in a row mean the cache can no longer be trusted.
@@ -14,7 +15,7 @@ MAX_AGE = timedelta(days=15)
 
 
 class PriceCacheStore(Protocol):
-    def prices(self, region: str) -> tuple[dict[str, Decimal], str, datetime] | None: ...
+    def prices(self, region: str, billing: Billing = LINUX) -> tuple[dict[str, Decimal], str, datetime] | None: ...
 
 
 class CachedPrices:
@@ -24,11 +25,12 @@ class CachedPrices:
         self._store = store
         self._now = now
 
-    def hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
-        cached = self._store.prices(region)
+    def hourly(self, region: str, instance_types: Sequence[str], billing: Billing = LINUX) -> dict[str, Decimal]:
+        cached = self._store.prices(region, billing)
         if cached is None:
             raise SourceUnavailable(
-                f"no cached Price List API prices for {region} yet (the prices function runs weekly)"
+                f"no cached Price List API prices for {billing.description} in {region} yet (the prices function "
+                "runs weekly)"
             )
         prices, _, fetched_at = cached
         if self._now - fetched_at > MAX_AGE:

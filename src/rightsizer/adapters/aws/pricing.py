@@ -1,4 +1,5 @@
-"""The AWS Price List API (GetProducts): Linux, shared-tenancy, on-demand hourly prices."""
+"""The AWS Price List API (GetProducts): on-demand hourly prices of one platform (Linux, Windows, RHEL, ...) and
+tenancy; Linux on shared tenancy unless asked otherwise."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from botocore.exceptions import ClientError, NoCredentialsError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
+from rightsizer.domain.platforms import LINUX, PLATFORMS, Billing
 from rightsizer.services.ports import SourceUnavailable
 
 # The Price List API is served from these regions only; any of them answers for every region.
@@ -21,19 +23,26 @@ _PAGE_SIZE = 100  # the GetProducts maximum
 # A filter Value is at most 1024 characters (botocore's pricing model), so the comma-separated
 # ANY_OF list of instance types is split into requests that stay within it.
 _MAX_FILTER_VALUE_CHARS = 1024
-# Attributes every usable row must carry with exactly these values (the request filters on them too;
-# they are checked again so a loosened server-side match can never leak a Windows/dedicated/SQL price).
-_REQUIRED_ATTRIBUTES: Mapping[str, str] = {
-    "operatingSystem": "Linux",
-    "tenancy": "Shared",
-    "preInstalledSw": "NA",
-    "capacitystatus": "Used",
-}
 # Attributes checked only when present: older price lists (e.g. 2021) have no `marketoption`.
 _OPTIONAL_ATTRIBUTES: Mapping[str, str] = {
-    "licenseModel": "No License required",
+    "licenseModel": "No License required",  # licence included (Windows, RHEL, SQL Server), or none needed (Linux)
     "marketoption": "OnDemand",
 }
+_TENANCY = {"default": "Shared", "dedicated": "Dedicated"}
+
+
+def _required(billing: Billing) -> dict[str, str]:
+    """Attributes every usable row must carry with exactly these values: the request filters on them too, and they
+    are checked again so that a loosened server-side match can never leak another platform's or tenancy's price."""
+    if billing.platform is None or billing.tenancy not in _TENANCY:
+        raise ValueError(f"{billing.description} has no instance-hour price in the Price List")
+    info = PLATFORMS[billing.platform]
+    return {
+        "operatingSystem": info.operating_system,
+        "tenancy": _TENANCY[billing.tenancy],
+        "preInstalledSw": info.pre_installed_sw,
+        "capacitystatus": "Used",
+    }
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ def _hourly_usd(terms: dict[str, Any]) -> Decimal | None:
     return best
 
 
-def _parse_row(item: str) -> _Row | None:
+def _parse_row(item: str, billing: Billing = LINUX) -> _Row | None:
     try:
         document = json.loads(item)
     except (ValueError, RecursionError):
@@ -94,7 +103,7 @@ def _parse_row(item: str) -> _Row | None:
     instance_type = attributes.get("instanceType")
     if not isinstance(instance_type, str) or not instance_type:
         return None
-    if any(attributes.get(name) != wanted for name, wanted in _REQUIRED_ATTRIBUTES.items()):
+    if any(attributes.get(name) != wanted for name, wanted in _required(billing).items()):
         return None
     if any(name in attributes and attributes[name] != wanted for name, wanted in _OPTIONAL_ATTRIBUTES.items()):
         return None
@@ -137,13 +146,10 @@ def _chunks(instance_types: Sequence[str]) -> Iterator[list[str]]:
         yield chunk
 
 
-def _filters(region: str, instance_types: Sequence[str]) -> list[dict[str, str]]:
+def _filters(region: str, instance_types: Sequence[str], billing: Billing = LINUX) -> list[dict[str, str]]:
     term_match = {
         "regionCode": region,
-        "operatingSystem": "Linux",
-        "tenancy": "Shared",
-        "preInstalledSw": "NA",
-        "capacitystatus": "Used",
+        **_required(billing),
         "marketoption": "OnDemand",
         "licenseModel": "No License required",
     }
@@ -161,10 +167,11 @@ class PriceListApi:
         self._pricing = client
         self.calls = 0  # GetProducts calls made
 
-    def hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
-        """Linux, shared-tenancy on-demand USD per hour for the requested types that have a price."""
+    def hourly(self, region: str, instance_types: Sequence[str], billing: Billing = LINUX) -> dict[str, Decimal]:
+        """On-demand USD per hour, for hosts billed this way (Linux on shared tenancy unless told), of the requested
+        types that have a price."""
         try:
-            return self._hourly(region, instance_types)
+            return self._hourly(region, instance_types, billing)
         except ClientError as error:
             details = error.response.get("Error", {})
             code = details.get("Code") or "Unknown"
@@ -176,12 +183,12 @@ class PriceListApi:
             # botocore's ConnectionError covers EndpointConnectionError and ConnectTimeoutError.
             raise SourceUnavailable(f"Price List API could not be reached: {error}") from error
 
-    def _hourly(self, region: str, instance_types: Sequence[str]) -> dict[str, Decimal]:
+    def _hourly(self, region: str, instance_types: Sequence[str], billing: Billing) -> dict[str, Decimal]:
         best: dict[str, _Row] = {}
         for chunk in _chunks(instance_types):
             wanted = set(chunk)
-            for item in self._items(region, chunk):
-                row = _parse_row(item)
+            for item in self._items(region, chunk, billing):
+                row = _parse_row(item, billing)
                 if row is None or row.instance_type not in wanted:
                     continue
                 if row.region_code is not None and row.region_code != region:
@@ -195,10 +202,10 @@ class PriceListApi:
                     best[row.instance_type] = row
         return {instance_type: row.price for instance_type, row in best.items()}
 
-    def _items(self, region: str, chunk: list[str]) -> Iterator[str]:
+    def _items(self, region: str, chunk: list[str], billing: Billing) -> Iterator[str]:
         request: dict[str, Any] = {
             "ServiceCode": _SERVICE_CODE,
-            "Filters": _filters(region, chunk),
+            "Filters": _filters(region, chunk, billing),
             "FormatVersion": "aws_v1",
             "MaxResults": _PAGE_SIZE,
         }

@@ -52,6 +52,7 @@ from rightsizer.domain.approval import ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
+from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.ports import (
     Approval,
@@ -382,19 +383,21 @@ class DynamoStore:
 
     # -- prices --------------------------------------------------------------------------------
 
-    def put_prices(self, region: str, prices: Mapping[str, Decimal], source: str, now: datetime) -> None:
+    def put_prices(
+        self, region: str, prices: Mapping[str, Decimal], source: str, now: datetime, billing: Billing = LINUX
+    ) -> None:
         self._table.put_item(
             Item={
                 "PK": "PRICES",
-                "SK": region,
+                "SK": _prices_key(region, billing),
                 "prices": {k: str(v) for k, v in prices.items()},
                 "source": source,
                 "fetched_at": now.isoformat(),
             }
         )
 
-    def prices(self, region: str) -> tuple[dict[str, Decimal], str, datetime] | None:
-        item = self._get("PRICES", region)
+    def prices(self, region: str, billing: Billing = LINUX) -> tuple[dict[str, Decimal], str, datetime] | None:
+        item = self._get("PRICES", _prices_key(region, billing))
         if item is None:
             return None
         prices = {k: Decimal(str(v)) for k, v in item["prices"].items()}
@@ -757,3 +760,8 @@ class DynamoStore:
                 return False
             raise
         return True
+
+
+def _prices_key(region: str, billing: Billing) -> str:
+    """Linux prices under the region (as before platforms were priced), others under region#platform."""
+    return region if billing.key == LINUX.key else f"{region}#{billing.key}"
