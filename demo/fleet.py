@@ -9,7 +9,7 @@ import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 STEP = timedelta(minutes=5)
 MIB_PER_GIB = 1024
@@ -54,6 +54,8 @@ class Host:
         "InstanceType",
     )  # what the agent appends besides InstanceId/index
     gpu_name: str = "NVIDIA A10G"
+    # The shipped agent config publishes the video encoder's stats for every GPU (0 sessions unless a Gpu encodes).
+    encoder_stats: bool = True
 
 
 def noisy(base: float, spread: float, lo: float = 0.0, hi: float = 100.0) -> Shape:
@@ -119,8 +121,15 @@ def weekly_job(busy: Shape, weekday: int = 6, hour: int = 2, hours: int = 1) -> 
 IDLE_GPU = Gpu(utilization=noisy(0.2, 0.3, hi=2.0), memory_used_mib=constant(0.0), memory_activity=constant(0.0))
 
 
+def ended(when: datetime, before: Shape, after: Shape) -> Shape:
+    """`before` until `when`, `after` from then on: work that ended (or began) inside the window."""
+    return lambda t, r: before(t, r) if t < when else after(t, r)
+
+
 def fleet() -> list[Host]:
     gib = MIB_PER_GIB
+    # A fine-tuning run that finished four days before the analysis (the demo's window ends at the current hour).
+    finished = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=4)
     return [
         Host(
             "idle-p3",
@@ -324,6 +333,47 @@ def fleet() -> list[Host]:
             gpus=(Gpu(weekly_job(noisy(92, 4), hours=2), weekly_job(constant(12 * gib), hours=2)),),
             cpu=weekly_job(noisy(60, 5), hours=2),
             host_memory_pct=noisy(20, 1),
+        ),
+        Host(
+            "video-transcoder",
+            "us-east-1",
+            "g4dn.2xlarge",
+            "vod-transcode",
+            "overprovisioned",
+            # ffmpeg with NVDEC/NVENC (h264_nvenc): the SMs stay near 3 %, the encoder has 3-4 sessions all day. The
+            # only GPU work is on the video engines: not idle, not "move off GPUs", and only to a GPU with NVENC.
+            gpus=(
+                Gpu(
+                    noisy(3, 1, hi=8),
+                    noisy(1.2 * gib, 30, lo=0),
+                    encoder_sessions=lambda t, r: float(r.choice((3, 4, 4))),
+                    encoder_fps=noisy(58, 3, lo=1),
+                ),
+            ),
+            cpu=noisy(22, 3),
+            network_bytes_per_5min=noisy(1.2e10, 1e9, lo=0, hi=1e12),
+            host_memory_pct=noisy(25, 1),
+            gpu_memory_total_mib=15360,
+            gpu_name="Tesla T4",
+        ),
+        Host(
+            "finetune-ended",
+            "us-east-1",
+            "g5.12xlarge",
+            "llama-finetune",
+            "idle",
+            # Four A10Gs fine-tuned flat out for ten days; the run ended four days ago and nothing has run since. Over
+            # the whole window its p95 is still ~90 %: read as one regime it would be "optimized".
+            gpus=(
+                Gpu(
+                    ended(finished, training(88), noisy(0.2, 0.3, hi=2.0)),
+                    ended(finished, noisy(19 * gib, 200, lo=0, hi=22888), constant(0.0)),
+                ),
+            )
+            * 4,
+            cpu=ended(finished, noisy(30, 3), noisy(1.5, 0.4, lo=0.1)),
+            network_bytes_per_5min=ended(finished, noisy(2e9, 2e8, lo=0, hi=1e12), constant(1e5)),
+            host_memory_pct=ended(finished, noisy(40, 2), noisy(6, 0.3)),
         ),
         Host(
             "stopped",

@@ -119,6 +119,11 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
             if hourly:
                 yield "CWAgent", "nvidia_smi_memory_used", dims, t, gpu.memory_used_mib(t, rng)
                 yield "CWAgent", "nvidia_smi_memory_total", dims, t, host.gpu_memory_total_mib
+            if hourly and host.encoder_stats:  # hourly is all the bot reads of them (Maximum, Average per hour)
+                sessions = gpu.encoder_sessions(t, rng) if gpu.encoder_sessions else 0.0
+                fps = gpu.encoder_fps(t, rng) if gpu.encoder_fps and sessions else 0.0
+                yield "CWAgent", "nvidia_smi_encoder_stats_session_count", dims, t, sessions
+                yield "CWAgent", "nvidia_smi_encoder_stats_average_fps", dims, t, fps
         for core, shape in host.neuron_cores.items():
             dims = {**instance, "NeuronCore": str(core)}
             yield "NeuronMonitor", "neuroncore_utilization", dims, t, shape(t, rng)
