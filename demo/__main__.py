@@ -53,6 +53,12 @@ def analyze_with_cli(seeded: list[Any]) -> int:
             f"  {mark} {item.host.name:<20} {item.host.instance_type:<14} expected {item.host.expected:<18} got {got}"
         )
     print("All findings as expected." if not failures else f"{failures} finding(s) differ.")
+    print("\nTwo workloads no single-metric rule gets right:")
+    for key in ("video-transcoder", "finetune-ended"):
+        item = next(item for item in seeded if item.host.key == key)
+        rec = by_id[item.instance_id]
+        target = f" -> {rec['target_type']}" if rec["target_type"] else ""
+        print(f"  {item.host.name} ({item.host.instance_type}): {rec['finding']}{target}: {rec['reasons'][0]}")
     return 1 if failures else 0
 
 

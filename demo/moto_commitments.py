@@ -1,11 +1,15 @@
-"""Reserved Instances, capacity reservations and Savings Plans for moto, which does not implement them.
+"""Reserved Instances, capacity reservations, Savings Plans and CloudTrail's record of resizes for moto, which does not
+implement them.
 
-moto 5.2.5 raises NotImplementedError for DescribeReservedInstances, has no DescribeCapacityReservations and no
-Savings Plans service at all. This module answers those calls from a small in-memory table, in the response shapes
-of the AWS APIs, so that the demo and the pipeline tests exercise the product's real adapter
-(`adapters/aws/commitments.py`): the EC2 calls inside moto (in-process or its server), the Savings Plans calls in
-botocore before they are sent (moto would answer 404). Like `fast_cloudwatch`, it is demo code standing in for what
-the emulator lacks; nothing in `src/` knows about it. An account without entries has no commitments, as a new one.
+moto 5.2.5 raises NotImplementedError for DescribeReservedInstances and CloudTrail's LookupEvents, has no
+DescribeCapacityReservations and no Savings Plans service at all. This module answers those calls from a small
+in-memory table, in the response shapes of the AWS APIs, so that the demo and the pipeline tests exercise the
+product's real adapters (`adapters/aws/commitments.py`, `adapters/aws/cloudtrail.py`): the EC2 and CloudTrail calls
+inside moto (in-process or its server), the Savings Plans calls in botocore before they are sent (moto would answer
+404). LookupEvents answers the `ModifyInstanceAttribute` calls that changed an instance's type in moto's EC2 (the
+resize workflow's own included) and those added with `add_resize`, as CloudTrail's event history records them. Like
+`fast_cloudwatch`, it is demo code standing in for what the emulator lacks; nothing in `src/` knows about it. An
+account without entries has no commitments, as a new one.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 _RESERVED: dict[tuple[str, str], list[dict[str, Any]]] = {}
 _CAPACITY: dict[tuple[str, str], list[dict[str, Any]]] = {}
 _PLANS: list[dict[str, Any]] = []  # Savings Plans are an account's, answered to whoever asks (one account here)
 _RATES: dict[str, list[dict[str, Any]]] = {}
+_RESIZES: dict[tuple[str, str], list[dict[str, Any]]] = {}  # CloudTrail events of ModifyInstanceAttribute
 
 
 def add_reserved_instances(
@@ -98,11 +103,34 @@ def add_savings_plan(plan_id: str, hourly_commitment: str, rates: Mapping[tuple[
     ]
 
 
+def add_resize(account_id: str, region: str, instance_id: str, instance_type: str, at: datetime) -> None:
+    """A ModifyInstanceAttribute call that set `instance_type`, as CloudTrail's event history lists it."""
+    detail = {
+        "eventVersion": "1.09",
+        "eventSource": "ec2.amazonaws.com",
+        "eventName": "ModifyInstanceAttribute",
+        "awsRegion": region,
+        "requestParameters": {"instanceId": instance_id, "instanceType": {"value": instance_type}},
+        "responseElements": {"_return": True},
+    }
+    _RESIZES.setdefault((account_id, region), []).append(
+        {
+            "EventId": f"{instance_id}-{int(at.timestamp())}",
+            "EventName": "ModifyInstanceAttribute",
+            "EventTime": at.timestamp(),
+            "EventSource": "ec2.amazonaws.com",
+            "Resources": [{"ResourceType": "AWS::EC2::Instance", "ResourceName": instance_id}],
+            "CloudTrailEvent": json.dumps(detail),
+        }
+    )
+
+
 def clear() -> None:
     _RESERVED.clear()
     _CAPACITY.clear()
     _PLANS.clear()
     _RATES.clear()
+    _RESIZES.clear()
 
 
 def _active(items: list[dict[str, Any]], filters: Mapping[str, list[str]]) -> list[dict[str, Any]]:
@@ -122,6 +150,29 @@ def _describe_capacity_reservations(self: Any) -> Any:
 
     found = _active(_CAPACITY.get((self.current_account, self.region), []), self._filters_from_querystring())
     return ActionResult({"CapacityReservations": found})
+
+
+def _lookup_events(self: Any) -> str:
+    """CloudTrail's LookupEvents for the events recorded here, newest first, within StartTime..EndTime."""
+    start, end = self._get_param("StartTime"), self._get_param("EndTime")
+    events = [
+        event
+        for event in _RESIZES.get((self.current_account, self.region), [])
+        if (start is None or event["EventTime"] >= float(start)) and (end is None or event["EventTime"] <= float(end))
+    ]
+    return json.dumps({"Events": sorted(events, key=lambda event: -float(event["EventTime"]))})
+
+
+def _recording_modify(modify: Callable[..., Any]) -> Callable[..., Any]:
+    """moto's ModifyInstanceAttribute, recorded for LookupEvents when it changes the instance type."""
+
+    def recorded(self: Any, instance_id: str, key: str, value: Any) -> Any:
+        instance = modify(self, instance_id, key, value)
+        if key == "instance_type":
+            add_resize(self.account_id, self.region_name, instance_id, str(value), datetime.now(UTC))
+        return instance
+
+    return recorded
 
 
 def _answer(operation: str, body: bytes | str | None) -> dict[str, Any] | None:
@@ -171,10 +222,15 @@ def installed() -> Iterator[None]:
     """Answer the calls while inside: in-process moto (for Savings Plans: boto3 sessions created inside) and moto's
     threaded server, whoever its client is."""
     from botocore.handlers import BUILTIN_HANDLERS
+    from moto.cloudtrail.responses import CloudTrailResponse
+    from moto.ec2.models.instances import InstanceBackend
     from moto.ec2.responses import EC2Response
     from moto.ec2.responses.reserved_instances import ReservedInstances
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
+    modify = InstanceBackend.modify_instance_attribute
+    InstanceBackend.modify_instance_attribute = _recording_modify(modify)  # type: ignore[method-assign]
+    CloudTrailResponse.lookup_events = _lookup_events  # type: ignore[attr-defined]
     dispatch = DomainDispatcherApplication.__call__
     DomainDispatcherApplication.__call__ = _served(dispatch)  # type: ignore[method-assign]
     original = ReservedInstances.describe_reserved_instances
@@ -192,4 +248,6 @@ def installed() -> Iterator[None]:
         DomainDispatcherApplication.__call__ = dispatch  # type: ignore[method-assign]
         ReservedInstances.describe_reserved_instances = original  # type: ignore[method-assign]
         del EC2Response.describe_capacity_reservations  # type: ignore[attr-defined]
+        del CloudTrailResponse.lookup_events  # type: ignore[attr-defined]
+        InstanceBackend.modify_instance_attribute = modify  # type: ignore[method-assign]
         clear()

@@ -21,6 +21,7 @@ from rightsizer.settings import ConfigError, PriceMode, Settings
 # The collectors, the analyzer and numpy are imported by the functions that use them: the Slack and notifier
 # functions take their wiring from here too, and their cold start must not pay for the pipeline's imports.
 if TYPE_CHECKING:
+    from rightsizer.adapters.aws.cloudtrail import CloudTrailResizes
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
     from rightsizer.adapters.aws.commitments import Ec2Commitments
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
@@ -59,6 +60,7 @@ class RegionReaders:
     usage: CloudWatchUsage
     prices: OnDemandPrices | None
     commitments: Ec2Commitments | None = None
+    resizes: CloudTrailResizes | None = None
 
     @property
     def sources(self) -> RegionSources:
@@ -71,6 +73,7 @@ class RegionReaders:
             usage=self.usage,
             on_demand=self.prices,
             commitments=self.commitments,
+            resizes=self.resizes,
         )
 
 
@@ -92,6 +95,7 @@ def region_readers(
     on_demand: OnDemandPrices | None = None,
 ) -> RegionReaders:
     """The adapters for one region. `on_demand` replaces the Price List API (Lambdas use the cache)."""
+    from rightsizer.adapters.aws.cloudtrail import CloudTrailResizes
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
     from rightsizer.adapters.aws.commitments import Ec2Commitments
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
@@ -103,6 +107,7 @@ def region_readers(
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
         # Savings Plans is a global service answered in us-east-1, like the Price List API's home.
         commitments=Ec2Commitments(ec2, session.client("savingsplans", PRICING_ENDPOINT_REGION, quick=True), region),
+        resizes=CloudTrailResizes(session.client("cloudtrail", region, quick=True), region),
     )
 
 

@@ -80,7 +80,7 @@ def test_a_live_transcoder_with_quiet_sms_is_busy_not_idle_and_not_moved_off_gpu
     never_a_stop(rec)
     assert rec.finding is not Finding.NOT_GPU_BOUND
     assert not any("non-GPU" in reason for reason in rec.reasons)
-    reason_with(rec, "GPU 0 encode video (NVENC)", "6 sessions", "60 fps")
+    reason_with(rec, "GPU 0 encodes video (NVENC)", "6 sessions", "60 fps")
 
 
 def test_a_file_transcoder_with_quiet_cpu_and_network_is_never_stopped() -> None:

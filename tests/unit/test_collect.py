@@ -18,6 +18,7 @@ from rightsizer.domain.models import (
     Instance,
     InstanceTypeSpec,
     Recommendation,
+    Resize,
 )
 from rightsizer.domain.platforms import LINUX, Billing, billing
 from rightsizer.domain.policy import Policy
@@ -26,11 +27,13 @@ from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
 from rightsizer.services.analyze import analyze_regions
 from rightsizer.services.collect import (
     Reference,
+    RegionContext,
     RegionData,
     RegionSources,
     build_catalog,
     collect_region,
     lookback_window,
+    region_context,
     resolve_prices,
 )
 from rightsizer.services.ports import (
@@ -712,3 +715,43 @@ def test_each_platform_of_the_region_is_asked_for_and_the_snapshot_fills_what_th
         snapshot.variants["rhel"]
     )  # no API price: all from the snapshot
     assert any("for Red Hat Enterprise Linux in us-east-1" in warning for warning in warnings)
+
+
+class FakeResizes:
+    def __init__(self, found: Mapping[str, Resize] | None = None, error: Exception | None = None) -> None:
+        self.found, self.error = dict(found or {}), error
+        self.asked: list[tuple[datetime, datetime]] = []
+
+    def resizes(self, start: datetime, end: datetime) -> dict[str, Resize]:
+        self.asked.append((start, end))
+        if self.error is not None:
+            raise self.error
+        return self.found
+
+
+def _context_with(history: FakeResizes, hosts: Sequence[Instance]) -> RegionContext:
+    found = replace(sources(hosts), resizes=history)
+    return region_context(ACCOUNT, "us-east-1", hosts, found, reference(), PriceMode.SNAPSHOT, NOW, 14)
+
+
+def test_the_window_s_resizes_of_the_region_s_hosts_are_kept_with_its_context() -> None:
+    resized = Resize(NOW - timedelta(days=3), "g5.4xlarge")
+    history = FakeResizes({"i-ours": resized, "i-terminated": resized})
+
+    context = _context_with(history, [instance("g5.4xlarge", "i-ours")])
+
+    assert history.asked == [(context.window.start, context.window.end)]
+    assert dict(context.resizes) == {"i-ours": resized}
+    assert context.warnings == ()
+
+
+def test_resizes_that_cannot_be_read_are_a_warning_not_a_failure() -> None:
+    history = FakeResizes(error=SourceUnavailable("CloudTrail LookupEvents: AccessDenied"))
+
+    context = _context_with(history, [instance("g5.4xlarge", "i-ours")])
+
+    assert context.resizes == {}
+    assert context.warnings == (
+        "us-east-1: resizes could not be read (CloudTrail LookupEvents: AccessDenied): only the agent's InstanceType "
+        "dimension shows them",
+    )

@@ -312,10 +312,12 @@ class Measured:
             hours = max(d.encoder_active_hours for d in encoding)
             rates = [d.encoder_fps_mean for d in encoding if d.encoder_fps_mean is not None]
             fps = f" at {max(rates):.0f} fps" if rates else ""
+            several = len(encoding) > 1
             parts.append(
-                f"{unit}{'s' if len(encoding) > 1 else ''} {index_ranges([d.index for d in encoding])} encode video "
-                f"(NVENC): up to {sessions:.0f} session{'s' if sessions != 1 else ''}{fps}, in {hours} hours of the "
-                "window"
+                f"{unit}{'s' if several else ''} {index_ranges([d.index for d in encoding])} "
+                f"encode{'' if several else 's'} "
+                f"video (NVENC): up to {sessions:.0f} session{'s' if sessions != 1 else ''}{fps}, in {hours} hours of "
+                "the window"
             )
         blind = [d.index for d in view.busy if d.utilization is None]
         if blind:

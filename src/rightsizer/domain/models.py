@@ -232,6 +232,14 @@ class RegimeChange:
 
 
 @dataclass(frozen=True, slots=True)
+class Resize:
+    """An instance-type change EC2 recorded (CloudTrail's ModifyInstanceAttribute): when, and to what type."""
+
+    at: datetime
+    instance_type: str
+
+
+@dataclass(frozen=True, slots=True)
 class TypeChange:
     """The host ran as another type earlier in the window: only the samples on its current type are judged."""
 

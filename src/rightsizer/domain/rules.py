@@ -646,10 +646,10 @@ def resized_in_window(facts: Facts, draft: Draft) -> Draft:
         return draft
     change = usage.type_change
     days = (usage.window_end - change.since).total_seconds() / 86400
+    earlier = f" from {', '.join(change.previous_types)}" if change.previous_types else ""
     draft = draft.noting(
-        f"resized from {', '.join(change.previous_types)} to {facts.instance.instance_type} by "
-        f"{change.since:%Y-%m-%d %H:%M} UTC ({change.source}): only the {days:.1f} days since are judged; "
-        "load measured on the old type is not used",
+        f"resized{earlier} to {facts.instance.instance_type} by {change.since:%Y-%m-%d %H:%M} UTC ({change.source}): "
+        f"only the {days:.1f} days since are judged; load measured on the old type is not used",
         first=True,
     ).capped(Confidence.MEDIUM)
     if not draft.actionable:

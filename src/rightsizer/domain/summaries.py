@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -169,14 +169,24 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
 def _on_current_type(raw: RawUsage) -> tuple[RawUsage, TypeChange | None]:
     """The host's samples on its current type. The agent's series carry the type they were published on; those of
     earlier types are not read (the collector names them in `previous_types`), so the first accelerator sample left
-    is the first on the current type, and the EC2 series, which carry no type, are cut there too."""
+    is the first on the current type. CloudTrail's record of a resize (`resized_at`) holds whatever the series
+    carry. The EC2 series, which carry no type, are cut at the later of the two."""
+    seen: list[tuple[datetime, str]] = []
     first = raw.first_accelerator_sample if raw.previous_types else None
-    if first is None:
+    if first is not None:
+        seen.append(
+            (datetime.fromtimestamp(first - first % 3600, UTC), "the CloudWatch agent's InstanceType dimension")
+        )
+    if raw.resized_at is not None:
+        # From the next whole hour: the stop, modify and start around the change are not the new type's load.
+        at = raw.resized_at.astimezone(UTC)
+        hour = at.replace(minute=0, second=0, microsecond=0)
+        seen.append((hour if hour == at else hour + timedelta(hours=1), "CloudTrail's ModifyInstanceAttribute"))
+    inside = [(since, source) for since, source in seen if raw.window_start < since < raw.window_end]
+    if not inside:
         return raw, None
-    since = datetime.fromtimestamp(first - first % 3600, UTC)
-    if since <= raw.window_start:
-        return raw, None
-    change = TypeChange(raw.previous_types, since, "the CloudWatch agent's InstanceType dimension")
+    since = max(at for at, _ in inside)
+    change = TypeChange(raw.previous_types, since, " and ".join(source for _, source in sorted(inside)))
     return raw.since(since), change
 
 

@@ -98,6 +98,9 @@ class RawUsage:
     # Types the host ran as earlier in the window, seen in the agent's InstanceType dimension (their series are
     # not read): the samples before the first one on the current type were taken on other hardware.
     previous_types: tuple[str, ...] = ()
+    # When EC2 last changed the host's type inside the window (CloudTrail), when known: samples before it were
+    # taken on other hardware, whatever dimensions they carry.
+    resized_at: datetime | None = None
 
     def since(self, start: datetime) -> RawUsage:
         """The same host over [start, window_end): every series cut to the samples from `start` on."""

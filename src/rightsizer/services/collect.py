@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.commitments import Commitments
-from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.models import Instance, InstanceTypeSpec, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import summarize_all
@@ -27,6 +27,7 @@ from rightsizer.services.ports import (
     NullProgress,
     OnDemandPrices,
     Progress,
+    ResizeHistory,
     SourceUnavailable,
     SpotPrices,
     UsageSource,
@@ -66,6 +67,9 @@ class RegionContext:
     warnings: tuple[str, ...] = ()
     accelerators: int = 0  # GPUs and NeuronCores of the region's running hosts (sizes CloudWatch discovery)
     commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
+    # The last instance-type change of each host inside the window that EC2 recorded (CloudTrail): samples before
+    # it were taken on other hardware.
+    resizes: Mapping[str, Resize] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class RegionSources:
     usage: UsageSource
     on_demand: OnDemandPrices | None = None  # None: snapshot only
     commitments: CommitmentSource | None = None  # None: savings at list price only
+    resizes: ResizeHistory | None = None  # None: resizes are seen in the agent's InstanceType dimension only
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,15 @@ def region_context(
     if sources.commitments is not None:
         commitments, unread = read_commitments(sources.commitments, known_types)
         warnings.extend(f"{region}: {message}" for message in unread)
+    window = lookback_window(now, lookback_days)
+    resizes: Mapping[str, Resize] = {}
+    if sources.resizes is not None:
+        try:
+            resizes = sources.resizes.resizes(window.start, window.end)
+        except SourceUnavailable as error:
+            warnings.append(
+                f"{region}: resizes could not be read ({error}): only the agent's InstanceType dimension shows them"
+            )
     units = sum(
         spec.compute_units
         for spec in (catalog.specs.get(i.instance_type) for i in instances if i.is_running)
@@ -216,12 +230,13 @@ def region_context(
         account_id=account_id,
         region=region,
         collected_at=now,
-        window=lookback_window(now, lookback_days),
+        window=window,
         catalog=catalog,
         prices=prices,
         warnings=tuple(warnings),
         accelerators=units,
         commitments=commitments,
+        resizes={iid: resizes[iid] for iid in sorted(resizes.keys() & {i.instance_id for i in instances})},
     )
 
 
@@ -248,9 +263,13 @@ def summarise_usage(
     """Usage summaries of `instances`, and what CloudWatch could not answer cleanly.
 
     Summarised as the raw series arrive, a few dozen hosts at a time: memory does not grow with the shard."""
+    resizes = context.resizes
+    raws = usage.read(instances, context.catalog.specs, context.window)
     summaries = {
         summary.instance_id: summary
-        for summary in summarize_all(usage.read(instances, context.catalog.specs, context.window))
+        for summary in summarize_all(
+            replace(raw, resized_at=resizes[raw.instance_id].at) if raw.instance_id in resizes else raw for raw in raws
+        )
     }
     return summaries, [f"{context.region}: {message}" for message in usage.warnings]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
-from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec, Resize
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
 
@@ -70,6 +70,12 @@ class CommitmentSource(Protocol):
 
     def savings_plans(self, instance_types: Sequence[str]) -> tuple[SavingsPlan, ...]:
         """Active plans that cover EC2, with their rates for `instance_types` in this region."""
+        ...
+
+
+class ResizeHistory(Protocol):
+    def resizes(self, start: datetime, end: datetime) -> Mapping[str, Resize]:
+        """The last instance-type change of each instance between `start` and `end`. Raises SourceUnavailable."""
         ...
 
 

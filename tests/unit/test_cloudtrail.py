@@ -1,0 +1,107 @@
+"""Resizes EC2 recorded (CloudTrail LookupEvents), against botocore's Stubber in the API's shapes (moto has no
+LookupEvents), and what a recorded resize does to the summary and the advice."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from demo.fleet import Gpu, noisy
+
+from rightsizer.adapters.aws.cloudtrail import CloudTrailResizes, parse_event
+from rightsizer.domain.analyzer import analyze_instance
+from rightsizer.domain.models import Finding, Resize
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.summaries import summarize_one
+from rightsizer.services.ports import ResizeHistory, SourceUnavailable
+from tests.factories import NOW, instance
+from tests.unit import catalog_fixture as fx
+from tests.unit.shapes import Workload, raw_usage
+
+START, END = NOW - timedelta(days=14), NOW
+LOOKUP = {
+    "LookupAttributes": [{"AttributeKey": "EventName", "AttributeValue": "ModifyInstanceAttribute"}],
+    "StartTime": START,
+    "EndTime": END,
+}
+
+
+def event(instance_id: str, at: datetime, parameters: dict[str, Any], error: str | None = None) -> dict[str, Any]:
+    detail: dict[str, Any] = {"eventName": "ModifyInstanceAttribute", "requestParameters": parameters}
+    if error:
+        detail["errorCode"] = error
+    return {"EventId": f"e-{instance_id}-{at:%H%M}", "EventName": "ModifyInstanceAttribute", "EventTime": at,
+            "CloudTrailEvent": json.dumps(detail)}  # fmt: skip
+
+
+@pytest.fixture
+def client() -> Iterator[tuple[Any, Stubber]]:
+    cloudtrail = boto3.client("cloudtrail", region_name="us-east-1")
+    with Stubber(cloudtrail) as stub:
+        yield cloudtrail, stub
+        stub.assert_no_pending_responses()
+
+
+def test_the_last_type_change_of_each_instance_is_read_in_either_request_form(client: tuple[Any, Stubber]) -> None:
+    cloudtrail, stub = client
+    early, late = NOW - timedelta(days=6), NOW - timedelta(days=5)
+    stub.add_response(
+        "lookup_events",
+        {
+            "Events": [
+                event("i-a", late, {"instanceId": "i-a", "instanceType": {"value": "g5.4xlarge"}}),
+                event("i-a", early, {"instanceId": "i-a", "instanceType": {"value": "g5.2xlarge"}}),
+                event("i-b", early, {"instanceId": "i-b", "attribute": "instanceType", "value": "g6.xlarge"}),
+                event(
+                    "i-c", late, {"instanceId": "i-c", "disableApiTermination": {"value": True}}
+                ),  # another attribute
+                event("i-d", late, {"instanceId": "i-d", "instanceType": {"value": "p5.48xlarge"}}, "IncorrectState"),
+            ],
+            "NextToken": "page-2",
+        },
+        LOOKUP,
+    )
+    stub.add_response("lookup_events", {"Events": [{"EventTime": late, "CloudTrailEvent": "not json"}]},
+                      {**LOOKUP, "NextToken": "page-2"})  # fmt: skip
+    source: ResizeHistory = CloudTrailResizes(cloudtrail, "us-east-1")
+
+    found = source.resizes(START, END)
+
+    assert found == {"i-a": Resize(late, "g5.4xlarge"), "i-b": Resize(early, "g6.xlarge")}
+
+
+def test_a_source_that_cannot_be_read_says_so(client: tuple[Any, Stubber]) -> None:
+    cloudtrail, stub = client
+    stub.add_client_error("lookup_events", "AccessDeniedException", "not authorized to perform cloudtrail:LookupEvents")
+
+    with pytest.raises(SourceUnavailable, match="CloudTrail LookupEvents"):
+        CloudTrailResizes(cloudtrail, "us-east-1").resizes(START, END)
+
+
+def test_entries_that_cannot_be_read_are_skipped() -> None:
+    assert parse_event({"EventTime": NOW, "CloudTrailEvent": "[1, 2]"}) is None
+    assert parse_event({"CloudTrailEvent": json.dumps({"requestParameters": {"instanceId": "i-a"}})}) is None
+
+
+def test_a_recorded_resize_cuts_every_series_even_without_the_agent_dimension() -> None:
+    # The agent publishes no InstanceType dimension here: only CloudTrail knows the host was a g5.2xlarge (8 vCPUs,
+    # CPU pinned) until five days ago.
+    resized = (NOW - timedelta(days=5)).replace(minute=20)
+    work = Workload(
+        gpus=(Gpu(noisy(45, 5), noisy(10 * 1024, 100)),),
+        cpu=lambda t, r: r.gauss(97, 1) if t < resized else r.gauss(45, 3),
+    )
+    raw = raw_usage(work)
+    summary = summarize_one(replace(raw, resized_at=resized))
+
+    assert summary.type_change is not None and summary.type_change.source == "CloudTrail's ModifyInstanceAttribute"
+    assert summary.window_start == (resized + timedelta(hours=1)).replace(minute=0, tzinfo=UTC)
+    rec = analyze_instance(instance("g5.4xlarge"), summary, fx.catalog(), fx.prices(), Policy(), NOW)
+    assert rec.finding is not Finding.NOT_GPU_BOUND and rec.actionable is False
+    assert any(reason.startswith("resized to g5.4xlarge by") for reason in rec.reasons)
