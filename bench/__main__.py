@@ -5,10 +5,12 @@
 3. one shard invocation's collection over a CloudWatch double that pages like the real API, at three region
    sizes: peak RSS, time per host, GetMetricData calls against the physical minimum; the raw timestamp parser;
 4. a simulated 100,000-instance fleet planned into shards: limits, transitions, costs, item sizes, `/gpu show`;
-5. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
-6. the Slack function: cold import time and warm ack time of a signed slash command.
+5. the expert fleet (tests/expert_fleet.py): per workload archetype, the finding a GPU expert expects against the
+   analyzer's, with target, monthly cost and savings, action and confidence;
+6. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
+7. the Slack function: cold import time and warm ack time of a signed slash command.
 
-`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, slack; comma-separated) runs only those.
+`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, expert, slack; comma-separated) runs only those.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bench import analyzer_bench, collect_bench, fleet_bench, metrics_bench, package_bench
+from bench import analyzer_bench, collect_bench, expert_fleet_bench, fleet_bench, metrics_bench, package_bench
 
 
 def main() -> int:
@@ -38,6 +40,9 @@ def main() -> int:
         if wanted("fleet"):
             fleet_bench.run(collection)
             print()
+    if wanted("expert"):
+        expert_fleet_bench.run()
+        print()
     if wanted("analyzer"):
         analyzer_bench.run()
     if not wanted("slack"):

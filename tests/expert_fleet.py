@@ -1,0 +1,1377 @@
+"""An expert fleet: workload archetypes, each with the finding a GPU expert expects for it and why.
+
+Each archetype is one host: what it does (the story), its type, region and ownership, the series the CloudWatch
+agent and neuron-monitor would publish for it (tests/unit/shapes.py `Workload`), and the EXPECTATION, written from
+the workload before the analyzer was run on it: the findings an expert would accept (usually one), and the
+invariants that matter for this host (never a stop for a host that works, one click or not, what a target must
+keep). `violations()` says where a recommendation breaks them; tests/unit/test_expert_fleet.py asserts there are
+none (or marks a disagreement with the analyzer as a strict xfail), and `make bench` prints the table
+(bench/expert_fleet_bench.py).
+
+Figures quoted in the reasons are sourced: framework documentation for memory reservations, the NVIDIA video
+support matrix for NVENC counts (also in src/rightsizer/domain/data/accelerators.json), and the cluster studies
+collected in the project's reference data (`gpu_utilization_studies.json`, shared/reference).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import cache
+
+from demo.fleet import (
+    IDLE_GPU,
+    Gpu,
+    Shape,
+    bursts,
+    business_hours,
+    constant,
+    diurnal,
+    follows_load,
+    noisy,
+    reserved,
+    training,
+    weekly_job,
+)
+
+from rightsizer.domain.analyzer import analyze_instance
+from rightsizer.domain.models import ActionKind, Confidence, Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.policy import Policy
+from rightsizer.domain.summaries import summarize_one
+from rightsizer.domain.usage import DeviceSeries, Series
+from tests import factories
+from tests.factories import NOW
+from tests.unit.shapes import Workload, raw_usage
+
+GIB = 1024.0
+# nvidia-smi's memory.total (MiB) per GPU model, as the agent publishes it.
+T4 = 15360.0
+A10G = 23028.0
+L4 = 23034.0
+L40S = 46068.0
+V100 = 16160.0
+A100 = 40960.0
+H100 = 81559.0
+
+WINDOWS = ("Windows", "RunInstances:0002")
+
+# Sources quoted by the reasons below.
+VLLM = "vLLM reserves gpu_memory_utilization=0.9 of each GPU up front (https://docs.vllm.ai/en/stable/api/vllm/config/cache/)"
+PYTORCH = (
+    "PyTorch's caching allocator keeps freed blocks, so nvidia-smi shows the high-water mark "
+    "(https://pytorch.org/docs/stable/notes/cuda.html#memory-management)"
+)
+JAX = "JAX preallocates 75 % of each GPU at the first operation (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)"
+PAI = (
+    "in Alibaba PAI's 2020 trace the median instance used 1.5 % of its GPU and 34.5 % sat at exactly 0 % "
+    "(gpu_utilization_studies.json)"
+)
+GAO = (
+    "Gao et al. (ICSE 2024) found data operations behind 46 % of low-GPU-utilisation issues in 400 jobs "
+    "(gpu_utilization_studies.json)"
+)
+PHILLY = "in Microsoft's Philly trace even jobs over 24 h sat idle 25 % of the time (gpu_utilization_studies.json)"
+NVENC = (
+    "NVENC engines per GPU: T4 1, A10G 1, L4 2, L40S 3, V100 3, A100/H100 none (NVIDIA Video Encode and Decode GPU "
+    "Support Matrix, https://developer.nvidia.com/video-encode-and-decode-gpu-support-matrix-new)"
+)
+SM_ONLY = (
+    "utilization.gpu is the share of time a kernel ran on the SMs: NVENC/NVDEC work is not in it "
+    "(NVENC Application Note: the encoder is independent of the CUDA cores)"
+)
+NEURON_MONITOR = (
+    "neuron-monitor reports only the NeuronCores a running application uses (neuron-monitor user guide, "
+    "neuron_monitoring.json)"
+)
+BANDWIDTH = (
+    "memory bandwidth A10G 600 GB/s, L4 300 GB/s, T4 320 GB/s, L40S 864 GB/s, A100 1555 GB/s (accelerators.json)"
+)
+DCV = "DCV streams the desktop as video encoded on the GPU's NVENC where there is one (Amazon DCV Administrator Guide)"
+MIG = (
+    "in MIG mode nvidia-smi reports utilization.gpu as [N/A] per GPU "
+    "(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/)"
+)
+
+
+class Category(StrEnum):
+    TRAINING = "training"
+    FINE_TUNING = "fine-tuning"
+    BATCH_INFERENCE = "batch inference"
+    ONLINE_INFERENCE = "online inference"
+    LLM_SERVING = "LLM serving"
+    VIDEO = "video transcoding"
+    GRAPHICS = "graphics workstation"
+    NOTEBOOK = "notebook"
+    CPU_SERVICE = "CPU service on a GPU host"
+    REGIME = "job that ends or starts inside the window"
+    NEURON_TRAINING = "Neuron training"
+    NEURON_INFERENCE = "Neuron inference"
+    OPERATIONS = "agent gaps and ownership"
+
+
+@dataclass(frozen=True)
+class TargetMust:
+    """What a target (when one is named) must keep. All constraints hold only where a target is named, except
+    `present` and `absent`."""
+
+    present: bool = False  # a target must be named
+    absent: bool = False  # no target may be named
+    units: int | None = None  # exactly this many GPUs / NeuronCores
+    models: frozenset[str] = frozenset()  # the target's accelerator is one of these
+    min_encoders: int = 0  # NVENC engines per GPU
+    min_vcpus: int = 0
+    min_memory_per_unit_mib: float = 0.0
+
+
+ANY_TARGET = TargetMust()
+NO_TARGET = TargetMust(absent=True)
+
+
+@dataclass(frozen=True)
+class Archetype:
+    name: str
+    category: Category
+    story: str  # one sentence: what the host does
+    instance_type: str
+    workload: Workload
+    findings: frozenset[Finding]  # what an expert accepts: usually one
+    why: str  # the expert's reasoning (sources where a figure is quoted)
+    region: str = "us-east-1"
+    platform: tuple[str, str] | None = None  # (PlatformDetails, UsageOperation) when not Linux
+    tags: Mapping[str, str] = field(default_factory=dict)
+    lifecycle: str = "on-demand"
+    asg_name: str | None = None
+    uses_efa: bool = False
+    may_stop: bool = False  # False: the host works; never `idle`, never a stop or schedule action
+    one_click: bool | None = None  # None: either is acceptable
+    target: TargetMust = ANY_TARGET
+    max_confidence: Confidence | None = None
+    priced: bool = True  # the advice must show what the host costs
+    # neuron-monitor stops reporting the cores when the application exits (None: they report throughout).
+    cores_report_until: datetime | None = None
+
+    @property
+    def expected(self) -> str:
+        return "|".join(sorted(f.value for f in self.findings))
+
+
+def expect(*findings: Finding) -> frozenset[Finding]:
+    return frozenset(findings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes (what a GPU, CPU or link does over time); demo/fleet.py has the basic ones.
+
+
+def switch(when: datetime, before: Shape, after: Shape) -> Shape:
+    """One behaviour until `when`, another since (a job that ended or started)."""
+    return lambda t, r: before(t, r) if t < when else after(t, r)
+
+
+def switch_gpu(when: datetime, before: Gpu, after: Gpu) -> Gpu:
+    return Gpu(
+        utilization=switch(when, before.utilization, after.utilization),
+        memory_used_mib=switch(when, before.memory_used_mib, after.memory_used_mib),
+    )
+
+
+def daily(busy: Shape, idle: Shape, start: int, hours: int) -> Shape:
+    """Busy `hours` hours from `start` (UTC) every day, across midnight if need be."""
+    return lambda t, r: busy(t, r) if (t.hour - start) % 24 < hours else idle(t, r)
+
+
+def office(busy: Shape, idle: Shape, start: int = 8, end: int = 19) -> Shape:
+    return business_hours(busy, idle, start, end)
+
+
+def sporadic(busy: Shape, idle: Shape, seed: str) -> Shape:
+    """A person's GPU use: on some weekdays, two hours starting at a different time each day."""
+    rng = random.Random(seed)
+    day = (NOW - timedelta(days=15)).date()
+    used = set()
+    while day <= NOW.date():
+        if day.weekday() < 5 and rng.random() < 0.6:
+            start = rng.randint(9, 16)
+            used |= {(day, start), (day, start + 1)}
+        day += timedelta(days=1)
+    return lambda t, r: busy(t, r) if (t.date(), t.hour) in used else idle(t, r)
+
+
+def idle_pct(t: datetime, r: random.Random) -> float:
+    return r.uniform(0.0, 0.4)
+
+
+def quiet_cpu(t: datetime, r: random.Random) -> float:
+    return max(0.2, r.gauss(1.5, 0.4))
+
+
+def quiet_network(t: datetime, r: random.Random) -> float:
+    return max(0.0, r.gauss(0.001, 0.0003))
+
+
+def sessions(count: float) -> Shape:
+    """NVENC sessions open (hourly maximum of the agent's encoder_stats_session_count)."""
+    return lambda t, r: float(r.choice([count - 1, count, count])) if count > 1 else count
+
+
+def transcoder(count: float, fps: float, sm: float = 1.5) -> Gpu:
+    """ffmpeg -hwaccel cuda ... -c:v h264_nvenc: decode and encode on the video engines, SMs nearly idle (more with
+    CUDA filters such as scale_cuda)."""
+    return Gpu(
+        noisy(sm, sm * 0.4, hi=sm * 2.5),
+        mib(1.2 * GIB, 30),
+        encoder_sessions=sessions(count),
+        encoder_fps=noisy(fps, 3, lo=1),
+    )
+
+
+def mib(level: float, spread: float, cap: float | None = None) -> Shape:
+    """GPU memory used (MiB) around `level`, never above `cap` (nvidia-smi's memory.total)."""
+    return noisy(level, spread, lo=0.0, hi=cap if cap is not None else float("inf"))
+
+
+def gpu(util: Shape, memory_mib: Shape | float) -> Gpu:
+    return Gpu(util, constant(memory_mib) if isinstance(memory_mib, float) else memory_mib)
+
+
+def held(memory_mib: float) -> Gpu:
+    """A GPU that holds a loaded model and gets no work."""
+    return Gpu(noisy(0.2, 0.3, hi=2.0), mib(memory_mib, 20))
+
+
+def neuron(util: Shape) -> Gpu:
+    """A NeuronCore in use: neuron-monitor publishes its utilisation only."""
+    return Gpu(util, constant(0.0))
+
+
+FIVE_DAYS_AGO = NOW - timedelta(days=5)
+FOUR_DAYS_AGO = NOW - timedelta(days=4)
+TWO_DAYS_AGO = NOW - timedelta(days=2)
+
+TRAINING_A100 = gpu(training(90), mib(30.5 * GIB, 40))
+TRAINING_A10G = gpu(training(88), mib(20.5 * GIB, 30))
+
+
+# ---------------------------------------------------------------------------------------------
+# The fleet.
+
+F = Finding
+
+ARCHETYPES: tuple[Archetype, ...] = (
+    # --- training ----------------------------------------------------------------------------
+    Archetype(
+        "llm-pretrain-p4d",
+        Category.TRAINING,
+        "one node of a multi-node LLM pre-training job: 8 A100s flat out with a checkpoint dip every two hours",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(TRAINING_A100,) * 8,
+            memory_total_mib=A100,
+            cpu=noisy(38, 4),
+            network_gbps=noisy(5, 0.5, lo=0),
+            host_memory_pct=noisy(45, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "every GPU works ~90 % of the time; NCCL over NVLink and EFA keeps it on an 8-GPU P type and nothing "
+        f"cheaper has eight A100-class GPUs; flat memory is the allocator's high-water mark ({PYTORCH})",
+        uses_efa=True,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "comm-bound-ddp-p4d",
+        Category.TRAINING,
+        "data-parallel training across nodes that waits on all-reduce: 8 A100s at ~45 %",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(gpu(noisy(45, 8), mib(28 * GIB, 40)),) * 8,
+            memory_total_mib=A100,
+            cpu=noisy(20, 3),
+            network_gbps=noisy(12, 1.5, lo=0),
+            host_memory_pct=noisy(35, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "all 8 GPUs work in lockstep; the gap is communication (fix the overlap, not the host), and multi-GPU "
+        f"work stays on P types with NVLink/EFA; {PHILLY}",
+        uses_efa=True,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "vision-train-loader-bound",
+        Category.TRAINING,
+        "an image-classification training job whose JPEG decoding and augmentation saturate the 8 vCPUs",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(noisy(26, 5), mib(12 * GIB, 200, cap=A10G)),),
+            memory_total_mib=A10G,
+            cpu=noisy(95, 2.5),
+            host_memory_pct=noisy(62, 3),
+        ),
+        expect(F.NOT_GPU_BOUND),
+        f"CPU p95 ~97 % while the GPU waits at ~26 %: more vCPUs (same A10G) feed it, a smaller GPU would not; {GAO}",
+        target=TargetMust(models=frozenset({"A10G"}), min_vcpus=9),
+    ),
+    Archetype(
+        "jax-train-p5",
+        Category.TRAINING,
+        "JAX training on 8 H100s at 80-90 %, memory preallocated by XLA",
+        "p5.48xlarge",
+        Workload(
+            gpus=(gpu(training(86), reserved(0.75 * H100, 30)),) * 8,
+            memory_total_mib=H100,
+            cpu=noisy(25, 3),
+            network_gbps=noisy(8, 1, lo=0),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.OPTIMIZED),
+        f"eight busy H100s; {JAX}, so memory says nothing about need; A100s would be 3x slower on tensor work",
+        uses_efa=True,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "ddp-uses-4-of-8",
+        Category.TRAINING,
+        "torchrun --nproc_per_node=4 on an 8-GPU host: four A10Gs train, four never get a process",
+        "g5.48xlarge",
+        Workload(
+            gpus=(TRAINING_A10G,) * 4 + (IDLE_GPU,) * 4,
+            memory_total_mib=A10G,
+            cpu=noisy(20, 2),
+            network_gbps=noisy(0.5, 0.1, lo=0),
+            host_memory_pct=noisy(15, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "four GPUs never ran a kernel in 14 days: a 4-GPU A10G host with the vCPUs the loaders use (~55) carries "
+        "the job; at ~88 % the busy GPUs cannot move to slower L4s",
+        target=TargetMust(present=True, units=4, models=frozenset({"A10G", "L40S"})),
+    ),
+    Archetype(
+        "capacity-block-training",
+        Category.TRAINING,
+        "training inside a Capacity Block: the capacity was bought up front for these days",
+        "p5.48xlarge",
+        Workload(gpus=(gpu(training(90), mib(60 * GIB, 50)),) * 8, memory_total_mib=H100, cpu=noisy(30, 3)),
+        expect(F.EXCLUDED),
+        "a Capacity Block is paid for and ends by itself: there is nothing to resize or stop",
+        lifecycle="capacity-block",
+        one_click=False,
+        priced=False,
+    ),
+    # --- fine-tuning -------------------------------------------------------------------------
+    Archetype(
+        "deepspeed-finetune-g5-12xl",
+        Category.FINE_TUNING,
+        "DeepSpeed ZeRO-2 fine-tuning of a 7B model on four A10Gs",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(training(85), mib(21 * GIB, 30)),) * 4,
+            memory_total_mib=A10G,
+            cpu=noisy(30, 3),
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.OPTIMIZED),
+        f"four GPUs at ~85 %; L4s have half the bandwidth ({BANDWIDTH}), fewer GPUs would not hold the shards",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "qlora-finetune-l40s-pinned",
+        Category.FINE_TUNING,
+        "QLoRA fine-tuning of a 13B model on one L40S, busy every minute",
+        "g6e.xlarge",
+        Workload(
+            gpus=(gpu(noisy(98, 1, lo=90), mib(40 * GIB, 40)),),
+            memory_total_mib=L40S,
+            cpu=noisy(60, 5),
+            host_memory_pct=noisy(50, 2),
+        ),
+        expect(F.OPTIMIZED, F.UNDERPROVISIONED),
+        "a GPU busy all the time is well used; a faster one is only worth it if the run is too slow, which the "
+        "metrics cannot tell: advice at most, never a one-click upgrade",
+        one_click=False,
+        target=TargetMust(units=1),
+    ),
+    Archetype(
+        "weekly-retrain",
+        Category.FINE_TUNING,
+        "a recommender retrained every Sunday 02:00-04:00 UTC; nothing else runs on the host",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(weekly_job(noisy(92, 4), hours=2), weekly_job(constant(12 * GIB), hours=2)),),
+            cpu=weekly_job(noisy(60, 5), hours=2),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "2 busy hours of 168: a weekly stop/start (or a batch job) saves ~98 %; the job is real work, so never idle",
+        region="eu-west-1",
+        may_stop=True,
+    ),
+    # --- batch inference ---------------------------------------------------------------------
+    Archetype(
+        "nightly-embedding-backfill",
+        Category.BATCH_INFERENCE,
+        "embeds the day's documents on four A10Gs from 01:00 to 05:00 UTC every night; the process exits after",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(daily(noisy(92, 3), idle_pct, 1, 4), daily(constant(9 * GIB), constant(0.0), 1, 4)),) * 4,
+            cpu=daily(noisy(40, 4), quiet_cpu, 1, 4),
+            network_gbps=daily(noisy(0.4, 0.05, lo=0), quiet_network, 1, 4),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "busy the same 4 hours every day, quiet (GPU, CPU and network) the other 140 hours of the week: a daily "
+        "stop/start pair follows it",
+        may_stop=True,
+        one_click=True,
+    ),
+    Archetype(
+        "t4-batch-overbuilt",
+        Category.BATCH_INFERENCE,
+        "a queue-fed image-classification worker at ~70 % of one T4 on a 16-vCPU host that uses two",
+        "g4dn.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(70, 5), mib(6 * GIB, 50)),),
+            memory_total_mib=T4,
+            cpu=noisy(10, 1.5),
+            host_memory_pct=noisy(15, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "the same T4 with 4 vCPUs and 16 GiB (g4dn.xlarge) carries ~1.6 vCPUs and ~10 GiB of RAM at less than half "
+        "the price",
+        target=TargetMust(present=True, units=1, models=frozenset({"T4", "A10G", "L4"})),
+    ),
+    Archetype(
+        "t4-batch-pinned",
+        Category.BATCH_INFERENCE,
+        "an offline scoring worker that always has a queue: one T4 at ~98 % around the clock",
+        "g4dn.xlarge",
+        Workload(gpus=(gpu(noisy(98, 1, lo=90), mib(9 * GIB, 100)),), memory_total_mib=T4, cpu=noisy(30, 3)),
+        expect(F.OPTIMIZED, F.UNDERPROVISIONED),
+        "a pinned GPU is well used; 100 % utilization.gpu means a kernel always ran, not that the SMs are full "
+        "(gpu_utilization_studies.json, metric_caveat), so a faster GPU is advice, never a one-click upgrade",
+        one_click=False,
+        target=TargetMust(units=1),
+    ),
+    Archetype(
+        "whisper-batch-spot",
+        Category.BATCH_INFERENCE,
+        "Whisper transcription batches on a Spot instance launched by a fleet request",
+        "g5.2xlarge",
+        Workload(gpus=(gpu(noisy(40, 15), mib(6 * GIB, 300, cap=A10G)),), cpu=noisy(20, 4)),
+        expect(F.EXCLUDED),
+        "the Spot request or fleet owns the host: the advice goes to whoever launches it, never an in-place change",
+        lifecycle="spot",
+        one_click=False,
+        priced=False,
+    ),
+    # --- online inference --------------------------------------------------------------------
+    Archetype(
+        "asr-t4-diurnal",
+        Category.ONLINE_INFERENCE,
+        "a speech-recognition API on one T4 that follows its users: 30 % at night, 58 % in the afternoon",
+        "g4dn.xlarge",
+        Workload(
+            gpus=(gpu(diurnal(30, 58), mib(9 * GIB, 200, cap=T4)),),
+            memory_total_mib=T4,
+            cpu=diurnal(20, 38, 2),
+            network_gbps=diurnal(0.05, 0.2, 0.01),
+            host_memory_pct=noisy(42, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "the smallest T4 host, well used all day and night; no cheaper GPU of at least its capability exists",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "triton-bursty",
+        Category.ONLINE_INFERENCE,
+        "a Triton server with light steady traffic and batch arrivals that saturate the A10G for 10 minutes "
+        "every 6 hours, on a host with twice the vCPUs it uses",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(bursts(noisy(22, 4)), mib(7 * GIB, 40)),),
+            cpu=bursts(noisy(9, 1.5), burst=30.0),
+            network_gbps=noisy(0.08, 0.02, lo=0),
+            host_memory_pct=noisy(25, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "the bursts need an equally fast GPU (an L4 has half the bandwidth: the bursts would queue), but 4 vCPUs "
+        "and 16 GiB carry ~2.4 vCPUs at the busiest and ~9.6 GiB: the same A10G on g5.xlarge",
+        target=TargetMust(present=True, units=1, models=frozenset({"A10G"})),
+    ),
+    Archetype(
+        "stable-diffusion-api",
+        Category.ONLINE_INFERENCE,
+        "an SDXL image-generation API whose afternoon peak keeps the A10G busy",
+        "g5.xlarge",
+        Workload(
+            gpus=(gpu(diurnal(20, 92, 4), mib(14.5 * GIB, 30)),),
+            cpu=diurnal(6, 12, 1),
+            network_gbps=diurnal(0.02, 0.1, 0.01),
+            host_memory_pct=noisy(45, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "the smallest A10G host, its busiest hours near 100 %: nothing slower or smaller carries the peak "
+        f"({BANDWIDTH})",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "embeddings-one-of-four",
+        Category.ONLINE_INFERENCE,
+        "a single-GPU embeddings service deployed on a 4-GPU host: GPUs 1-3 never get a process",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(diurnal(25, 60), mib(7.6 * GIB, 150, cap=A10G)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            cpu=diurnal(4, 9, 1),
+            network_gbps=diurnal(0.05, 0.15, 0.01),
+            host_memory_pct=noisy(11, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "three GPUs never ran a kernel: one A10G with the ~7 vCPUs and ~25 GiB the service uses carries it",
+        target=TargetMust(present=True, units=1, models=frozenset({"A10G", "L40S"})),
+    ),
+    Archetype(
+        "triton-idle-replicas",
+        Category.ONLINE_INFERENCE,
+        "four Triton model replicas, but the load balancer sends every request to GPU 0; GPUs 1-3 hold the model",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(diurnal(30, 65), mib(8 * GIB, 40)), held(8 * GIB), held(8 * GIB), held(8 * GIB)),
+            cpu=diurnal(4, 9, 1),
+            network_gbps=diurnal(0.05, 0.15, 0.01),
+            host_memory_pct=noisy(12, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "replicas that never served a request in 14 days are not capacity: one A10G carries the traffic; the "
+        "replicas may be a warm standby, so the advice names them and is not high confidence",
+        target=TargetMust(present=True, units=1),
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "recsys-light-g5-4xl",
+        Category.ONLINE_INFERENCE,
+        "a ranking model that uses 15 % of an A10G while feature processing keeps half of 16 vCPUs busy",
+        "g5.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(15, 3), mib(4 * GIB, 40)),),
+            cpu=noisy(50, 5),
+            network_gbps=noisy(0.3, 0.05, lo=0),
+            host_memory_pct=noisy(35, 2),
+        ),
+        expect(F.OVERPROVISIONED),
+        f"~20 % of an A10G is ~40 % of an L4 even bandwidth-bound ({BANDWIDTH}); the vCPUs (~14 needed) stay: "
+        "a 16-vCPU L4 host is ~18 % cheaper",
+        target=TargetMust(present=True, units=1, min_vcpus=14),
+    ),
+    Archetype(
+        "legacy-p3-light",
+        Category.ONLINE_INFERENCE,
+        "an old inference service on a V100 at 8-20 % that nobody moved to a newer GPU",
+        "p3.2xlarge",
+        Workload(
+            gpus=(gpu(diurnal(8, 20), mib(5 * GIB, 100, cap=V100)),),
+            memory_total_mib=V100,
+            cpu=diurnal(5, 12, 1),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "a fifth of a V100 fits a current single-GPU type (T4, A10G or L4) at a fraction of the price",
+        target=TargetMust(present=True, units=1),
+    ),
+    # --- LLM serving -------------------------------------------------------------------------
+    Archetype(
+        "vllm-l40s-diurnal",
+        Category.LLM_SERVING,
+        "vLLM serving Llama-3.1-8B on one L40S, 30-75 % with the day",
+        "g6e.xlarge",
+        Workload(
+            gpus=(gpu(diurnal(30, 75), reserved(0.9 * L40S)),),
+            memory_total_mib=L40S,
+            cpu=diurnal(15, 25, 2),
+            network_gbps=diurnal(0.02, 0.08, 0.005),
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.OPTIMIZED),
+        f"the smallest L40S host, busy; {VLLM}: the flat 90 % is a reservation, not a need, and no out-of-memory risk",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "vllm-tp4-g5-12xl",
+        Category.LLM_SERVING,
+        "vLLM with tensor_parallel_size=4 serving a 30B model across four A10Gs",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(diurnal(40, 70), reserved(0.9 * A10G)),) * 4,
+            cpu=diurnal(8, 14, 1),
+            network_gbps=diurnal(0.02, 0.1, 0.005),
+            host_memory_pct=noisy(25, 1),
+        ),
+        expect(F.OPTIMIZED),
+        "tensor-parallel shards need all four GPUs; decoding is bandwidth-bound and L4s have half of it "
+        f"({BANDWIDTH}); {VLLM}",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "vllm-idle-p4d",
+        Category.LLM_SERVING,
+        "a vLLM endpoint on 8 A100s that nobody has called for two weeks; only health checks reach it",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(gpu(noisy(0.2, 0.3, hi=2.0), reserved(0.9 * A100)),) * 8,
+            memory_total_mib=A100,
+            cpu=noisy(2, 0.5, lo=0.1),
+            network_gbps=noisy(0.0002, 0.00005, lo=0),
+            host_memory_pct=noisy(6, 0.5),
+        ),
+        expect(F.IDLE),
+        "no kernel ran in 14 days; the memory is vLLM's up-front reservation, not work: stop it, naming the loaded "
+        "model and the p4d capacity risk (medium confidence at most)",
+        may_stop=True,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "kv-cache-t4-97pct",
+        Category.LLM_SERVING,
+        "a Hugging Face transformers chat server whose KV cache grows with traffic to 97 % of the T4",
+        "g4dn.xlarge",
+        Workload(
+            gpus=(gpu(diurnal(40, 70), follows_load(9 * GIB, 14.55 * GIB, cap=T4)),),
+            memory_total_mib=T4,
+            cpu=diurnal(15, 30, 2),
+            host_memory_pct=noisy(55, 2),
+        ),
+        expect(F.UNDERPROVISIONED),
+        "memory rises with the load to 97 % of nvidia-smi's memory.total every afternoon: a real OOM risk; one GPU "
+        "with more memory (A10G/L4, 24 GB) fits it; a paid change for memory is medium confidence at most",
+        target=TargetMust(present=True, units=1, min_memory_per_unit_mib=17 * GIB),
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "vllm-office-hours-chatbot",
+        Category.LLM_SERVING,
+        "an internal vLLM chatbot used in office hours only; the model stays loaded (reserved memory) at night",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(office(noisy(35, 8), idle_pct), reserved(0.9 * A10G)),),
+            cpu=office(noisy(12, 2), quiet_cpu),
+            network_gbps=office(noisy(0.08, 0.02, lo=0.05), quiet_network),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "nothing calls it nights and weekends (no kernel, no traffic); vLLM's up-front reservation is not work: a "
+        "stop/start pair for Mon-Fri 08-19 saves ~2/3",
+        may_stop=True,
+    ),
+    # --- video transcoding -------------------------------------------------------------------
+    Archetype(
+        "live-abr-ladder-t4",
+        Category.VIDEO,
+        "a live-streaming encoder: an ABR ladder of 4 renditions on the T4's NVENC, SMs nearly idle, network busy",
+        "g4dn.2xlarge",
+        Workload(
+            gpus=(transcoder(4, 30),),
+            memory_total_mib=T4,
+            cpu=noisy(25, 3),
+            network_gbps=noisy(1.5, 0.1, lo=0),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        f"the work is on NVENC, not the SMs ({SM_ONLY}); it stays on a GPU with at least the T4's encoder ({NVENC}); "
+        "the smaller g4dn.xlarge would also carry its ~2 busy vCPUs",
+        target=TargetMust(units=1, min_encoders=1),
+    ),
+    Archetype(
+        "vod-transcoder-l4",
+        Category.VIDEO,
+        "a VOD transcoding worker on an L4: 6 NVENC sessions at ~120 fps, ffmpeg muxing on half of 4 vCPUs",
+        "g6.xlarge",
+        Workload(
+            gpus=(transcoder(6, 120, sm=6),),
+            memory_total_mib=L4,
+            cpu=noisy(50, 5),
+            network_gbps=noisy(0.4, 0.05, lo=0),
+            host_memory_pct=noisy(35, 2),
+        ),
+        expect(F.OPTIMIZED),
+        f"the smallest L4 host, its 2 NVENC engines busy; any move needs a GPU with 2 or more ({NVENC})",
+        target=TargetMust(min_encoders=2),
+    ),
+    Archetype(
+        "file-transcoder-quiet-host",
+        Category.VIDEO,
+        "batch transcoding from EBS to EBS: two NVENC sessions at 240 fps; SMs, CPU and network all quiet",
+        "g4dn.2xlarge",
+        Workload(
+            gpus=(transcoder(2, 240),), memory_total_mib=T4, cpu=noisy(4, 1, lo=0.5), host_memory_pct=noisy(20, 1)
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        f"{SM_ONLY}; EBS traffic is not in NetworkIn/Out: the encoder sessions are the work, so never a stop; a "
+        "smaller host must keep a T4-class NVENC",
+        target=TargetMust(units=1, min_encoders=1),
+    ),
+    Archetype(
+        "v100-transcoder-3-nvenc",
+        Category.VIDEO,
+        "a transcoder running 9 sessions on a V100's three NVENC engines",
+        "p3.2xlarge",
+        Workload(
+            gpus=(transcoder(9, 30),),
+            memory_total_mib=V100,
+            cpu=noisy(12, 2),
+            network_gbps=constant(0.3),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        f"9 sessions need three encoders: an L40S (3) carries them for less, a T4/A10G (1), L4 (2) or A100 (0) does "
+        f"not ({NVENC})",
+        target=TargetMust(units=1, min_encoders=3),
+    ),
+    Archetype(
+        "transcoder-without-encoder-stats",
+        Category.VIDEO,
+        "a transcoder whose agent config predates the encoder stats: SMs ~1.5 %, CPU 30 %, network 0.4 Gbps",
+        "g4dn.xlarge",
+        Workload(
+            gpus=(transcoder(5, 60),),
+            memory_total_mib=T4,
+            cpu=noisy(30, 4),
+            network_gbps=noisy(0.4, 0.05, lo=0),
+            encoder_stats=False,
+        ),
+        expect(F.NOT_GPU_BOUND, F.INSUFFICIENT_DATA),
+        f"{SM_ONLY}: without encoder_stats a transcoder looks like a CPU service; the advice must say so, at low "
+        "confidence, and offer nothing that removes the GPU",
+        one_click=False,
+        target=NO_TARGET,
+        max_confidence=Confidence.LOW,
+    ),
+    # --- graphics ----------------------------------------------------------------------------
+    Archetype(
+        "dcv-windows-workstation",
+        Category.GRAPHICS,
+        "a Windows CAD workstation used through DCV on weekdays 09-18 (Dublin, UTC in December)",
+        "g5.2xlarge",
+        Workload(
+            gpus=(
+                Gpu(
+                    office(noisy(25, 8), idle_pct, 9, 18),
+                    office(mib(6 * GIB, 200), constant(0.6 * GIB), 9, 18),
+                    encoder_sessions=office(constant(1.0), constant(0.0), 9, 18),
+                    encoder_fps=office(noisy(45, 8, lo=1), constant(0.0), 9, 18),
+                ),
+            ),
+            cpu=office(noisy(20, 4), quiet_cpu, 9, 18),
+            network_gbps=office(noisy(0.02, 0.005, lo=0), quiet_network, 9, 18),
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.SCHEDULABLE),
+        f"{DCV}: the session is the work, and it ends at 18:00; 123 of 168 hours nobody is connected: a weekday "
+        "schedule saves ~70 %, and any resize keeps an NVENC",
+        region="eu-west-1",
+        platform=WINDOWS,
+        may_stop=True,
+        one_click=True,
+        target=TargetMust(min_encoders=1),
+    ),
+    Archetype(
+        "pixel-streaming-kiosk",
+        Category.GRAPHICS,
+        "an Unreal Engine Pixel Streaming showroom on Windows, rendering and encoding around the clock",
+        "g5.2xlarge",
+        Workload(
+            gpus=(
+                Gpu(noisy(55, 8), mib(9 * GIB, 100), encoder_sessions=constant(1.0), encoder_fps=noisy(60, 2, lo=1)),
+            ),
+            cpu=noisy(45, 5),
+            network_gbps=noisy(0.03, 0.005, lo=0),
+            host_memory_pct=noisy(55, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "renders at ~55 % and streams one NVENC session all day: the smallest A10G host with the vCPUs and RAM it uses",
+        platform=WINDOWS,
+        target=TargetMust(min_encoders=1),
+    ),
+    Archetype(
+        "render-node-nightly",
+        Category.GRAPHICS,
+        "a Deadline render worker: artists submit at the end of the day, Redshift saturates the A10G 20:00-06:00 UTC",
+        "g5.4xlarge",
+        Workload(
+            gpus=(gpu(daily(noisy(97, 2), idle_pct, 20, 10), daily(mib(18 * GIB, 200), constant(0.0), 20, 10)),),
+            cpu=daily(noisy(35, 4), quiet_cpu, 20, 10),
+            network_gbps=daily(noisy(0.3, 0.05, lo=0), quiet_network, 20, 10),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.SCHEDULABLE),
+        "busy the same 10 hours every night, quiet the other 98 hours of the week: a nightly stop/start pair; the "
+        "renders saturate the GPU, so no smaller type",
+        may_stop=True,
+        one_click=True,
+    ),
+    # --- notebooks ---------------------------------------------------------------------------
+    Archetype(
+        "jupyter-idle-model-loaded",
+        Category.NOTEBOOK,
+        "a Jupyter kernel left running with a 14 GiB model in GPU memory; nobody has run a cell in two weeks",
+        "g5.xlarge",
+        Workload(
+            gpus=(held(14 * GIB),),
+            cpu=noisy(1.2, 0.3, lo=0.1),
+            network_gbps=noisy(0.0005, 0.0001, lo=0),
+            host_memory_pct=noisy(35, 1),
+        ),
+        expect(F.IDLE),
+        f"a loaded model is not work: no kernel, CPU or traffic in 14 days; {PAI}; stop it, naming the model held "
+        "(medium confidence)",
+        may_stop=True,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "office-hours-dev-box",
+        Category.NOTEBOOK,
+        "a team's notebook host used Mon-Fri 08-19 UTC",
+        "g5.xlarge",
+        Workload(
+            gpus=(gpu(office(noisy(62, 8), idle_pct), mib(10 * GIB, 100, cap=A10G)),),
+            cpu=office(noisy(35, 5), quiet_cpu),
+            network_gbps=office(noisy(0.06, 0.01, lo=0.05), quiet_network),
+            host_memory_pct=noisy(48, 2),
+        ),
+        expect(F.SCHEDULABLE),
+        "113 of 168 hours quiet in both weeks, the same hours every weekday: a one-click stop/start pair",
+        tags={"team": "notebooks"},
+        may_stop=True,
+        one_click=True,
+    ),
+    Archetype(
+        "notebook-kernel-holds-memory-overnight",
+        Category.NOTEBOOK,
+        "a data scientist's notebook used 09-18 on weekdays; the kernel keeps its model in GPU memory overnight",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(office(noisy(40, 10), idle_pct, 9, 18), mib(10 * GIB, 30)),),
+            cpu=office(noisy(20, 4), quiet_cpu, 9, 18),
+            network_gbps=office(noisy(0.01, 0.002, lo=0), quiet_network, 9, 18),
+            host_memory_pct=noisy(40, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "held memory is not work: the nights and weekends are quiet on the GPU, CPU and network; a weekday schedule "
+        "saves ~70 % (the kernel must be restarted in the morning)",
+        may_stop=True,
+    ),
+    Archetype(
+        "sporadic-notebook",
+        Category.NOTEBOOK,
+        "one researcher's notebook: two hours on some weekdays, at a different time each day",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(sporadic(noisy(60, 10), idle_pct, "sporadic-notebook"), mib(8 * GIB, 50)),),
+            cpu=sporadic(noisy(25, 4), quiet_cpu, "sporadic-notebook"),
+            network_gbps=sporadic(noisy(0.01, 0.002, lo=0), quiet_network, "sporadic-notebook"),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "quiet ~85 % of the week, but the busy hours wander: no fixed schedule fits; start it when needed (an "
+        "idle-stop), so no one-click schedule",
+        may_stop=True,
+        one_click=False,
+    ),
+    # --- CPU services on GPU hosts -----------------------------------------------------------
+    Archetype(
+        "cpu-web-service-g4dn",
+        Category.CPU_SERVICE,
+        "a Django web service deployed on a g4dn: it never touches the T4",
+        "g4dn.2xlarge",
+        Workload(
+            gpus=(IDLE_GPU,),
+            memory_total_mib=T4,
+            cpu=diurnal(30, 55, 3),
+            network_gbps=diurnal(0.1, 0.4, 0.02),
+            host_memory_pct=noisy(45, 2),
+        ),
+        expect(F.NOT_GPU_BOUND),
+        "the host works (CPU and network) and the GPU never ran a kernel nor opened an encoder session: move it to a "
+        "CPU instance; stopping it would take the service down",
+        one_click=False,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "nightly-cpu-etl",
+        Category.CPU_SERVICE,
+        "a nightly CPU-only ETL (01:00-03:00 UTC) on a GPU host whose GPU is never used",
+        "g5.4xlarge",
+        Workload(
+            gpus=(IDLE_GPU,),
+            cpu=daily(noisy(70, 5), quiet_cpu, 1, 2),
+            network_gbps=daily(noisy(0.2, 0.03, lo=0), quiet_network, 1, 2),
+            host_memory_pct=noisy(25, 1),
+        ),
+        expect(F.NOT_GPU_BOUND, F.SCHEDULABLE),
+        "the nightly job is real work, so never idle; it needs no GPU (move it to a CPU type), or at least stop the "
+        "host outside its two hours",
+        may_stop=True,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "cpu-bound-preprocess-idle-gpus",
+        Category.CPU_SERVICE,
+        "a feature-extraction pipeline that saturates 48 vCPUs and feeds one A10G at ~30 %; GPUs 1-3 unused",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(noisy(30, 5), mib(8 * GIB, 100)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            cpu=noisy(92, 2),
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.NOT_GPU_BOUND),
+        f"CPU-bound: more vCPUs with the one A10G in use (g5.16xlarge: 64 vCPUs, 1 GPU) raise GPU use; {GAO}",
+        target=TargetMust(units=1, models=frozenset({"A10G"}), min_vcpus=49),
+    ),
+    # --- jobs that end or start inside the window --------------------------------------------
+    Archetype(
+        "finetune-ended-5-days-ago",
+        Category.REGIME,
+        "a 4-GPU fine-tuning run that finished 5 days ago; the host was left running",
+        "g5.12xlarge",
+        Workload(
+            gpus=(switch_gpu(FIVE_DAYS_AGO, TRAINING_A10G, IDLE_GPU),) * 4,
+            cpu=switch(FIVE_DAYS_AGO, noisy(30, 3), quiet_cpu),
+            network_gbps=switch(FIVE_DAYS_AGO, noisy(0.5, 0.1, lo=0), quiet_network),
+            host_memory_pct=switch(FIVE_DAYS_AGO, noisy(40, 2), noisy(4, 0.5)),
+        ),
+        expect(F.IDLE),
+        "nothing has run for 5 days (process gone, GPUs, CPU and network quiet): stop it; the 9 busy days before "
+        "are history, so medium confidence at most",
+        may_stop=True,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "project-started-4-days-ago",
+        Category.REGIME,
+        "a new inference project: idle for 10 days after launch, serving 40-80 % for the last 4",
+        "g5.xlarge",
+        Workload(
+            gpus=(switch_gpu(FOUR_DAYS_AGO, IDLE_GPU, gpu(diurnal(40, 80), mib(9 * GIB, 200))),),
+            cpu=switch(FOUR_DAYS_AGO, quiet_cpu, diurnal(15, 30, 2)),
+            network_gbps=switch(FOUR_DAYS_AGO, quiet_network, diurnal(0.05, 0.2, 0.01)),
+            host_memory_pct=noisy(35, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "it works now: judged on the 4 days since the start it is the smallest A10G host, well used; the idle "
+        "days before are no weekly pattern",
+        target=NO_TARGET,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "pretraining-started-2-days-ago",
+        Category.REGIME,
+        "a p4d that waited 12 days for its data, then started training flat out two days ago",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(switch_gpu(TWO_DAYS_AGO, IDLE_GPU, TRAINING_A100),) * 8,
+            memory_total_mib=A100,
+            cpu=switch(TWO_DAYS_AGO, quiet_cpu, noisy(38, 4)),
+            network_gbps=switch(TWO_DAYS_AGO, quiet_network, noisy(5, 0.5, lo=0)),
+            host_memory_pct=switch(TWO_DAYS_AGO, noisy(3, 0.3), noisy(45, 2)),
+        ),
+        expect(F.OPTIMIZED, F.INSUFFICIENT_DATA),
+        "it trains now; two days of the new work are too few to size it, and the 12 idle days before must never "
+        "turn into a stop of a host that is training",
+        uses_efa=True,
+        target=NO_TARGET,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "traffic-moved-away",
+        Category.REGIME,
+        "a model served at ~85 % of an L40S until traffic moved to another region 5 days ago; ~20 % since",
+        "g6e.2xlarge",
+        Workload(
+            gpus=(
+                switch_gpu(FIVE_DAYS_AGO, gpu(noisy(85, 4), mib(9 * GIB, 100)), gpu(noisy(20, 3), mib(9 * GIB, 100))),
+            ),
+            memory_total_mib=L40S,
+            cpu=switch(FIVE_DAYS_AGO, noisy(30, 3), noisy(8, 1)),
+            network_gbps=switch(FIVE_DAYS_AGO, noisy(0.2, 0.02, lo=0), noisy(0.05, 0.01, lo=0)),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        "sized on the level since the step (~20 %), a smaller GPU carries it, but the old load may return: "
+        "medium confidence at most; waiting a full window is also a sound answer",
+        target=TargetMust(units=1),
+        max_confidence=Confidence.MEDIUM,
+    ),
+    # --- Neuron training ---------------------------------------------------------------------
+    Archetype(
+        "trn1-pretrain-flat-out",
+        Category.NEURON_TRAINING,
+        "Neuron distributed training on all 32 NeuronCores of a trn1.32xlarge",
+        "trn1.32xlarge",
+        Workload(
+            gpus=(neuron(noisy(92, 3)),) * 32,
+            neuron=True,
+            cpu=noisy(30, 3),
+            network_gbps=noisy(20, 2, lo=0),
+            host_memory_pct=noisy(35, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "every NeuronCore busy: nothing smaller holds 32 cores",
+        uses_efa=True,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "trn1-half-the-cores",
+        Category.NEURON_TRAINING,
+        "a training job compiled for 16 NeuronCores (tp=8, dp=2) on a 32-core trn1.32xlarge",
+        "trn1.32xlarge",
+        Workload(
+            gpus=(neuron(noisy(88, 4)),) * 16,
+            neuron=True,
+            cpu=noisy(20, 2),
+            network_gbps=noisy(2, 0.3, lo=0),
+            host_memory_pct=noisy(25, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        f"16 of 32 cores never report ({NEURON_MONITOR}): half the host is paid for nothing, but no Trainium type has "
+        "16 cores (trn1.2xlarge has 2): named, without a target, advice only",
+        uses_efa=True,
+        one_click=False,
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "trn1-finetune-ended",
+        Category.NEURON_TRAINING,
+        "a fine-tuning job on a trn1.2xlarge that exited 5 days ago; neuron-monitor has reported no core since",
+        "trn1.2xlarge",
+        Workload(
+            gpus=(neuron(noisy(90, 3)),) * 2,
+            neuron=True,
+            cpu=switch(FIVE_DAYS_AGO, noisy(35, 3), quiet_cpu),
+            network_gbps=switch(FIVE_DAYS_AGO, noisy(0.3, 0.05, lo=0), quiet_network),
+            host_memory_pct=switch(FIVE_DAYS_AGO, noisy(50, 2), noisy(5, 0.5)),
+        ),
+        expect(F.IDLE),
+        f"{NEURON_MONITOR}, so silence since the job exited is what idle cores look like; CPU and network are quiet "
+        "too: idle since then, medium confidence at most",
+        may_stop=True,
+        max_confidence=Confidence.MEDIUM,
+        cores_report_until=FIVE_DAYS_AGO,
+    ),
+    # --- Neuron inference --------------------------------------------------------------------
+    Archetype(
+        "inf2-8xl-low-load",
+        Category.NEURON_INFERENCE,
+        "a BERT classifier on one Inferentia2 device at 5-20 %, on a 32-vCPU host using ~2",
+        "inf2.8xlarge",
+        Workload(
+            gpus=(neuron(diurnal(5, 20)),) * 2,
+            neuron=True,
+            cpu=diurnal(3, 6, 0.5),
+            network_gbps=diurnal(0.01, 0.05, 0.005),
+            host_memory_pct=noisy(8, 0.5),
+        ),
+        expect(F.OVERPROVISIONED),
+        "inf2.xlarge has the same Inferentia2 device (2 cores) with 4 vCPUs and 16 GiB, enough for ~3 vCPUs and "
+        "~12 GiB, at ~40 % of the price; the compiled model runs unchanged",
+        target=TargetMust(present=True, models=frozenset({"Inferentia2"}), units=2),
+    ),
+    Archetype(
+        "inf1-recsys-eu",
+        Category.NEURON_INFERENCE,
+        "a recommender on 4 of 16 Inferentia NeuronCores at 8-22 %",
+        "inf1.6xlarge",
+        Workload(
+            gpus=(neuron(diurnal(8, 22, 2)),) * 4,
+            neuron=True,
+            cpu=diurnal(6, 12, 1),
+            host_memory_pct=noisy(18, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        f"12 cores never report ({NEURON_MONITOR}); a 4-core inf1 with the vCPUs it uses carries the model as compiled",
+        region="eu-west-1",
+        target=TargetMust(present=True, models=frozenset({"Inferentia"})),
+    ),
+    Archetype(
+        "inf2-model-loaded-no-traffic",
+        Category.NEURON_INFERENCE,
+        "an Inferentia2 endpoint in Sydney that holds its model on both cores but gets no requests",
+        "inf2.xlarge",
+        Workload(
+            gpus=(neuron(noisy(0.1, 0.1, hi=1.0)),) * 2,
+            neuron=True,
+            cpu=noisy(1.5, 0.3, lo=0.1),
+            network_gbps=noisy(0.0005, 0.0001, lo=0),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.IDLE),
+        f"the cores report, so an application holds them ({NEURON_MONITOR}), but nothing runs on them: idle, naming "
+        "the application, medium confidence",
+        region="ap-southeast-2",
+        may_stop=True,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "inf2-llm-tp12",
+        Category.NEURON_INFERENCE,
+        "Llama-2-13B compiled for tp_degree=12 with transformers-neuronx on inf2.24xlarge, 20-60 % with the day",
+        "inf2.24xlarge",
+        Workload(
+            gpus=(neuron(diurnal(20, 60)),) * 12,
+            neuron=True,
+            cpu=diurnal(10, 20, 2),
+            network_gbps=diurnal(0.02, 0.1, 0.01),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.OPTIMIZED),
+        "the model is compiled for 12 cores and all 12 work: nothing smaller holds it without recompiling",
+        target=NO_TARGET,
+    ),
+    # --- agent gaps and ownership ------------------------------------------------------------
+    Archetype(
+        "mig-a100",
+        Category.OPERATIONS,
+        "an A100 host partitioned with MIG for several teams: nvidia-smi publishes memory but no utilisation",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(gpu(noisy(40, 5), mib(20 * GIB, 200)),) * 8,
+            memory_total_mib=A100,
+            utilization_published=False,
+            cpu=noisy(25, 3),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.INSUFFICIENT_DATA),
+        f"{MIG}: memory alone cannot tell busy from idle; say which metric is missing (DCGM per GPU instance)",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "no-cuda-agent-busy",
+        Category.OPERATIONS,
+        "a render node whose CloudWatch agent has no nvidia_gpu section; its CPU works at ~30 %",
+        "g5.4xlarge",
+        Workload(gpus=(), cpu=noisy(30, 4), network_gbps=noisy(0.2, 0.03, lo=0), host_memory_pct=None),
+        expect(F.INSUFFICIENT_DATA),
+        "no GPU metric at all: the GPU may be busy; install the agent's nvidia_gpu section, never guess",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "no-cuda-agent-quiet",
+        Category.OPERATIONS,
+        "a quiet g4dn in Sydney with no GPU metrics (the agent was never configured)",
+        "g4dn.xlarge",
+        Workload(gpus=(), cpu=noisy(1.5, 0.4, lo=0.1), network_gbps=quiet_network, host_memory_pct=None),
+        expect(F.INSUFFICIENT_DATA),
+        "quiet CPU says nothing about a GPU nobody measured (NVENC from local NVMe would look the same): no stop",
+        region="ap-southeast-2",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "idle-looking-without-encoder-stats",
+        Category.OPERATIONS,
+        "a g4dn with quiet SMs, CPU and network, whose agent config does not publish the encoder stats",
+        "g4dn.xlarge",
+        Workload(gpus=(IDLE_GPU,), memory_total_mib=T4, encoder_stats=False, cpu=noisy(2, 0.5, lo=0.1)),
+        expect(F.IDLE, F.INSUFFICIENT_DATA),
+        f"everything measured is quiet, but {SM_ONLY}: publish encoder_stats before a one-click stop",
+        may_stop=True,
+        one_click=False,
+    ),
+    Archetype(
+        "asg-serving-node",
+        Category.OPERATIONS,
+        "an Auto Scaling group member serving one model on GPU 0 of four",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(diurnal(25, 55), mib(8 * GIB, 150, cap=A10G)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            cpu=diurnal(4, 9, 1),
+            host_memory_pct=noisy(10, 1),
+        ),
+        expect(F.EXCLUDED),
+        "the group replaces whatever is done to the host: the advice (a 1-GPU type) goes to its launch template",
+        region="eu-west-1",
+        asg_name="serving-asg",
+        one_click=False,
+    ),
+    Archetype(
+        "opted-out-benchmark",
+        Category.OPERATIONS,
+        "a benchmark host its owner tagged rightsizer:ignore",
+        "g5.8xlarge",
+        Workload(gpus=(gpu(noisy(3, 1), mib(2 * GIB, 50)),), cpu=noisy(5, 1)),
+        expect(F.EXCLUDED),
+        "the owner opted out: reported, never touched",
+        tags={"rightsizer:ignore": "benchmarks in January"},
+        one_click=False,
+    ),
+    Archetype(
+        "stops-itself-nightly",
+        Category.OPERATIONS,
+        "a batch-inference host that a Lambda starts at 08:00 and stops at 18:00 UTC every day",
+        "g4dn.xlarge",
+        Workload(
+            gpus=(gpu(noisy(55, 6), mib(7 * GIB, 60)),),
+            memory_total_mib=T4,
+            cpu=noisy(25, 3),
+            host_memory_pct=noisy(40, 2),
+            runs=lambda t: 8 <= t.hour < 18,
+        ),
+        expect(F.OPTIMIZED),
+        "while it runs the smallest T4 host is well used, and it already stops itself: priced on its ~304 hours a "
+        "month (AWS/EC2 publishes CPUUtilization only while it runs), no further stop",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "resized-last-week",
+        Category.OPERATIONS,
+        "moved from g5.2xlarge to g5.4xlarge 5 days ago because its CPU was pinned; ~45 % of 16 vCPUs since",
+        "g5.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(45, 5), mib(10 * GIB, 100)),),
+            cpu=lambda t, r: r.gauss(97, 1) if t < FIVE_DAYS_AGO else r.gauss(45, 3),
+            host_memory_pct=noisy(40, 2),
+            previous_type="g5.2xlarge",
+            resized_at=FIVE_DAYS_AGO,
+        ),
+        expect(F.OPTIMIZED),
+        "judged on the 5 days since the resize: ~45 % of 16 vCPUs needs ~11 at the 70 % target, so not 8 again; "
+        "the old type's load buys nothing; no one click until a full window",
+        one_click=False,
+        target=NO_TARGET,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "ram-not-published-2-of-8",
+        Category.OPERATIONS,
+        "two GPUs of a g5.48xlarge serve; the agent config has no mem section (no mem_used_percent)",
+        "g5.48xlarge",
+        Workload(
+            gpus=(gpu(diurnal(30, 50), mib(9 * GIB, 100)),) * 2 + (IDLE_GPU,) * 6,
+            cpu=diurnal(3, 6, 0.5),
+            host_memory_pct=None,
+        ),
+        expect(F.OVERPROVISIONED),
+        "six GPUs never ran a kernel; a 2-or-more-GPU type is enough, but without host RAM measured the resize "
+        "must wait for mem_used_percent (no one click)",
+        one_click=False,
+    ),
+    Archetype(
+        "forgotten-experiment-p3",
+        Category.OPERATIONS,
+        "four V100s left running after an experiment; nothing has happened on the host for two weeks",
+        "p3.8xlarge",
+        Workload(gpus=(IDLE_GPU,) * 4, memory_total_mib=V100, cpu=noisy(1.5, 0.5, lo=0.2)),
+        expect(F.IDLE),
+        f"no kernel, encoder session, CPU or traffic in 14 days: stop it (EBS kept); {PAI}",
+        region="eu-west-1",
+        may_stop=True,
+    ),
+)
+
+BY_NAME: dict[str, Archetype] = {a.name: a for a in ARCHETYPES}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the analyzer on an archetype.
+
+
+def host(archetype: Archetype) -> Instance:
+    digest = hashlib.sha256(archetype.name.encode()).hexdigest()[:17]
+    found = factories.instance(
+        archetype.instance_type,
+        f"i-{digest}",
+        tags={"Name": archetype.name, **archetype.tags},
+        lifecycle=archetype.lifecycle,
+        asg_name=archetype.asg_name,
+        region=archetype.region,
+        uses_efa=archetype.uses_efa,
+    )
+    if archetype.platform is not None:
+        platform, operation = archetype.platform
+        found = replace(found, platform=platform, usage_operation=operation)
+    return found
+
+
+def _cut(series: Series, before: int) -> Series:
+    keep = series.stamps < before
+    return Series(series.period_seconds, series.stamps[keep], series.array[keep])
+
+
+@cache
+def usage(name: str) -> UsageSummary:
+    """What the collector and summarize_all() make of the archetype's series (computed once per archetype)."""
+    archetype = BY_NAME[name]
+    raw = raw_usage(archetype.workload, instance_id=host(archetype).instance_id, seed=name)
+    until = archetype.cores_report_until
+    if until is not None:
+        epoch = int(until.timestamp())
+        devices = tuple(
+            DeviceSeries(
+                index=d.index,
+                utilization_avg=_cut(d.utilization_avg, epoch),
+                utilization_max=_cut(d.utilization_max, epoch),
+            )
+            for d in raw.devices
+        )
+        raw = replace(raw, devices=devices)
+    return summarize_one(raw)
+
+
+def advise(archetype: Archetype) -> Recommendation:
+    region = archetype.region
+    return analyze_instance(
+        host(archetype), usage(archetype.name), factories.catalog(region), factories.prices(region), Policy(), NOW
+    )
+
+
+def violations(archetype: Archetype, rec: Recommendation) -> list[str]:
+    """Where the recommendation breaks the archetype's expectation (empty: it meets it)."""
+    found = []
+    if rec.finding not in archetype.findings:
+        found.append(f"finding {rec.finding.value}, expected {archetype.expected}")
+    if not archetype.may_stop:
+        if rec.finding is Finding.IDLE:
+            found.append("a host that works was called idle")
+        if rec.action in (ActionKind.STOP, ActionKind.SCHEDULE):
+            found.append(f"a host that works gets a one-click {rec.action.value}")
+    if archetype.one_click is not None and rec.actionable is not archetype.one_click:
+        found.append(f"one click {rec.actionable}, expected {archetype.one_click}")
+    cap = archetype.max_confidence
+    if cap is not None and rec.confidence.at_most(cap) is not rec.confidence:
+        found.append(f"confidence {rec.confidence.value}, at most {cap.value} expected")
+    if archetype.priced and rec.monthly_cost is None:
+        found.append("no monthly cost")
+    saves = rec.finding in (Finding.IDLE, Finding.SCHEDULABLE) or bool(
+        rec.finding is Finding.OVERPROVISIONED and rec.target_type
+    )
+    if saves and archetype.priced and not (rec.monthly_savings and rec.monthly_savings > 0):
+        found.append(f"{rec.finding.value} without a saving ({rec.monthly_savings})")
+    found.extend(_target_violations(archetype, rec))
+    return found
+
+
+def _target_violations(archetype: Archetype, rec: Recommendation) -> list[str]:
+    must, name = archetype.target, rec.target_type
+    if name is None:
+        return ["a target was expected"] if must.present else []
+    if must.absent:
+        return [f"no target expected, got {name}"]
+    catalog = factories.catalog(archetype.region)
+    spec = catalog.spec(name)
+    if spec is None:
+        return [f"target {name} is not in the catalog"]
+    found = []
+    model = spec.accelerator_model or ""
+    if must.units is not None and spec.compute_units != must.units:
+        found.append(f"target {name} has {spec.compute_units} units, expected {must.units}")
+    if must.models and model not in must.models:
+        found.append(f"target {name} has {model}, expected one of {sorted(must.models)}")
+    accelerator = catalog.accelerator(spec)
+    encoders = accelerator.video_encoders if accelerator else 0
+    if encoders < must.min_encoders:
+        found.append(f"target {name} ({model}) has {encoders} NVENC, needs {must.min_encoders}")
+    if spec.vcpus < must.min_vcpus:
+        found.append(f"target {name} has {spec.vcpus} vCPUs, needs {must.min_vcpus}")
+    if spec.memory_per_unit_mib < must.min_memory_per_unit_mib:
+        found.append(
+            f"target {name} has {spec.memory_per_unit_mib:.0f} MiB per unit, needs {must.min_memory_per_unit_mib:.0f}"
+        )
+    return found
