@@ -26,10 +26,12 @@ from botocore.compat import HTTPHeaders
 PAGE_DATAPOINTS = 100_800
 MAX_QUERIES = 500
 LIST_PAGE = 500
-GPU_METRICS = (
+GPU_METRICS = (  # the shipped agent config's, and utilization_memory, which some configs publish and none reads
     "nvidia_smi_utilization_gpu",
     "nvidia_smi_memory_used",
     "nvidia_smi_memory_total",
+    "nvidia_smi_encoder_stats_session_count",
+    "nvidia_smi_encoder_stats_average_fps",
     "nvidia_smi_utilization_memory",
 )
 

@@ -8,6 +8,7 @@ asks CloudWatch for: 5-minute averages, hourly maxima, a daily memory.total, 5-m
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class Workload:
 
 
 def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
+    """NaN is a period the agent did not report (as the collector reads CloudWatch, they are left out)."""
+    points = [(t, v) for t, v in points if not math.isnan(v)]
     if not points:
         return EMPTY
     return Series(period, tuple(int(t.timestamp()) for t, _ in points), tuple(v for _, v in points))
@@ -119,6 +122,7 @@ def raw_usage(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", s
         network_out_sum=_series(FIVE_MINUTES, [(t, v * 0.4) for t, v in network]),
         host_memory_max=_hourly_max([(t, host_memory(t, rng)) for t in agent_stamps]) if host_memory else EMPTY,
         previous_types=(workload.previous_type,) if workload.previous_type else (),
+        silence_is_idle=workload.neuron,  # as the collector reads neuron-monitor's series
     )
 
 

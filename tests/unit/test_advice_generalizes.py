@@ -222,6 +222,57 @@ def test_a_load_that_stepped_down_is_sized_on_the_level_it_runs_at_now() -> None
     reason_with(rec, "the load stepped down", "from 85% to 20%", "if the earlier load returns")
     assert rec.evidence.accelerator_p95 is not None and rec.evidence.accelerator_p95 < 40
     assert rec.confidence is not Confidence.HIGH
+    if rec.target_type:  # a downsize would not carry the earlier load: a person confirms it stays down
+        assert rec.actionable is False and rec.held_back is not None and "stepped down" in rec.held_back
+
+
+def test_a_run_that_started_yesterday_is_young_not_a_weekly_pattern() -> None:
+    # Quiet for 12 days, then a training run flat out for the last 40 hours. Before: "busy only Sat-Mon", a
+    # schedule "saving" most of the cost of a host that has not stopped working since it started.
+    started = NOW - timedelta(hours=40)
+    rec = advise("p4d.24xlarge", Workload(gpus=(until(started, IDLE_GPU, TRAINING),) * 8, memory_total_mib=A100_TOTAL))
+
+    assert rec.finding is Finding.INSUFFICIENT_DATA
+    assert rec.evidence.schedule is None and rec.monthly_savings in (None, Decimal("0.00"))
+    reason_with(rec, "work started", "only 1.7 days of it so far", "at least 3 are needed")
+
+
+def test_a_cpu_bound_host_is_offered_more_vcpus_for_less_when_it_has_gpus_nobody_uses() -> None:
+    # g5.12xlarge: the CPU pinned, one A10G at ~35 % waiting for it, three A10Gs unused. Before: 66 vCPUs by the
+    # 70 % rule, so the only bigger A10G type (g5.48xlarge, 8 GPUs) at a higher price.
+    work = Workload(gpus=(Gpu(noisy(35, 3), noisy(8 * GIB, 100)), IDLE_GPU, IDLE_GPU, IDLE_GPU), cpu=noisy(95, 1.5))
+    rec = advise("g5.12xlarge", work)
+
+    assert rec.finding is Finding.NOT_GPU_BOUND and rec.target_type == "g5.16xlarge"  # 64 vCPUs, the one GPU used
+    assert rec.monthly_savings is not None and rec.monthly_savings > 0
+    reason_with(rec, "has more vCPUs than today", "costs less", "measure again after the move")
+
+
+NEURON_BUSY = Gpu(noisy(90, 3), constant(0.0))
+
+
+def test_neuron_cores_that_stop_reporting_while_the_host_runs_are_idle_since() -> None:
+    # neuron-monitor reports only the cores an application holds: the fine-tuning job exited five days ago, the
+    # cores have not reported since, the host's CPU and network are quiet. Before: "optimized" on the 9 busy days.
+    exited = NOW - timedelta(days=5)
+    work = Workload(
+        gpus=(Gpu(lambda t, r: r.gauss(90, 3) if t < exited else float("nan"), constant(0.0)),) * 2,
+        neuron=True,
+        cpu=lambda t, r: 30.0 if t < exited else 2.0,
+    )
+    rec = advise("trn1.2xlarge", work)
+
+    assert rec.finding is Finding.IDLE
+    reason_with(rec, "the work ended: every NeuronCore quiet since")
+    assert not any("held by an application" in reason for reason in rec.reasons)
+
+
+def test_neuron_cores_that_never_report_are_named_as_unused() -> None:
+    # trn1.32xlarge: the job uses 16 of its 32 NeuronCores; neuron-monitor never reports the other 16.
+    rec = advise("trn1.32xlarge", Workload(gpus=(NEURON_BUSY,) * 16, neuron=True, cpu=noisy(25, 3)))
+
+    assert rec.finding is Finding.OVERPROVISIONED and rec.target_type is None
+    reason_with(rec, "16 of 32 NeuronCores do all the work")
 
 
 def test_a_long_weekend_of_an_office_hours_host_is_not_a_change_of_regime() -> None:

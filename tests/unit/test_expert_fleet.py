@@ -14,16 +14,7 @@ from rightsizer.domain.models import Recommendation
 from tests.expert_fleet import ARCHETYPES, Archetype, Category, advise, violations
 
 # archetype name -> why the analyzer's answer differs from the expert's (see the report of the change that added it).
-DISAGREEMENTS: dict[str, str] = {
-    "cpu-bound-preprocess-idle-gpus": "66 vCPUs by the 70 % rule: the only bigger A10G type keeps 4 GPUs "
-    "(+$1,805/month for 3 idle GPUs) where g5.16xlarge (64 vCPUs, the 1 GPU in use) adds vCPUs and saves $1,150",
-    "pretraining-started-2-days-ago": "a run that started 48 h ago is read as a weekly pattern (schedulable, "
-    "$11,449/month 'saved'): a start needs 72 h of work to be a regime",
-    "trn1-half-the-cores": "16 of 32 NeuronCores never report, yet 'optimized': silent cores are not idle units, so "
-    "the unused half is not named as overprovisioned",
-    "trn1-finetune-ended": "neuron-monitor stops reporting when the job exits: the cores' last 9 days read as busy, "
-    "the 5 quiet days since (CPU and network too) are not seen as idle",
-}
+DISAGREEMENTS: dict[str, str] = {}
 
 
 def _explain(archetype: Archetype, rec: Recommendation, problems: list[str]) -> str:

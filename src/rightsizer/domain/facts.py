@@ -84,14 +84,19 @@ class Facts:
 
 def regime_text(usage: UsageSummary, unit: str) -> str:
     """What changed inside the window and when: the advice is judged on the time since."""
+    days = (usage.window_end - usage.regime.since).total_seconds() / 86400 if usage.regime else 0.0
+    return f"{regime_change_text(usage, unit)}: judged on the {days:.1f} days since, not on the whole window"
+
+
+def regime_change_text(usage: UsageSummary, unit: str) -> str:
+    """What changed inside the window, and when."""
     change = usage.regime
     if change is None:
         return ""
     when = f"{change.since:%Y-%m-%d %H:%M} UTC"
     level = f"the busiest {unit}'s mean"
-    days = (usage.window_end - change.since).total_seconds() / 86400
     before, after = pct(change.level_before), pct(change.level_after)
-    what = {
+    return {
         RegimeKind.WENT_QUIET: f"the work ended: every {unit} quiet since {when}, after {change.days_before:.1f} "
         f"days at {before} ({level})",
         RegimeKind.WENT_BUSY: f"work started {when}, after {change.days_before:.1f} days without any; "
@@ -100,7 +105,6 @@ def regime_text(usage: UsageSummary, unit: str) -> str:
         f"there; if the earlier load returns, this advice no longer holds",
         RegimeKind.STEPPED_UP: f"the load stepped up on {when} from {before} to {after} ({level}) and stayed there",
     }[change.kind]
-    return f"{what}: judged on the {days:.1f} days since, not on the whole window"
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,17 @@ class Measured:
     @property
     def network_p95(self) -> float | None:
         return self.usage.network_p95_gbps
+
+    @cached_property
+    def unused_units(self) -> int:
+        """Units that never worked: idle ones, and NeuronCores neuron-monitor never reported (it reports only the
+        cores an application holds)."""
+        silent = (
+            self.spec.compute_units - len(self.usage.devices)
+            if self.spec.accelerator_kind is AcceleratorKind.NEURON
+            else 0
+        )
+        return len(self.view.idle) + max(0, silent)
 
     @cached_property
     def accelerators_active(self) -> bool:
@@ -326,6 +341,14 @@ class Measured:
         if empty and usage.accelerator_data is AcceleratorData.PER_DEVICE:
             plural_s = "s" if len(empty) > 1 else ""
             parts.append(f"{unit}{plural_s} {index_ranges([d.index for d in empty])} idle")
+        quiet = [d for d in usage.devices if d.silent_share > 0]
+        if quiet:
+            share = max(d.silent_share for d in quiet)
+            parts.append(
+                f"{unit}{'s' if len(quiet) > 1 else ''} {index_ranges([d.index for d in quiet])} reported nothing "
+                f"for up to {share:.0%} of the time the host ran, read as unused (neuron-monitor reports only the "
+                "cores an application holds)"
+            )
         silent = spec.compute_units - len(usage.devices)
         if spec.accelerator_kind is AcceleratorKind.NEURON and silent > 0:
             parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")

@@ -204,6 +204,9 @@ class DeviceUsage:
     encoder_sessions_peak: float | None = None
     encoder_active_hours: int = 0
     encoder_fps_mean: float | None = None
+    # Share of the window the unit was silent while the host ran, read as idle (neuron-monitor reports only the
+    # NeuronCores an application holds): 1 means it did not report at all in the window.
+    silent_share: float = 0.0
 
     @property
     def encodes(self) -> bool:

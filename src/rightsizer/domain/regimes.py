@@ -11,7 +11,8 @@ holiday weekend are never read as one:
   and for at least `GAP_FACTOR` times the longest quiet gap between active hours before, after work on at least
   `MIN_ACTIVE_DAYS` days (a one-off job is not a regime);
 - **went busy**: the window opens with such a quiet stretch, and the work since has worked on
-  `MIN_ACTIVE_DAYS` days with no quiet gap half as long;
+  `MIN_ACTIVE_DAYS` days with no quiet gap half as long, or has run without a break (`CONTINUOUS_SHARE` of its
+  hours active) for at least a day: a run that started yesterday is young, not a weekly pattern;
 - **stepped down / up**: the daily means of at least `MIN_DAYS` days on each side of a day boundary are apart
   by `STEP_RATIO` (every day of the busier side at least that many times the busiest day of the other), the busier
   side at `STEP_MIN_PCT` or more.
@@ -39,6 +40,8 @@ Flags = npt.NDArray[np.bool_]  # one per clock hour
 MIN_HOURS = 72  # three days: longer than any weekend
 GAP_FACTOR = 2.0
 MIN_ACTIVE_DAYS = 3
+CONTINUOUS_SHARE = 0.8  # a start that has kept running: at least this share of the hours since are active
+MIN_CONTINUOUS_HOURS = 24
 MIN_DAYS = 3
 STEP_RATIO = 2.5
 STEP_MIN_PCT = 10.0
@@ -73,14 +76,13 @@ def find(timelines: Timelines) -> Found | None:
     data = np.flatnonzero(has_data)
     first_data = int(data[0])
     gaps = np.diff(hours) - 1
-    active_days = len(np.unique(hours // 24))
-    if active_days >= MIN_ACTIVE_DAYS:
+    if len(np.unique(hours // 24)) >= MIN_ACTIVE_DAYS:
         quiet = _went_quiet(hours, gaps, has_data)
         if quiet is not None:
             return Found(RegimeKind.WENT_QUIET, grid.first_hour + quiet * 3600, (quiet - first_data) / 24)
-        busy = _went_busy(hours, gaps, has_data, first_data, len(peaks))
-        if busy is not None:
-            return Found(RegimeKind.WENT_BUSY, grid.first_hour + busy * 3600, (busy - first_data) / 24)
+    busy = _went_busy(hours, gaps, has_data, first_data, len(peaks))
+    if busy is not None:
+        return Found(RegimeKind.WENT_BUSY, grid.first_hour + busy * 3600, (busy - first_data) / 24)
     return _stepped(timelines.day_means, grid.start)
 
 
@@ -100,9 +102,12 @@ def _went_busy(hours: Hours, gaps: Hours, has_data: Flags, first_data: int, coun
     lead = first - first_data
     trailing = count - 1 - int(hours[-1])
     longest_after = max(int(gaps.max()) if len(gaps) else 0, trailing)
-    if int(has_data[:first].sum()) < MIN_HOURS or lead < GAP_FACTOR * longest_after or count - first < MIN_HOURS:
+    if int(has_data[:first].sum()) < MIN_HOURS or lead < GAP_FACTOR * longest_after:
         return None
-    return first
+    since = count - first
+    established = since >= MIN_HOURS and len(np.unique(hours // 24)) >= MIN_ACTIVE_DAYS
+    unbroken = since >= MIN_CONTINUOUS_HOURS and len(hours) >= CONTINUOUS_SHARE * since
+    return first if established or unbroken else None
 
 
 def _stepped(day_means: Floats, start: int) -> Found | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from rightsizer.domain.commitments import CapacityKind, Change, net_savings
-from rightsizer.domain.facts import Facts, Measured, regime_text
+from rightsizer.domain.facts import Facts, Measured, regime_change_text, regime_text
 from rightsizer.domain.models import (
     CENT,
     ZERO,
@@ -26,8 +26,10 @@ from rightsizer.domain.models import (
     Confidence,
     Finding,
     InstanceTypeSpec,
+    RegimeKind,
     monthly,
 )
+from rightsizer.domain.platforms import LINUX
 from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import busy_runs, one_pair_fits
 from rightsizer.domain.sizing import (
@@ -158,6 +160,11 @@ def short_history(facts: Facts) -> Draft | None:
     spec, usage, policy = facts.spec, facts.usage, facts.policy
     if spec is None or usage is None or usage.accelerator_days >= policy.min_days:
         return None
+    if usage.regime is not None:  # the window is longer, but the work it would judge is this young
+        return _insufficient(
+            f"{regime_change_text(usage, spec.unit_name)}: only {usage.accelerator_days:.1f} days of it so far; at "
+            f"least {policy.min_days:g} are needed to judge it"
+        )
     return _insufficient(
         f"only {usage.accelerator_days:.1f} days of {spec.unit_name} metrics; at least {policy.min_days:g} are needed"
     )
@@ -234,9 +241,12 @@ def _loaded_text(m: Measured) -> str | None:
             f"{m.unit}s {which} hold up to {gib(most)} (a model is loaded but gets no work): "
             "check that nothing calls it"
         )
-    if m.spec.accelerator_kind is AcceleratorKind.NEURON and m.usage.devices:
-        which = index_ranges([d.index for d in m.usage.devices])
-        return f"NeuronCores {which} are held by an application that gets no work: check that nothing calls it"
+    held = [d.index for d in m.usage.devices if d.silent_share < 1.0]  # reported, so an application holds them
+    if m.spec.accelerator_kind is AcceleratorKind.NEURON and held:
+        return (
+            f"NeuronCores {index_ranges(held)} are held by an application that gets no work: check that nothing "
+            "calls it"
+        )
     return None
 
 
@@ -270,7 +280,11 @@ def _video_unknown(m: Measured, draft: Draft) -> Draft:
     draft = draft.noting(m.video_unknown_text).capped(Confidence.MEDIUM)
     if not draft.actionable:
         return draft
-    return replace(draft, actionable=False, held_back=_VIDEO_HELD_BACK)
+    advice = "publish the encoder stats; if the GPUs still do no work, " + {
+        Finding.IDLE: "stop the host (a stop never terminates and keeps its EBS volumes)",
+        Finding.SCHEDULABLE: "stop it outside the busy hours",
+    }.get(draft.finding, "approve the change")
+    return replace(draft, actionable=False, held_back=_VIDEO_HELD_BACK, advice=advice)
 
 
 def unused_accelerator(m: Measured) -> Draft | None:
@@ -313,7 +327,24 @@ def cpu_bound(m: Measured) -> Draft | None:
         m.observed_text,
         *m.demand_notes,
     ]
-    best = next(candidates(m.instance, spec, m.facts.catalog, m.facts.prices, more_cpu, same_model_only=True), None)
+    facts = m.facts
+    best = next(candidates(m.instance, spec, facts.catalog, facts.prices, more_cpu, same_model_only=True), None)
+    # A saturated CPU hides how much more it needs: a type with more vCPUs than today that costs less (it sheds GPUs
+    # nobody uses) beats one that meets the 70 % projection of a censored reading at a higher price.
+    cost = facts.list_cost
+    if best is not None and cost is not None and best.monthly > cost:
+        more = replace(more_cpu, vcpus=spec.vcpus + 1)
+        cheaper = next(
+            candidates(m.instance, spec, facts.catalog, facts.prices, more, same_model_only=True, max_monthly=cost),
+            None,
+        )
+        if cheaper is not None:
+            best, more_cpu = cheaper, more
+            reasons.append(
+                f"{cheaper.spec.instance_type} has more vCPUs than today ({cheaper.spec.vcpus} of the "
+                f"{vcpus_needed(spec.vcpus, m.usage, policy)} a 70 % CPU would take) and costs less: the CPU is "
+                "saturated, so its real need is unknown; measure again after the move"
+            )
     if best is None:
         reasons.append(f"no offered {spec.accelerator_model} type with more vCPUs was found")
         return Draft(Finding.NOT_GPU_BOUND, tuple(reasons), confidence=m.data_confidence)
@@ -509,7 +540,7 @@ def not_comparable(m: Measured) -> Draft | None:
     if gap is None:
         return None
     context = (m.units_text, m.host_text, m.observed_text)
-    if m.view.idle and m.usage.accelerator_data is AcceleratorData.PER_DEVICE:
+    if m.unused_units and m.usage.accelerator_data is AcceleratorData.PER_DEVICE:
         needed, total = m.view.needed, m.spec.compute_units
         return Draft(
             Finding.OVERPROVISIONED,
@@ -566,8 +597,7 @@ def overprovisioned(m: Measured) -> Draft | None:
 
 def partly_idle(m: Measured) -> Draft | None:
     """Some units never work, yet no cheaper type keeps the others: the waste is named, not hidden."""
-    idle_units = len(m.view.idle)
-    if not idle_units or m.usage.accelerator_data is not AcceleratorData.PER_DEVICE:
+    if not m.unused_units or m.usage.accelerator_data is not AcceleratorData.PER_DEVICE:
         return None
     needed, total, unit = m.view.needed, m.spec.compute_units, m.unit
     return Draft(
@@ -627,15 +657,27 @@ def changed_regime(facts: Facts, draft: Draft) -> Draft:
     """Advice judged on the time since the work changed says what changed and when (and, for a host gone idle,
     what it has cost since); the earlier regime may come back, so never high confidence."""
     usage = facts.usage
-    if usage is None or usage.regime is None or draft.finding is Finding.EXCLUDED:
-        return draft
+    if usage is None or usage.regime is None or draft.finding in (Finding.EXCLUDED, Finding.INSUFFICIENT_DATA):
+        return draft  # not analysed, or the gate already said what changed
     draft = draft.noting(regime_text(usage, facts.spec.unit_name if facts.spec else "GPU"), first=True)
     hourly = facts.prices.hourly(facts.instance.instance_type)
     if draft.finding is Finding.IDLE and hourly is not None:
         hours = (usage.window_end - usage.regime.since).total_seconds() / 3600
         spent = (hourly * Decimal(str(hours)) * Decimal(str(facts.running_share))).quantize(CENT)
-        draft = draft.noting(f"it has cost {usd(spent)} since then, doing nothing", first=False)
+        draft = draft.noting(f"it has cost {usd(spent)} since then, doing nothing")
     return draft.capped(Confidence.MEDIUM)
+
+
+def changed_regime_resize(facts: Facts, draft: Draft) -> Draft:
+    """A downsize sized on a load that stepped down would not carry the earlier one should it return: a person
+    confirms it will not (a stop of a host gone quiet stays one click: a start undoes it)."""
+    usage = facts.usage
+    if usage is None or usage.regime is None or usage.regime.kind is not RegimeKind.STEPPED_DOWN:
+        return draft
+    if draft.target is None or not draft.actionable:
+        return draft
+    since = f"{usage.regime.since:%Y-%m-%d}"
+    return replace(draft, actionable=False, held_back=f"the load stepped down on {since}: confirm it stays down")
 
 
 def resized_in_window(facts: Facts, draft: Draft) -> Draft:
@@ -677,7 +719,7 @@ def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
 def billed_platform(facts: Facts, draft: Draft) -> Draft:
     """A host that is not billed as Linux is priced at its own platform's rates, targets too: said once."""
     billing = facts.instance.billing
-    if billing.key == "linux" or facts.list_cost is None:
+    if billing.key == LINUX.key or facts.list_cost is None:
         return draft
     return draft.noting(f"priced as {billing.description}, host and targets alike ({facts.prices.source})")
 
@@ -773,6 +815,7 @@ def reservations(facts: Facts, draft: Draft) -> Draft:
 
 ADJUSTMENTS: tuple[Adjustment, ...] = (
     changed_regime,
+    changed_regime_resize,
     resized_in_window,
     no_longer_offered,
     billed_platform,

@@ -134,7 +134,7 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
     """The batch's summaries in order. Each host is first cut to the samples on its current type; hosts on one
     clock are summarised together, the others one by one; a host whose work changed regime inside the window is
     then summarised again over the time since (see domain/regimes.py)."""
-    current = [_on_current_type(raw) for raw in batch]
+    current = [_on_current_type(raw.silence_filled()) for raw in batch]
     batch = [raw for raw, _ in current]
     found: dict[int, tuple[UsageSummary, Timelines]] = {}
     groups: list[_Group] = []
@@ -340,6 +340,7 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
             utilization_burst=burst,
             memory_used_low_mib=low,
             memory_load_correlation=follows,
+            silent_share=device.silent_share,
         )
         for device, stats, (burst, peak), memory_peak, low, follows in zip(
             devices, row_stats(stacks.utilization), bursts, memory_peaks, lows, followed, strict=True

@@ -60,6 +60,19 @@ class Series:
     def array(self) -> Floats:
         return cast(Floats, self.values)
 
+    def zero_filled(self, stamps: Ints) -> Series:
+        """The series with a 0 at each of `stamps` it has no sample at, within its own span's window (the same
+        object when nothing is missing; an empty series stays empty: nothing says the unit existed)."""
+        if not self:
+            return self
+        missing = np.setdiff1d(stamps, self.stamps, assume_unique=True)
+        if not len(missing):
+            return self
+        merged = np.concatenate([self.stamps, missing])
+        order = np.argsort(merged, kind="stable")
+        values = np.concatenate([self.array, np.zeros(len(missing))])
+        return Series(self.period_seconds, merged[order], values[order])
+
     def since(self, epoch: int) -> Series:
         """The samples at or after `epoch` (the same object when nothing is cut)."""
         if not self or int(self.stamps[0]) >= epoch:
@@ -82,6 +95,16 @@ class DeviceSeries:
     memory_total_max: Series = EMPTY
     encoder_sessions_max: Series = EMPTY  # hourly Maximum of open NVENC sessions, where published
     encoder_fps_avg: Series = EMPTY  # hourly Average frame rate of those sessions
+    # What the unit itself reported, where its silence was read as idleness (RawUsage.silence_filled); None: every
+    # sample of utilization_avg was reported.
+    reported_avg: Series | None = None
+
+    @property
+    def silent_share(self) -> float:
+        """Share of the 5-minute averages that are silence read as 0 %, not readings."""
+        if self.reported_avg is None or not self.utilization_avg:
+            return 0.0
+        return 1.0 - len(self.reported_avg.array) / len(self.utilization_avg.array)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +124,30 @@ class RawUsage:
     # When EC2 last changed the host's type inside the window (CloudTrail), when known: samples before it were
     # taken on other hardware, whatever dimensions they carry.
     resized_at: datetime | None = None
+    # neuron-monitor reports only the NeuronCores an application holds: a core it stops reporting while the host
+    # runs is not in use (see `silence_filled`).
+    silence_is_idle: bool = False
+
+    def silence_filled(self) -> RawUsage:
+        """Each unit that reported in the window reads 0 % in the periods the host ran (AWS/EC2 has a CPU reading)
+        without a reading of its own: for neuron-monitor, silence while the host runs means no application holds
+        the core. Units that never reported stay unseen."""
+        if not self.silence_is_idle or not self.cpu_avg or not self.devices:
+            return self
+        fine = self.cpu_avg.stamps
+        hours = np.unique(fine - fine % 3600)
+        return replace(
+            self,
+            devices=tuple(
+                replace(
+                    device,
+                    utilization_avg=device.utilization_avg.zero_filled(fine),
+                    utilization_max=device.utilization_max.zero_filled(hours),
+                    reported_avg=device.utilization_avg,
+                )
+                for device in self.devices
+            ),
+        )
 
     def since(self, start: datetime) -> RawUsage:
         """The same host over [start, window_end): every series cut to the samples from `start` on."""
@@ -117,6 +164,7 @@ class RawUsage:
                     memory_total_max=device.memory_total_max.since(epoch),
                     encoder_sessions_max=device.encoder_sessions_max.since(epoch),
                     encoder_fps_avg=device.encoder_fps_avg.since(epoch),
+                    reported_avg=device.reported_avg.since(epoch) if device.reported_avg is not None else None,
                 )
                 for device in self.devices
             ),
@@ -617,6 +665,7 @@ def _device_usage(
         utilization_burst=burst,
         memory_used_low_mib=memory_low(memory),
         memory_load_correlation=follows,
+        silent_share=device.silent_share,
     )
 
 

@@ -202,7 +202,9 @@ class CloudWatchUsage:
             start = 0
             for iid, instance_queries in batch:
                 stop = start + len(instance_queries)
-                yield _raw_usage(running[iid], list(zip(instance_queries, points[start:stop], strict=True)), window)
+                found = list(zip(instance_queries, points[start:stop], strict=True))
+                # neuron-monitor reports only the cores an application holds: silence while running is idleness.
+                yield _raw_usage(running[iid], found, window, silence_is_idle=kinds[iid] is AcceleratorKind.NEURON)
                 start = stop
             if self._progress is not None:
                 self._progress.advance()
@@ -493,7 +495,13 @@ def _device_order(index: str) -> tuple[int, int, str]:
     return (0, int(index), "") if index.isdigit() else (1, 0, index)
 
 
-def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, list[_Chunk]]], window: Window) -> RawUsage:
+def _raw_usage(
+    instance: Instance,
+    results: Sequence[tuple[_Query, list[_Chunk]]],
+    window: Window,
+    *,
+    silence_is_idle: bool = False,
+) -> RawUsage:
     parts: dict[tuple[str | None, str], list[list[_Chunk]]] = defaultdict(list)
     periods: dict[str, int] = {}
     for query, datapoints in results:
@@ -537,4 +545,5 @@ def _raw_usage(instance: Instance, results: Sequence[tuple[_Query, list[_Chunk]]
         network_in_sum=host.get("network_in_sum", EMPTY),
         network_out_sum=host.get("network_out_sum", EMPTY),
         host_memory_max=host.get("host_memory_max", EMPTY),
+        silence_is_idle=silence_is_idle,
     )
