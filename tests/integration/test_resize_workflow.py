@@ -509,6 +509,8 @@ def test_execution_input_carries_the_whole_request() -> None:
         # the clock's now + the execution's TimeoutSeconds (3 h) + 10 minutes
         "lock_expires_at": "2026-12-01T15:15:00Z",
         "lock_expiration": str(int(APPROVED_AT.timestamp()) + 3 * 3600 + 15 * 60),
+        # the host's stop/start pair, if any: a resize or a stop is refused while EventBridge Scheduler has one
+        "pair": {"group": "default", "stop_name": "rightsizer-i-0abc-stop", "start_name": "rightsizer-i-0abc-start"},
     }
 
 

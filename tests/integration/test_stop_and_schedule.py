@@ -25,6 +25,7 @@ from tests.integration.resize_world import (
     Aws,
     RecordingSlack,
     action,
+    approval,
     audit_events,
     deliver_everything,
     ec2_attempts,
@@ -177,8 +178,8 @@ def test_approving_a_schedule_creates_the_pair_audits_it_and_lists_it(aws: Aws) 
     assert audit_events(aws, request.recommendation_id) == [
         "schedule_started",
         "validated",
+        "start_scheduled",  # the start half first: alone it is harmless
         "stop_scheduled",
-        "start_scheduled",
         "scheduled",
     ]
 
@@ -190,68 +191,65 @@ def test_approving_a_schedule_creates_the_pair_audits_it_and_lists_it(aws: Aws) 
     assert f"Scheduled: {instance_id} starts 07:45 Mon-Fri, stops 19:00 Mon-Fri (Europe/Berlin)" in slack.replies[-1]
 
 
-def test_a_pair_that_cannot_be_completed_is_taken_back(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+def _refusing(monkeypatch: pytest.MonkeyPatch, half: str) -> None:
     create = EventBridgeSchedulerBackend.create_schedule
 
-    def refuse_the_start(self: EventBridgeSchedulerBackend, **kwargs: Any) -> Any:
-        if kwargs["name"].endswith("-start"):
+    def refuse(self: EventBridgeSchedulerBackend, **kwargs: Any) -> Any:
+        if kwargs["name"].endswith(half):
             from moto.scheduler.exceptions import ValidationException
 
             raise ValidationException("The schedule quota of the account is exhausted")
         return create(self, **kwargs)
 
-    monkeypatch.setattr(EventBridgeSchedulerBackend, "create_schedule", refuse_the_start)
+    monkeypatch.setattr(EventBridgeSchedulerBackend, "create_schedule", refuse)
+
+
+def test_a_pair_that_cannot_be_completed_is_taken_back(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    _refusing(monkeypatch, "-stop")  # the second half
     instance_id = aws.launch("g5.xlarge")
     request = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
 
     result = resize(aws, request)
 
     assert (result["status"], result["error"]) == ("FAILED", "ResizeRolledBack")
-    assert "the start schedule could not be created" in result["cause"] and "deleted again" in result["cause"]
-    assert schedules_of(instance_id) == {}, "no stop without its start"
+    assert "the stop schedule could not be created" in result["cause"] and "deleted again" in result["cause"]
+    assert schedules_of(instance_id) == {}, "the start half alone is taken back too"
+    assert audit_events(aws, request.recommendation_id)[-2:] == ["start_scheduled", "rolled_back"]
     assert aws.describe(instance_id) == ("g5.xlarge", "running")
 
 
-def test_schedules_share_the_stop_validation(aws: Aws) -> None:
-    instance_id = aws.launch("g5.xlarge", tags={OPT_OUT: ""}, managed=True)
+def test_a_pair_whose_first_half_fails_leaves_nothing_behind(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    _refusing(monkeypatch, "-start")  # the first half: nothing was created
+    instance_id = aws.launch("g5.xlarge")
     request = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
 
-    _refused(aws, resize(aws, request), request, "opt-out tag")
+    result = resize(aws, request)
+
+    assert (result["status"], result["error"]) == ("FAILED", "ResizeUnchanged")
+    assert "the start schedule could not be created" in result["cause"]
     assert schedules_of(instance_id) == {}
 
 
-def test_removing_a_schedule_deletes_the_pair_and_its_listing(aws: Aws) -> None:
-    """`/gpu schedules` → Remove: the approvals use-case starts the real workflow, which deletes the pair."""
-    instance_id = aws.launch("g5.xlarge", tags={MANAGED: "true"})
-    created = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
-    approved(aws, created)
-    deliver_everything(aws, resize(aws, created)["executionArn"], RecordingSlack())
-    record = aws.store.schedule(ACCOUNT, REGION, instance_id)
-    assert record is not None and len(schedules_of(instance_id)) == 2
-    slack = RecordingSlack()
+def _scheduled(aws: Aws, instance_type: str) -> str:
+    """A managed host that already runs on a stop/start pair the workflow created."""
+    instance_id = aws.launch(instance_type, tags={MANAGED: "true"})
+    created = action(instance_id, ActionKind.SCHEDULE, instance_type)
+    assert resize(aws, created)["status"] == "SUCCEEDED"
+    assert len(schedules_of(instance_id)) == 2
+    aws.ec2_calls.calls.clear()
+    return instance_id
 
-    removal = approvals.remove_schedule(
-        aws.store,
-        aws.workflow,
-        record.key,
-        "U0APPROVER",
-        is_approver=lambda user: user == "U0APPROVER",
-        now=datetime.now(UTC),
-    )
 
-    assert removal.outcome is approvals.Outcome.STARTED and removal.approval is not None
-    arn = removal.approval.execution_arn
-    from tests.integration.resize_world import wait_for
+@pytest.mark.parametrize(("kind", "to_type"), [(ActionKind.STOP, "stopped"), (ActionKind.RESIZE, "g5.4xlarge")])
+def test_a_stop_or_resize_of_a_host_on_a_schedule_is_refused_in_words(aws: Aws, kind: ActionKind, to_type: str) -> None:
+    # Before: a stop ended "Stopped", and the pair's start half restarted the host at its next busy window.
+    instance_id = _scheduled(aws, "g5.12xlarge")
+    resizing = approval(instance_id, "g5.12xlarge", to_type, rec_id=f"rec-resize-{instance_id[2:]}")
+    request = resizing if kind is ActionKind.RESIZE else action(instance_id, kind, "g5.12xlarge")
 
-    assert wait_for(aws, arn)["status"] == "SUCCEEDED"
-    assert schedules_of(instance_id) == {}
-    assert audit_events(aws, removal.approval.recommendation_id) == [
-        "approve",
-        "unschedule_started",
-        "schedules_deleted",
-        "unscheduled",
-    ]
-    assert aws.ec2_calls.calls == [], "removing a schedule never touches the host"
-    deliver_everything(aws, arn, slack)
-    assert aws.store.schedule(ACCOUNT, REGION, instance_id) is None, "the listing forgets it"
-    assert slack.roots == [] and slack.replies == [], "no thread was opened for this removal"
+    result = resize(aws, request)
+
+    _refused(aws, result, request, "runs on a stop/start schedule")
+    assert f"this {'stop' if kind is ActionKind.STOP else 'resize to g5.4xlarge'} is refused" in result["cause"]
+    assert "remove the schedule first" in result["cause"]
+    assert aws.describe(instance_id) == ("g5.12xlarge", "running") and len(schedules_of(instance_id)) == 2

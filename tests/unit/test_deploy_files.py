@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from demo.aws_table import cloudformation_yaml
 
 from tests.unit.test_template import functions
@@ -47,11 +49,6 @@ def test_member_accounts_grant_the_workflow_exactly_what_the_stack_grants_its_ow
         theirs = member["Resources"][role]["Properties"]["Policies"]
         assert theirs == ours, role  # the same tag-scoped rights in every account
         assert member["Resources"][role]["Condition"] == "ActionsEnabled"
-    trust = member["Resources"]["ActionRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
-    # The stack's workflow roles (home region and regional copies), by name: <HubStackName>-<region>-workflow.
-    assert trust["Condition"]["ArnLike"]["aws:PrincipalArn"] == {
-        "Fn::Sub": "arn:${AWS::Partition}:iam::${RightsizerAccountId}:role/${HubStackName}-*-workflow"
-    }
     assert hub["Resources"]["ResizeStateMachineRole"]["Properties"]["RoleName"] == {
         "Fn::Sub": "${AWS::StackName}-${AWS::Region}-workflow"
     }
@@ -114,3 +111,83 @@ def test_the_ssm_rollout_pushes_the_agent_configuration_in_the_repository() -> N
     configure = rollout["ConfigureAgent"]["Properties"]
     assert configure["Name"] == "AmazonCloudWatch-ManageAgent"
     assert configure["Parameters"]["optionalConfigurationLocation"] == [{"Ref": "AgentConfig"}]
+
+
+# The action roles' trust, resolved as CloudFormation would for given parameters: exact workflow role names only.
+
+
+def _resolve(node: Any, values: dict[str, str], conditions: dict[str, Any]) -> Any:
+    """The few intrinsics the trust conditions use: Ref (parameters, pseudo parameters, NoValue), Sub, Select,
+    Split, If, Equals, Not; list entries that resolve to NoValue are dropped, as CloudFormation drops them."""
+    if isinstance(node, list):
+        found = [_resolve(item, values, conditions) for item in node]
+        return [item for item in found if item is not _NO_VALUE]
+    if not isinstance(node, dict) or len(node) != 1:
+        return node
+    ((name, argument),) = node.items()
+    if name == "Ref":
+        return _NO_VALUE if argument == "AWS::NoValue" else values[argument]
+    if name == "Fn::Sub":
+        text, extra = (argument, {}) if isinstance(argument, str) else argument
+        names = {**values, **{k: _resolve(v, values, conditions) for k, v in extra.items()}}
+        return re.sub(r"\$\{([^}]+)\}", lambda match: names[match.group(1)], text)
+    if name == "Fn::Select":
+        return _resolve(argument[1], values, conditions)[int(argument[0])]
+    if name == "Fn::Split":
+        return str(_resolve(argument[1], values, conditions)).split(argument[0])
+    if name == "Fn::Equals":
+        return _resolve(argument[0], values, conditions) == _resolve(argument[1], values, conditions)
+    if name == "Fn::Not":
+        return not _resolve(argument[0], values, conditions)
+    if name == "Fn::If":
+        chosen = _resolve(conditions[argument[0]], values, conditions)
+        return _resolve(argument[1] if chosen else argument[2], values, conditions)
+    return node
+
+
+_NO_VALUE = object()
+
+
+def _trusted(template: str, parameters: dict[str, str]) -> list[str]:
+    loaded = load(template)
+    values = {
+        "AWS::Partition": "aws",
+        "AWS::AccountId": "111122223333",
+        "AWS::Region": "us-east-1",
+        "AWS::StackName": "gpu",
+        **{name: str(p.get("Default", "")) for name, p in loaded["Parameters"].items()},
+        **parameters,
+    }
+    trust = loaded["Resources"]["ActionRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    (arns,) = trust["Condition"]["ArnEquals"].values()
+    resolved: list[str] = _resolve(arns, values, loaded["Conditions"])
+    return resolved
+
+
+@pytest.mark.parametrize("regions", ["", "eu-west-1", "eu-west-1,ap-southeast-2,us-west-2"])
+def test_the_action_roles_trust_each_workflow_role_by_its_exact_name(regions: str) -> None:
+    # Before: role/gpu-*-workflow, which a stack named gpu-rightsizer's workflow role also matches.
+    expected = [
+        f"arn:aws:iam::111122223333:role/gpu-{region}-workflow"
+        for region in ["us-east-1", *filter(None, regions.split(","))]
+    ]
+
+    assert _trusted("template.yaml", {"ActionRegions": regions}) == expected
+    member = {
+        "RightsizerAccountId": "111122223333",
+        "HubStackName": "gpu",
+        "WorkflowRegions": f"us-east-1,{regions}".rstrip(","),
+    }
+    assert _trusted("member-account/template.yaml", member) == expected
+    assert not any("*" in arn for arn in expected)
+
+
+def test_action_regions_are_limited_to_what_the_trust_can_name() -> None:
+    hub, member = load("template.yaml"), load("member-account/template.yaml")
+    pattern = re.compile(hub["Parameters"]["ActionRegions"]["AllowedPattern"])
+    nine = ",".join(f"eu-west-{n}" for n in range(1, 10))
+
+    assert pattern.fullmatch("") and pattern.fullmatch("eu-west-1") and pattern.fullmatch(nine)
+    assert not pattern.fullmatch(nine + ",eu-west-0") and not pattern.fullmatch("eu-west-1, us-west-2")
+    assert re.compile(member["Parameters"]["WorkflowRegions"]["AllowedPattern"]).fullmatch("us-east-1," + nine)
+    assert len(_trusted("template.yaml", {"ActionRegions": nine})) == 10

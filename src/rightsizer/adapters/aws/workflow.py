@@ -290,11 +290,13 @@ class StepFunctionsResizeWorkflow:
             "lock_expires_at": lock_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "lock_expiration": str(int(lock_until.timestamp())),
         }
+        stop_name, start_name = schedule_names(str(approval["instance_id"]))
+        # Every action knows the host's pair: a stop or resize is refused while one exists (Scheduler is asked).
+        payload["pair"] = {"group": self._schedule_group, "stop_name": stop_name, "start_name": start_name}
         plan = approval.get("schedule")
         if action in (ActionKind.SCHEDULE, ActionKind.UNSCHEDULE):
             if not isinstance(plan, dict):
                 raise ValueError(f"a {action.value} approval needs its schedule plan")
-            stop_name, start_name = schedule_names(str(approval["instance_id"]))
             role = self._roles.scheduler_role(account_id)
             instance = json.dumps({"InstanceIds": [approval["instance_id"]]})
             payload["schedule"] = {
