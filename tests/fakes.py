@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from rightsizer.domain.approval import ApprovalStatus, allowed
+from rightsizer.domain.approval import ApprovalStatus, allowed, retryable
 from rightsizer.domain.models import Recommendation
 from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, ScheduleRecord
 
@@ -77,8 +77,11 @@ class MemoryStore:
         execution_arn: str | None = None,
         slack_channel: str | None = None,
         slack_ts: str | None = None,
+        attempt: int | None = None,
     ) -> ApprovalUpdate:
         current = self.approvals[recommendation_id]  # KeyError, as DynamoStore
+        if attempt is not None and attempt != current.attempt:
+            return ApprovalUpdate(current, False)  # about another attempt's execution: nothing is written
         changes: dict[str, object] = {}
         moved = status is not None and allowed(current.status, status)
         if moved:
@@ -96,6 +99,22 @@ class MemoryStore:
         self.approvals[recommendation_id] = updated
         return ApprovalUpdate(updated, moved)
 
+    def retry_approval(self, recommendation_id: str, attempt: int, approver: str, at: datetime) -> Approval | None:
+        current = self.approvals.get(recommendation_id)
+        if current is None or current.attempt != attempt or not retryable(current.status):
+            return None
+        retried = replace(
+            current,
+            status=ApprovalStatus.PENDING,
+            attempt=attempt + 1,
+            approver=approver,
+            approved_at=at,
+            execution_arn="",
+            detail="",
+        )
+        self.approvals[recommendation_id] = retried
+        return retried
+
     def audit(self, entry: AuditEntry) -> None:
         self.audits.append(entry)
 
@@ -111,8 +130,17 @@ class MemoryStore:
         return [m for m in self.messages.values() if recommendation_id in m.recommendation_ids]
 
     def replace_message(self, message: PostedMessage) -> None:
-        if (message.channel, message.ts) in self.messages:
-            self.messages[(message.channel, message.ts)] = message
+        key = (message.channel, message.ts)
+        if key in self.messages:
+            self.messages[key] = replace(message, version=self.messages[key].version + 1)
+
+    def replace_message_if(self, message: PostedMessage) -> bool:
+        key = (message.channel, message.ts)
+        saved = self.messages.get(key)
+        if saved is None or saved.version != message.version:
+            return False
+        self.messages[key] = replace(message, version=message.version + 1)
+        return True
 
     # -- the resize workflow's lock ------------------------------------------------------------------
 

@@ -138,3 +138,41 @@ def test_a_recommendations_decisions_are_read_by_key_and_all_of_them_listed(stor
     assert store.decisions_about(other, NOW + timedelta(hours=3)) == [], "an expired snooze is not in force"
     assert len(store.active_decisions(NOW)) == 4
     assert {d.instance_id for d in store.active_decisions(NOW + timedelta(hours=2))} == {rec.instance_id}
+
+
+def test_an_outcome_other_than_success_opens_a_new_attempt_once(store: DynamoStore) -> None:
+    store.create_approval(approval("rec-r"))
+    store.update_approval("rec-r", status=ApprovalStatus.RUNNING, execution_arn=ARN)
+    store.update_approval("rec-r", status=ApprovalStatus.FAILED, detail="needs a person")
+    later = NOW + timedelta(hours=2)
+
+    retried = store.retry_approval("rec-r", 1, "U2", later)
+    twice = store.retry_approval("rec-r", 1, "U3", later)  # a double click: one attempt opens
+
+    assert retried is not None and twice is None
+    assert (retried.status, retried.attempt, retried.approver, retried.approved_at) == (
+        ApprovalStatus.PENDING,
+        2,
+        "U2",
+        later,
+    )
+    assert retried.execution_arn == "" and retried.detail == ""
+    assert [a.recommendation_id for a in store.pending_approvals()] == ["rec-r"]
+    second = ARN.replace("rec-a", "rec-r-attempt-2")
+    stale = store.update_approval("rec-r", status=ApprovalStatus.FAILED, execution_arn=ARN, attempt=1)
+    assert stale.moved is False and stale.approval.execution_arn == "", "the first attempt writes nothing now"
+    moved = store.update_approval("rec-r", status=ApprovalStatus.RUNNING, execution_arn=second, attempt=2)
+    assert moved.moved and moved.approval.execution_arn == second
+    store.update_approval("rec-r", status=ApprovalStatus.SUCCEEDED, attempt=2)
+    assert store.retry_approval("rec-r", 2, "U2", later) is None, "a success is done"
+
+
+def test_approvals_written_before_attempts_existed_read_as_the_first(store: DynamoStore) -> None:
+    store.create_approval(approval("rec-old"))
+    store._table.update_item(  # as an item of the earlier version: no attempt attribute
+        Key={"PK": "APPROVAL#rec-old", "SK": "APPROVAL"}, UpdateExpression="REMOVE attempt"
+    )
+
+    found = store.approval("rec-old")
+    assert found is not None and found.attempt == 1
+    assert store.update_approval("rec-old", status=ApprovalStatus.RUNNING, attempt=1).moved

@@ -416,3 +416,86 @@ def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> 
         store, lambda: workflow, "123#us-east-1#i-gone", APPROVER, is_approver=only(APPROVER), now=NOW
     )
     assert gone.outcome is Outcome.NOT_FOUND
+
+
+# -- retries: an outcome other than success can be tried again by an approver ---------------------------------
+
+
+def _ended(store: MemoryStore, approval_id: str, status: ApprovalStatus) -> None:
+    assert store.update_approval(approval_id, status=status, detail="the host needs a person").moved
+
+
+@pytest.mark.parametrize(
+    "status", [ApprovalStatus.FAILED, ApprovalStatus.UNCHANGED, ApprovalStatus.ROLLED_BACK, ApprovalStatus.REFUSED]
+)
+def test_an_action_that_did_not_succeed_is_retried_as_a_new_attempt(status: ApprovalStatus) -> None:
+    # Before: the approval stayed in its outcome and every later click answered "Already approved".
+    rec = recommendation()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
+    approve(store, workflow, rec.recommendation_id)
+    _ended(store, rec.recommendation_id, status)
+
+    retried = approve(store, workflow, rec.recommendation_id, now=NOW + timedelta(hours=1))
+
+    assert retried.outcome is Outcome.STARTED
+    first, second = workflow.started
+    assert (first.attempt, second.attempt) == (1, 2)
+    stored = store.approval(rec.recommendation_id)
+    assert stored is not None and (stored.status, stored.attempt) == (ApprovalStatus.RUNNING, 2)
+    assert stored.approved_at == NOW + timedelta(hours=1)
+    assert store.events()[-2:] == ["approve-retried", "approve"]
+
+
+def test_a_success_is_not_run_again_and_a_running_attempt_is_not_doubled() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
+    approve(store, workflow, rec.recommendation_id)
+
+    assert approve(store, workflow, rec.recommendation_id).outcome is Outcome.ALREADY_APPROVED  # still running
+    _ended(store, rec.recommendation_id, ApprovalStatus.SUCCEEDED)
+    assert approve(store, workflow, rec.recommendation_id).outcome is Outcome.ALREADY_APPROVED
+    assert len(workflow.started) == 1
+
+
+def test_news_of_an_earlier_attempt_never_touches_the_retry() -> None:
+    rec = recommendation()
+    store, workflow = MemoryStore.of(rec), RecordingWorkflow()
+    approve(store, workflow, rec.recommendation_id)
+    _ended(store, rec.recommendation_id, ApprovalStatus.FAILED)
+    approve(store, workflow, rec.recommendation_id)
+
+    late = store.update_approval(rec.recommendation_id, status=ApprovalStatus.FAILED, attempt=1)
+
+    assert late.moved is False
+    current = store.approval(rec.recommendation_id)
+    assert current is not None and (current.status, current.attempt) == (ApprovalStatus.RUNNING, 2)
+
+
+def test_a_failed_schedule_removal_can_be_removed_again() -> None:
+    # Before: a removal that ended "needs a person" answered every later Remove with "Already approved".
+    host = schedulable(8)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+    record = schedule_record(host)
+    store.put_schedule(record)
+
+    def remove() -> Any:
+        return approvals.remove_schedule(
+            store, lambda: workflow, record.key, APPROVER, is_approver=only(APPROVER), now=NOW
+        )
+
+    assert remove().outcome is Outcome.STARTED
+    _ended(store, f"{host.recommendation_id}-unschedule", ApprovalStatus.FAILED)
+
+    assert remove().outcome is Outcome.STARTED
+    assert [started.attempt for started in workflow.started] == [1, 2]
+
+
+def test_a_stop_of_a_host_on_a_schedule_is_refused_before_the_workflow_starts() -> None:
+    host = idle(9)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+    store.put_schedule(schedule_record(host))
+
+    refused = approve(store, workflow, host.recommendation_id)
+
+    assert refused.outcome is Outcome.NO_SCHEDULE and "remove it first" in refused.detail
+    assert workflow.started == []

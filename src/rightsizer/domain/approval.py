@@ -1,9 +1,13 @@
-"""The lifecycle of an approved resize: one status at a time, and it only moves forward.
+"""The lifecycle of an approved action: one status at a time, and it only moves forward within an attempt.
 
     pending ──► running ──► succeeded | rolled_back | unchanged | refused | failed
-       │  ▲        ▲
-       ▼  │        │
-    start_failed ──┘        (pending and start_failed may also jump straight to an outcome)
+       │  ▲        ▲                       │
+       ▼  │        │                       │ an approver retries: the next attempt starts as pending
+    start_failed ──┘                       ▼ (pending and start_failed may also jump straight to an outcome)
+
+An outcome other than success is final for its attempt, not for the approval: an approver may try again
+(`retry`), which opens attempt n + 1 with its own execution. Writes about attempt n never touch attempt n + 1
+(the store conditions every write on the attempt), so a straggler of a failed execution cannot close a retry.
 
 Writers (the Slack app, the notifier, the store and the tests' fakes) never decide a move themselves:
 they ask `transition`, and the store turns `sources_of` into the condition of its DynamoDB write, so a
@@ -54,6 +58,17 @@ _MOVES: Mapping[ApprovalStatus, frozenset[ApprovalStatus]] = {
     ApprovalStatus.RUNNING: TERMINAL,
     **{status: frozenset() for status in TERMINAL},
 }
+
+
+# Outcomes an approver may try again after: the host may have changed since (a tag added, a schedule removed, a
+# person fixed what needed one). A success is done.
+RETRYABLE = frozenset(
+    {ApprovalStatus.FAILED, ApprovalStatus.UNCHANGED, ApprovalStatus.ROLLED_BACK, ApprovalStatus.REFUSED}
+)
+
+
+def retryable(current: ApprovalStatus) -> bool:
+    return current in RETRYABLE
 
 
 def allowed(current: ApprovalStatus, requested: ApprovalStatus) -> bool:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
-from rightsizer.domain.approval import ApprovalStatus
+from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.models import ActionKind, Recommendation
 from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
@@ -273,13 +273,29 @@ def _start(
     approval_id = approval.recommendation_id
     if not store.create_approval(approval):
         existing = store.approval(approval_id)
-        if existing is None or not _needs_resume(existing, now):
+        if existing is not None and retryable(existing.status):
+            # An earlier attempt ended without success: an approver tries again, as a new attempt with its own
+            # execution (the conditional write elects one retrier among double clicks).
+            retried = store.retry_approval(approval_id, existing.attempt, actor, now)
+            if retried is None:
+                store.audit(AuditEntry(approval_id, now, actor, "approve-duplicate"))
+                return ActionResult(Outcome.ALREADY_APPROVED, recommendation=rec, approval=store.approval(approval_id))
+            store.audit(
+                AuditEntry(
+                    approval_id, now, actor, "approve-retried", f"attempt {retried.attempt} after {existing.status}"
+                )
+            )
+            approval = retried
+        elif existing is None or not _needs_resume(existing, now):
             store.audit(AuditEntry(approval_id, now, actor, "approve-duplicate"))
             return ActionResult(Outcome.ALREADY_APPROVED, recommendation=rec, approval=existing)
-        # The earlier winner never started the workflow (it failed, or died): finish its job. The
-        # workflow port is itself idempotent per recommendation id, so a rare tie here is harmless.
-        store.audit(AuditEntry(approval_id, now, actor, "approve-resumed", f"first approved by {existing.approver}"))
-        approval = existing
+        else:
+            # The earlier winner never started the workflow (it failed, or died): finish its job. The
+            # workflow port is itself idempotent per recommendation id, so a rare tie here is harmless.
+            store.audit(
+                AuditEntry(approval_id, now, actor, "approve-resumed", f"first approved by {existing.approver}")
+            )
+            approval = existing
     store.audit(AuditEntry(approval_id, now, actor, "approve", _audit_detail(approval)))
     if open_thread is not None and not (approval.slack_channel and approval.slack_ts):
         thread = open_thread(approval)
@@ -291,10 +307,14 @@ def _start(
     except Exception as error:  # the click must get an answer; the approval stays retryable
         cause = f"{type(error).__name__}: {str(error)[:300]}"
         detail = f"the {approval.action.value} workflow could not be started (the error has been logged)"
-        failed = store.update_approval(approval_id, status=ApprovalStatus.START_FAILED, detail=detail)
+        failed = store.update_approval(
+            approval_id, status=ApprovalStatus.START_FAILED, detail=detail, attempt=approval.attempt
+        )
         store.audit(AuditEntry(approval_id, now, actor, "approve-failed", cause))
         return ActionResult(Outcome.FAILED, recommendation=rec, approval=failed.approval, detail=detail, cause=cause)
-    started = store.update_approval(approval_id, status=ApprovalStatus.RUNNING, detail="", execution_arn=execution_arn)
+    started = store.update_approval(
+        approval_id, status=ApprovalStatus.RUNNING, detail="", execution_arn=execution_arn, attempt=approval.attempt
+    )
     # A quick refusal may already have reached the notifier: the lifecycle keeps that outcome.
     return ActionResult(Outcome.STARTED, recommendation=rec, approval=started.approval)
 
@@ -327,7 +347,8 @@ def _refusal(
             f"{rec.instance_type} capacity is scarce: a stopped host may not start again (no explicit confirmation)"
         )
         return ActionResult(Outcome.NEEDS_CONFIRMATION, recommendation=rec, detail=detail)
-    if rec.action is ActionKind.SCHEDULE and store.schedule(rec.account_id, rec.region, rec.instance_id):
+    if store.schedule(rec.account_id, rec.region, rec.instance_id):
+        # A pair would undo a stop (its start) or race a resize; the workflow checks EventBridge Scheduler too.
         detail = f"`{rec.instance_id}` already has a stop/start schedule: remove it first (`/gpu schedules`)"
         return ActionResult(Outcome.NO_SCHEDULE, recommendation=rec, detail=detail)
     return None

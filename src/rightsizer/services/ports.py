@@ -151,6 +151,7 @@ class Approval:
     action: ActionKind = ActionKind.RESIZE  # what the workflow does; to_type says it in words
     schedule: SchedulePlan | None = None  # SCHEDULE and UNSCHEDULE: the pair, in the team's time zone
     capacity_risk_confirmed: bool = False  # a scarce type's approver confirmed restart capacity is not guaranteed
+    attempt: int = 1  # an approver may retry an outcome other than success: each attempt has its own execution
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,8 @@ class ApprovalRecords(Protocol):
 
     `update_approval` moves the status only where `domain.approval.transition` allows it (a conditional
     write in DynamoDB); `detail` travels with the status and is dropped when the move is refused;
-    `execution_arn` is written once; the Slack thread fields are written whenever given.
+    `execution_arn` is written once per attempt; the Slack thread fields are written whenever given. With
+    `attempt`, nothing is written unless the approval is at that attempt (the write is about an execution of it).
     Raises KeyError for an unknown recommendation id.
     """
 
@@ -214,7 +216,13 @@ class ApprovalRecords(Protocol):
         execution_arn: str | None = None,
         slack_channel: str | None = None,
         slack_ts: str | None = None,
+        attempt: int | None = None,
     ) -> ApprovalUpdate: ...
+
+    def retry_approval(self, recommendation_id: str, attempt: int, approver: str, at: datetime) -> Approval | None:
+        """Open attempt `attempt` + 1 of an approval whose attempt `attempt` ended in a retryable outcome (one
+        conditional write: two approvers retrying at once elect one). None when it is not retryable now."""
+        ...
 
     def audit(self, entry: AuditEntry) -> None: ...
 
@@ -229,6 +237,9 @@ class PostedMessage:
     text: str
     blocks: tuple[Mapping[str, Any], ...]
     recommendation_ids: tuple[str, ...] = ()  # whose buttons it shows
+    # How many times the saved copy was edited: an edit is saved only over the version it started from
+    # (DynamoStore.replace_message_if), so that two edits racing compose instead of one undoing the other.
+    version: int = 0
 
 
 class ResizeWorkflow(Protocol):

@@ -23,7 +23,8 @@ a partition each, so a day's writes spread over the table instead of queueing on
   APPROVAL#<rec id>           / APPROVAL                        one approval (GSI1: pending ones)
   AUDIT#<rec id>              / <iso time>#<event>              the audit trail of one recommendation
   SLACKREQ#<digest>           / SLACKREQ                        replay guard for Slack requests
-  MESSAGE#<channel>#<ts>      / MESSAGE                         a posted report message (to edit it later)
+  MESSAGE#<channel>#<ts>      / MESSAGE                         a posted report message (to edit it later;
+                                                                `version` counts its edits: conditional writes)
   SHOWN#<rec id>              / <channel>#<ts>                  the messages showing a recommendation's buttons
   REPORTPOST#<post key>       / <index>                         a daily report's posted messages (to resume)
   LOCK#<instance id>          / LOCK                            the instance workflow's per-instance lock
@@ -48,7 +49,7 @@ from botocore.exceptions import ClientError
 
 from rightsizer.adapters import bundled
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
-from rightsizer.domain.approval import ApprovalStatus, sources_of
+from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
@@ -79,7 +80,17 @@ DECISIONS = "DECISIONS"  # GSI1 partition listing the snoozes and dismissals
 LATEST_BUCKETS = 16  # GSI1 partitions listing the latest recommendations: writes spread, listing is 16 queries
 BATCH_GET = 100  # BatchGetItem's limit
 # Approval fields that change after creation; each is an attribute of its own (see create_approval).
-_APPROVAL_MUTABLE = ("status", "detail", "execution_arn", "slack_channel", "slack_ts")
+_APPROVAL_MUTABLE = (
+    "status",
+    "detail",
+    "execution_arn",
+    "slack_channel",
+    "slack_ts",
+    # A retry is a new attempt by whoever retried it, when they did.
+    "attempt",
+    "approver",
+    "approved_at",
+)
 
 
 def _pack(value: Any) -> bytes:
@@ -183,6 +194,7 @@ def _message_of(item: Mapping[str, Any]) -> PostedMessage:
         text=str(item.get("text", "")),
         blocks=tuple(_unpack(item["blocks"])),
         recommendation_ids=tuple(str(r) for r in item.get("recommendation_ids", [])),
+        version=int(item.get("version", 0)),  # saved before edits were versioned: 0
     )
 
 
@@ -564,9 +576,12 @@ class DynamoStore:
         execution_arn: str | None = None,
         slack_channel: str | None = None,
         slack_ts: str | None = None,
+        attempt: int | None = None,
     ) -> ApprovalUpdate:
         """One conditional UpdateItem (see ports.ApprovalRecords): the condition lists the statuses the
-        lifecycle lets `status` replace; when it fails, the same update runs without status and detail."""
+        lifecycle lets `status` replace; when it fails, the same update runs without status and detail. With
+        `attempt`, both writes are conditioned on the approval being at that attempt: a write about an earlier
+        attempt's execution changes nothing."""
         always: dict[str, str] = {}
         if slack_channel is not None:
             always["slack_channel"] = slack_channel
@@ -575,16 +590,66 @@ class DynamoStore:
         if status is not None:
             moving = {"status": status.value, **({"detail": detail} if detail is not None else {})}
             try:
-                return ApprovalUpdate(self._update_approval(recommendation_id, always, execution_arn, moving), True)
+                moved = self._update_approval(recommendation_id, always, execution_arn, moving, attempt)
+                return ApprovalUpdate(moved, True)
             except ClientError as error:
                 if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                     raise
                 # Either the lifecycle refused the move, or there is no such approval: tell them apart.
-        item = self._update_approval(recommendation_id, always, execution_arn, {})
+        try:
+            item = self._update_approval(recommendation_id, always, execution_arn, {}, attempt)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            current = self.approval(recommendation_id)  # another attempt: leave it be
+            if current is None:
+                raise KeyError(recommendation_id) from None
+            return ApprovalUpdate(current, False)
         return ApprovalUpdate(item, False)
 
+    def retry_approval(self, recommendation_id: str, attempt: int, approver: str, at: datetime) -> Approval | None:
+        """Attempt `attempt` + 1 as pending (ports.ApprovalRecords), by one conditional UpdateItem."""
+        names = {"#status": "status", "#attempt": "attempt", "#arn": "execution_arn", "#detail": "detail"}
+        sources = sorted(RETRYABLE)
+        values: dict[str, Any] = {f":from{n}": source.value for n, source in enumerate(sources)}
+        values.update(
+            {
+                ":pending": ApprovalStatus.PENDING.value,
+                ":next": str(attempt + 1),
+                ":attempt": str(attempt),
+                ":approver": approver,
+                ":at": at.isoformat(),
+                ":open": OPEN_APPROVALS,
+                ":empty": "",
+            }
+        )
+        same_attempt = (
+            "#attempt = :attempt" if attempt > 1 else "(attribute_not_exists(#attempt) OR #attempt = :attempt)"
+        )
+        try:
+            answer = self._table.update_item(
+                Key={"PK": f"APPROVAL#{recommendation_id}", "SK": "APPROVAL"},
+                UpdateExpression="SET #status = :pending, #attempt = :next, approver = :approver, approved_at = :at, "
+                "#detail = :empty, GSI1PK = :open, GSI1SK = :at REMOVE #arn",
+                ConditionExpression=f"#status IN ({', '.join(f':from{n}' for n in range(len(sources)))}) "
+                f"AND {same_attempt}",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return _approval_of(answer["Attributes"])
+
     def _update_approval(
-        self, recommendation_id: str, always: Mapping[str, str], execution_arn: str | None, moving: Mapping[str, str]
+        self,
+        recommendation_id: str,
+        always: Mapping[str, str],
+        execution_arn: str | None,
+        moving: Mapping[str, str],
+        attempt: int | None = None,
     ) -> Approval:
         key = {"PK": f"APPROVAL#{recommendation_id}", "SK": "APPROVAL"}
         names: dict[str, str] = {"#pk": "PK"}
@@ -602,6 +667,13 @@ class DynamoStore:
                 raise KeyError(recommendation_id)
             return _approval_of(found)
         expression, condition = f"SET {', '.join(sets)}", "attribute_exists(#pk)"
+        if attempt is not None:
+            names["#attempt"], values[":attempt"] = "attempt", str(attempt)
+            condition += (
+                " AND #attempt = :attempt"
+                if attempt > 1
+                else " AND (attribute_not_exists(#attempt) OR #attempt = :attempt)"
+            )
         if moving:
             requested = ApprovalStatus(moving["status"])
             sources = sorted(sources_of(requested))
@@ -620,7 +692,7 @@ class DynamoStore:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as error:
-            if not moving and error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if not moving and attempt is None and error.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 raise KeyError(recommendation_id) from None
             raise
         return _approval_of(answer["Attributes"])
@@ -681,19 +753,45 @@ class DynamoStore:
                 )
 
     def replace_message(self, message: PostedMessage) -> None:
-        """Store an edited copy of a message saved before (nothing happens for a message never saved)."""
+        """Store an edited copy of a message saved before (nothing happens for a message never saved), whatever
+        its version (which moves on, so that a conditional edit racing this one redoes its change)."""
         item = _message_item(message)
         try:
             self._table.update_item(
                 Key={"PK": item["PK"], "SK": item["SK"]},
-                UpdateExpression="SET #text = :text, #blocks = :blocks",
+                UpdateExpression="SET #text = :text, #blocks = :blocks ADD #version :one",
                 ConditionExpression=Attr("PK").exists(),
-                ExpressionAttributeNames={"#text": "text", "#blocks": "blocks"},
-                ExpressionAttributeValues={":text": item["text"], ":blocks": item["blocks"]},
+                ExpressionAttributeNames={"#text": "text", "#blocks": "blocks", "#version": "version"},
+                ExpressionAttributeValues={":text": item["text"], ":blocks": item["blocks"], ":one": 1},
             )
         except ClientError as error:
             if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
+
+    def replace_message_if(self, message: PostedMessage) -> bool:
+        """Save an edited copy over the saved one only if that is still at `message.version` (a copy saved
+        before versions were kept counts as 0); the saved copy is then at version + 1. False when another edit
+        was saved first (re-read, redo the edit) or the message was never saved (or expired)."""
+        item = _message_item(message)
+        same = Attr("version").eq(message.version)
+        current = Attr("PK").exists() & (Attr("version").not_exists() | same) if message.version == 0 else same
+        try:
+            self._table.update_item(
+                Key={"PK": item["PK"], "SK": item["SK"]},
+                UpdateExpression="SET #text = :text, #blocks = :blocks, #version = :next",
+                ConditionExpression=current,
+                ExpressionAttributeNames={"#text": "text", "#blocks": "blocks", "#version": "version"},
+                ExpressionAttributeValues={
+                    ":text": item["text"],
+                    ":blocks": item["blocks"],
+                    ":next": message.version + 1,
+                },
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def message(self, channel: str, ts: str) -> PostedMessage | None:
         item = self._get(f"MESSAGE#{channel}#{ts}", "MESSAGE")

@@ -64,6 +64,19 @@ def execution_name(recommendation_id: str) -> str:
     return f"{clean[: _NAME_MAX - len(digest) - 1]}-{digest}"
 
 
+def attempt_execution_name(recommendation_id: str, attempt: int) -> str:
+    """The execution of one attempt of an approval: the first keeps the recommendation's name (as before retries
+    existed); a retry gets a name of its own, since Step Functions keeps a name for 90 days."""
+    return execution_name(recommendation_id if attempt <= 1 else f"{recommendation_id}-attempt-{attempt}")
+
+
+def attempt_of(execution: str) -> int:
+    """The attempt an execution (ARN or name) belongs to (see attempt_execution_name)."""
+    name = execution.rsplit(":", 1)[-1]
+    head, _, number = name.rpartition("-attempt-")
+    return int(number) if head and number.isascii() and number.isdigit() else 1
+
+
 @dataclass(frozen=True)
 class ActionRoles:
     """The roles an action runs as: the workflow assumes the action role of the host's account (task Credentials),
@@ -316,7 +329,7 @@ class StepFunctionsResizeWorkflow:
         return payload
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
-        name = execution_name(str(approval["recommendation_id"]))
+        name = attempt_execution_name(str(approval["recommendation_id"]), int(approval.get("attempt") or 1))
         payload = json.dumps(self.execution_input(approval, expected_state), sort_keys=True)
         region = str(approval["region"])
         machine = in_region(self.state_machine_arn, region)
@@ -379,7 +392,8 @@ def _idempotency_config() -> Any:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
     return IdempotencyConfig(
-        event_key_jmespath="recommendation_id",  # one record per recommendation, whatever else differs
+        # One record per attempt of a recommendation's approval, whatever else differs.
+        event_key_jmespath="[recommendation_id, attempt]",
         expires_after_seconds=int(IDEMPOTENCY_TTL.total_seconds()),
         raise_on_no_idempotency_key=True,
     )
