@@ -21,6 +21,7 @@ from rightsizer.adapters.slack.blocks import FINDING_LABELS
 from rightsizer.domain.models import Finding
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage import Series
+from rightsizer.services.formatting import printable
 from rightsizer.services.report import Category
 
 PALETTE = ("#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626")
@@ -47,6 +48,12 @@ class UnitSeries:
     points: tuple[tuple[int, float], ...]
 
 
+def _esc(value: Any) -> str:
+    """Text from the report (tags, reasons, AWS messages) as HTML: escaped, and `printable`, so that newlines, tabs,
+    bidi overrides and zero-width characters show as visible escapes instead of disguising a host."""
+    return html.escape(printable(str(value)))
+
+
 def hourly(series: Series) -> tuple[tuple[int, float], ...]:
     buckets: dict[int, list[float]] = defaultdict(list)
     for stamp, value in zip(series.timestamps, series.values, strict=True):
@@ -62,7 +69,9 @@ _TOKEN = re.compile(r"<([^<>|]+)(?:\|([^<>]+))?>")
 
 
 def mrkdwn(text: str) -> str:
-    """Slack's mrkdwn (links, mentions, *bold*, _italic_, `code`, ~strike~, :emoji:) as safe HTML."""
+    """Slack's mrkdwn (links, mentions, *bold*, _italic_, `code`, ~strike~, :emoji:) as safe HTML. Line breaks are
+    the message's own; every other control, bidi or zero-width character is shown as an escape (`printable`)."""
+    text = printable(text, newlines=True)
     parts: list[str] = []
     last = 0
     for match in _TOKEN.finditer(text):
@@ -90,7 +99,7 @@ def _text(node: Mapping[str, Any] | None) -> str:
     if not node:
         return ""
     raw = str(node.get("text", ""))
-    return mrkdwn(raw) if node.get("type") == "mrkdwn" else html.escape(raw)
+    return mrkdwn(raw) if node.get("type") == "mrkdwn" else _esc(raw)
 
 
 def _block(block: Mapping[str, Any]) -> str:
@@ -107,7 +116,7 @@ def _block(block: Mapping[str, Any]) -> str:
         return '<div class="bk-context">' + " ".join(_text(e) for e in block.get("elements", [])) + "</div>"
     if kind == "actions":
         buttons = [
-            f'<span class="bk-button {html.escape(str(e.get("style", "")))}">{_text(e.get("text"))}</span>'
+            f'<span class="bk-button {_esc(e.get("style", ""))}">{_text(e.get("text"))}</span>'
             for e in block.get("elements", [])
             if e.get("type") == "button"
         ]
@@ -147,7 +156,7 @@ def savings_chart(recommendations: Sequence[Mapping[str, Any]]) -> str:
         amount = rec["monthly_savings_usd"]
         length = max(2.0, bar * abs(amount) / widest)
         color = CATEGORY_COLORS.get(Category(rec["category"]), "#9ca3af")
-        name = html.escape(f"{rec['name'] or rec['instance_id']} ({rec['instance_type']})")
+        name = _esc(f"{rec['name'] or rec['instance_id']} ({rec['instance_type']})")
         parts.append(f'<text x="{label_width - 8}" y="{y + 16}" text-anchor="end">{name}</text>')
         parts.append(f'<rect x="{label_width}" y="{y + 3}" width="{length:.1f}" height="18" fill="{color}" rx="3"/>')
         parts.append(f'<text x="{label_width + length + 6:.1f}" y="{y + 16}">{_money(amount)}</text>')
@@ -212,11 +221,11 @@ def utilisation_chart(units: Sequence[UnitSeries], start: datetime, end: datetim
         color = PALETTE[n % len(PALETTE)]
         parts.append(
             f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{points}">'
-            f"<title>{html.escape(unit.label)}</title></polyline>"
+            f"<title>{_esc(unit.label)}</title></polyline>"
         )
     parts.append("</svg>")
     legend = " ".join(
-        f'<span class="swatch" style="background:{PALETTE[n % len(PALETTE)]}"></span>{html.escape(unit.label)}'
+        f'<span class="swatch" style="background:{PALETTE[n % len(PALETTE)]}"></span>{_esc(unit.label)}'
         for n, unit in enumerate(units)
     )
     return "".join(parts) + f'<p class="legend">{legend}</p>'
@@ -228,27 +237,27 @@ def utilisation_chart(units: Sequence[UnitSeries], start: datetime, end: datetim
 
 def _host(rec: Mapping[str, Any], units: Sequence[UnitSeries], start: datetime, end: datetime, policy: Policy) -> str:
     finding = Finding(rec["finding"])
-    instance = html.escape(rec["instance_id"])
-    target = f" → {html.escape(rec['target_type'])}" if rec["target_type"] else ""
+    instance = _esc(rec["instance_id"])
+    target = f" → {_esc(rec['target_type'])}" if rec["target_type"] else ""
     label = html.escape(FINDING_LABELS[finding])
     badge = f'<span class="badge" style="background:{FINDING_COLORS[finding]}">{label}</span>'
     chart = (
         utilisation_chart(units, start, end, thresholds(policy))
         if units
-        else f'<p class="nodata">No GPU or NeuronCore utilisation in CloudWatch ({html.escape(rec["state"])} host).</p>'
+        else f'<p class="nodata">No GPU or NeuronCore utilisation in CloudWatch ({_esc(rec["state"])} host).</p>'
     )
-    reason = html.escape(rec["reasons"][0]) if rec["reasons"] else ""
+    reason = _esc(rec["reasons"][0]) if rec["reasons"] else ""
     why_not = (
-        f'<p class="why-not">No one-click resize: {html.escape(rec["not_actionable_reason"])}</p>'
+        f'<p class="why-not">No one-click resize: {_esc(rec["not_actionable_reason"])}</p>'
         if rec["not_actionable_reason"]
         else ""
     )
     return (
         f'<section class="host" id="host-{instance}" data-instance="{instance}">'
-        f"<h3>{html.escape(rec['name'] or rec['instance_id'])} <code>{instance}</code> {badge}</h3>"
-        f'<p class="facts"><code>{html.escape(rec["instance_type"])}</code>{target} · {html.escape(rec["region"])} · '
-        f"{html.escape(rec['account_id'])} · now {_money(rec['monthly_cost_usd'])}/month · saves "
-        f"{_money(rec['monthly_savings_usd'])}/month · {html.escape(rec['confidence'])} confidence</p>"
+        f"<h3>{_esc(rec['name'] or rec['instance_id'])} <code>{instance}</code> {badge}</h3>"
+        f'<p class="facts"><code>{_esc(rec["instance_type"])}</code>{target} · {_esc(rec["region"])} · '
+        f"{_esc(rec['account_id'])} · now {_money(rec['monthly_cost_usd'])}/month · saves "
+        f"{_money(rec['monthly_savings_usd'])}/month · {_esc(rec['confidence'])} confidence</p>"
         f'<p class="reason">{reason}</p>{why_not}{chart}</section>'
     )
 
@@ -293,7 +302,7 @@ def render(
         _host(rec, series.get(rec["instance_id"], ()), window_start, window_end, policy)
         for rec in document["recommendations"]
     )
-    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in document["warnings"])
+    warnings = "".join(f"<li>{_esc(w)}</li>" for w in document["warnings"])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -10,18 +10,29 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, NoReturn, TextIO
 
 from rightsizer import __version__
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.domain.policy import Policy
-from rightsizer.services.formatting import ASCII_BARS, ELLIPSIS, SPARK_BARS, shorten, sparkline, usd
+from rightsizer.services.formatting import (
+    ASCII_BARS,
+    ELLIPSIS,
+    SPARK_BARS,
+    printable,
+    shorten,
+    sparkline,
+    spreadsheet_text,
+    usd,
+)
 from rightsizer.services.report import FleetReport, build_report, money_sentences, not_actionable_reason, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings, environment_region
 
@@ -110,6 +121,63 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 600:
         raise argparse.ArgumentTypeError(f"expected between 0 and 600 seconds, got {text}")
     return value
+
+
+# An IAM role ARN, as IAM and STS's AssumeRole accept it: arn:<partition>:iam::<account>:role/<path/><name>, the
+# account 12 ASCII digits, the path "/" or "/.../" (at most 512 printable ASCII characters), the name 1-64 letters,
+# digits and +=,.@_- (IAM's CreateRole limits).
+ROLE_ARN_FORM = "arn:aws:iam::<12-digit account>:role/<name>"
+_ACCOUNT_ID = re.compile(r"[0-9]{12}")
+_ROLE_NAME = re.compile(r"[A-Za-z0-9+=,.@_-]{1,64}")
+_ROLE_PATH = re.compile(r"/(?:[\x21-\x7e]+/)?")
+ROLE_NAME_MAX, ROLE_PATH_MAX = 64, 512
+
+
+@cache
+def known_partitions() -> frozenset[str]:
+    """The AWS partitions botocore's bundled endpoint data knows (aws, aws-cn, aws-us-gov, aws-iso, ...)."""
+    import botocore.session
+
+    return frozenset(botocore.session.Session().get_available_partitions())
+
+
+def role_arn_problem(arn: str) -> str | None:
+    """What is wrong with `arn` as the ARN of an IAM role (None: nothing), in a few words."""
+    parts = arn.split(":", 5)
+    if len(parts) != 6 or parts[0] != "arn":
+        return "not an ARN"
+    _, partition, service, region, account, resource = parts
+    if partition not in known_partitions():
+        return f"unknown partition {partition!r} (known: {', '.join(sorted(known_partitions()))})"
+    if service != "iam":
+        return f"the service is {service!r}, not 'iam'"
+    if region:
+        return f"IAM ARNs have no region, this one has {region!r}"
+    if not _ACCOUNT_ID.fullmatch(account):
+        return f"the account id {account!r} is not 12 digits (0-9)"
+    kind, slash, rest = resource.partition("/")
+    if kind != "role" or not slash:
+        return f"{resource!r} is not a role (expected role/<name> or role/<path>/<name>)"
+    before, _, name = f"/{rest}".rpartition("/")
+    path = f"{before}/"
+    if not name:
+        return "the role name is missing"
+    if len(name) > ROLE_NAME_MAX:
+        return f"the role name is {len(name)} characters long, IAM allows at most {ROLE_NAME_MAX}"
+    if not _ROLE_NAME.fullmatch(name):
+        return f"the role name {name!r} has characters IAM does not allow (only letters, digits and +=,.@_-)"
+    if len(path) > ROLE_PATH_MAX:
+        return f"the role path is {len(path)} characters long, IAM allows at most {ROLE_PATH_MAX}"
+    if not _ROLE_PATH.fullmatch(path):
+        return f"the role path {path!r} has characters IAM does not allow (only printable ASCII, no spaces)"
+    return None
+
+
+def _checked_role_arn(arn: str) -> str:
+    problem = role_arn_problem(arn)
+    if problem is not None:
+        raise UsageError(f"not an IAM role ARN: {arn!r} in --account-role-arn: {problem} (expected {ROLE_ARN_FORM})")
+    return arn
 
 
 def _epilog() -> str:
@@ -218,7 +286,7 @@ def _tolerant(stream: TextIO) -> None:
 
 
 def _fail(err: TextIO, message: str, code: int) -> int:
-    print(f"rightsizer: error: {message}", file=err)
+    print(f"rightsizer: error: {printable(message)}", file=err)  # one line, whatever the message quotes
     return code
 
 
@@ -263,7 +331,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         Settings(lookback_days=args.lookback_days)  # checks the range before any AWS call
         from rightsizer.services.pipeline import role_account
 
-        roles = tuple(dict.fromkeys(args.account_role_arn or ()))
+        roles = tuple(dict.fromkeys(_checked_role_arn(arn) for arn in args.account_role_arn or ()))
         for arn in roles:
             role_account(arn)
     except ConfigError as error:
@@ -335,7 +403,7 @@ def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str
 
 def _print_warnings(err: TextIO, warnings: Sequence[str]) -> None:
     for warning in dict.fromkeys(warnings):
-        print(f"rightsizer: warning: {warning}", file=err)
+        print(f"rightsizer: warning: {printable(warning)}", file=err)
 
 
 def write_report(report: FleetReport, output: str, out: TextIO) -> None:
@@ -357,15 +425,19 @@ CONSOLIDATION_COLUMNS = ("group", "hosts", "keep", "target_type")  # consolidate
 
 
 def _csv_value(key: str, value: Any) -> str:
+    """One cell. Numbers are written as numbers (negative money included); every text cell, tags and lists alike,
+    is neutralised so that a spreadsheet never evaluates it as a formula (formatting.spreadsheet_text)."""
     if value is None:
         return ""
-    if key.endswith("_usd"):
-        return f"{value:.2f}"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if key.endswith("_usd"):
+        return f"{value:.2f}"
+    if isinstance(value, int | float):
+        return str(value)
     if isinstance(value, list):
-        return "; ".join(_csv_cell(item) for item in value)
-    return str(value)
+        return spreadsheet_text("; ".join(_csv_cell(item) for item in value))
+    return spreadsheet_text(str(value))
 
 
 def _csv_cell(item: Any) -> str:
@@ -390,7 +462,9 @@ def write_csv(report: FleetReport, out: TextIO) -> None:
     rows = list(csv_rows(report))
     if not rows:
         return
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    # RFC 4180's CRLF: Python's writer then quotes every cell holding a CR or LF (with "\n" it leaves a lone CR
+    # unquoted, which spreadsheets read as a new row, whose first cell could be a formula).
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\r\n")
     writer.writeheader()
     writer.writerows(rows)
 
@@ -418,7 +492,7 @@ def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
 COLUMNS: dict[str, Column] = {
     "account": Column("ACCOUNT", lambda r, c, _: r.account_id),
     "instance": Column("INSTANCE", lambda r, c, _: r.instance_id),
-    "name": Column("NAME", lambda r, c, _: shorten(r.instance_name, 20, c.ellipsis)),
+    "name": Column("NAME", lambda r, c, _: shorten(printable(r.instance_name), 20, c.ellipsis)),
     "region": Column("REGION", lambda r, c, _: r.region),
     "type": Column("TYPE", lambda r, c, _: r.instance_type),
     "finding": Column("FINDING", lambda r, c, _: r.finding.value),
@@ -452,7 +526,10 @@ def render_table(
     keys = [key for key in COLUMNS if key != "account" or len({r.account_id for r in report.recommendations}) > 1]
     headers = {key: COLUMNS[key].header for key in keys}
     headers["days"] = f"{report.lookback_days} DAYS"
-    cells = [{key: COLUMNS[key].cell(rec, charset, report) for key in keys} for rec in report.recommendations]
+    # Every cell and note is `printable`: a tag's newline, tab or bidi override cannot forge rows or disguise a host.
+    cells = [
+        {key: printable(COLUMNS[key].cell(rec, charset, report)) for key in keys} for rec in report.recommendations
+    ]
     widths = {key: max([len(headers[key]), *(len(row[key]) for row in cells)]) for key in keys}
     keys = _fit(keys, widths, width)
 
@@ -463,7 +540,7 @@ def render_table(
         return shorten(text, width, charset.ellipsis)
 
     def note(text: str) -> str:
-        return "      " + shorten(text, max(20, width - 6), charset.ellipsis)
+        return "      " + shorten(printable(text), max(20, width - 6), charset.ellipsis)
 
     out = [line(headers), line({key: "-" * widths[key] for key in keys})]
     for rec, row in zip(report.recommendations, cells, strict=True):

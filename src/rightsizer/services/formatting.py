@@ -1,7 +1,9 @@
-"""Text helpers shared by the terminal table and Slack: money, sparklines, shortening."""
+"""Text helpers shared by the terminal table, the CSV and Slack: money, sparklines, shortening, and making outside
+text safe to show (`printable`) or to put in a spreadsheet (`spreadsheet_text`)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -31,3 +33,52 @@ def sparkline(values: Sequence[float | None], *, top: float = 100.0, bars: str =
 
 def shorten(text: str, width: int, ellipsis: str = ELLIPSIS) -> str:
     return text if len(text) <= width else text[: max(0, width - len(ellipsis))] + ellipsis
+
+
+# ---------------------------------------------------------------------------------------------
+# Text from outside (tags, AWS error messages) shown to people, and cells written for spreadsheets.
+
+# Unicode categories that draw nothing yet change what a person sees: controls (C0, DEL, C1: newlines forge rows,
+# tabs shift columns, ESC starts terminal sequences), format characters (the bidi embeddings, overrides and isolates
+# U+202A-U+202E and U+2066-U+2069, the marks U+200E, U+200F and U+061C, zero-width U+200B-U+200D, U+2060, U+FEFF,
+# the soft hyphen), line and paragraph separators, and lone surrogates.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(char: str) -> str:
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """`text` as it may be shown to a person (a terminal, an HTML page, Slack): every control, format (bidi,
+    zero-width), line/paragraph separator or surrogate character becomes a visible escape in Python's notation
+    (`\\n`, `\\t`, `\\x1b`, `\\u202e`, `\\U000e0041`), so that a tag cannot add rows, move columns, reorder or
+    hide what is around it. Everything else, non-ASCII letters and emoji included, is kept. `newlines=True` keeps
+    "\\n" (for text whose line breaks are the program's own, e.g. a composed Slack message). Pure and idempotent:
+    the escapes are themselves printable. Machine outputs (JSON) keep the original."""
+    if text.isprintable():
+        return text  # the common case; False also for spaces other than " ", which the loop keeps
+    return "".join(
+        _escape(char) if unicodedata.category(char) in _HIDDEN_CATEGORIES and not (newlines and char == "\n") else char
+        for char in text
+    )
+
+
+# What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection"): =, +, -, @, and tab, CR or LF before
+# them; the fullwidth forms, which some spreadsheets (East Asian input) accept as the same.
+_FORMULA_STARTS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+
+
+def spreadsheet_text(text: str) -> str:
+    """A text cell for CSV that a spreadsheet shows as text, never evaluates: a value that starts with a formula
+    character, also after leading blanks, gets a leading single quote (OWASP's advice). For text cells only: a
+    number written as a number (negative money, say) stays a number and must not pass through here."""
+    if text[:1] in _FORMULA_STARTS or text.lstrip()[:1] in _FORMULA_STARTS:
+        return "'" + text
+    return text

@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from rightsizer.adapters.aws.session import describe_aws_error
 from rightsizer.domain.commitments import CapacityKind, CapacityReservation, ReservedInstances, SavingsPlan
@@ -22,10 +23,19 @@ _EC2_PLANS = ("Compute", "EC2Instance")  # SageMaker plans do not cover EC2 inst
 
 
 def _read(what: str, region: str, call: Callable[[], T]) -> T:
+    """`call()`, or SourceUnavailable however it fails to get an answer it can read (after botocore's retries): these
+    sources are optional, a failure is a warning and savings stay at list price (services.collect.read_commitments).
+    """
     try:
         return call()
-    except (ClientError, BotoCoreError) as error:
+    except (ClientError, BotoCoreError, ResponseParserError) as error:
+        # ResponseParserError is no BotoCoreError: an endpoint without the API (moto's server, LocalStack) or a proxy
+        # answers 500 with an HTML page, which the parser cannot read.
         raise SourceUnavailable(f"{what}: {describe_aws_error(error, region)}") from error
+    except NotImplementedError as error:  # in-process moto raises it for an API it lacks
+        raise SourceUnavailable(f"{what}: not implemented by the endpoint in {region} ({error})") from error
+    except (KeyError, TypeError, ValueError) as error:  # an answer without the fields the API documents
+        raise SourceUnavailable(f"{what}: unreadable answer in {region} ({type(error).__name__}: {error})") from error
 
 
 def _money(text: Any) -> Decimal | None:

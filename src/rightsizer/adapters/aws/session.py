@@ -23,6 +23,7 @@ from botocore.exceptions import (
     ProfileNotFound,
     ReadTimeoutError,
 )
+from botocore.parsers import ResponseParserError
 
 # Adaptive retries back off on throttling; 10 attempts in all (the first and 9 retries) ride out a busy account.
 STANDARD_CONFIG = Config(
@@ -184,7 +185,16 @@ def describe_aws_error(error: BaseException, region: str | None = None) -> str:
             return f"AWS rejected the credentials{where} ({code}): refresh them and try again"
         if code == "OptInRequired":
             return f"region{where} is not enabled for this account (OptInRequired)"
-        return f"{operation} failed{where}: {code}: {message}".rstrip(": ")
+        return f"{operation} failed{where}: {code}: {_one_line(message)}".rstrip(": ")
+    if isinstance(error, ResponseParserError):  # not a BotoCoreError: e.g. a 500 whose body is an HTML page
+        detail = str(error).split("\n", 1)[0].split(" Further retries", 1)[0].rstrip(":. ")
+        return f"the answer from AWS{where} is not an AWS response ({detail}): an endpoint or proxy without this API?"
     if isinstance(error, BotoCoreError):
         return f"AWS request failed{where}: {error}"
     return f"{type(error).__name__}: {error}"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """An error message as one line (an emulator's 500 page has many), at most `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
