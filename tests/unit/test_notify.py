@@ -181,7 +181,7 @@ def test_execution_arn_is_filled_in_once_from_the_event() -> None:
     ("detail", "reason"),
     [
         ({"recommendation_id": REC}, "lacks"),
-        ({**json.loads(SAMPLE_EVENT.read_text())["detail"], "status": "exploded"}, "unknown resize status"),
+        ({**json.loads(SAMPLE_EVENT.read_text())["detail"], "status": "exploded"}, "unknown status .exploded."),
         ({**json.loads(SAMPLE_EVENT.read_text())["detail"], "recommendation_id": ""}, "empty recommendation_id"),
     ],
 )

@@ -1,8 +1,12 @@
-"""NotifierFunction: resize events (EventBridge) -> approval status, audit, Slack thread, instance lock.
+"""NotifierFunction: instance workflow events (EventBridge) -> approval status, audit, Slack thread, instance lock.
 
-Two rules deliver here (template.yaml): the resize state machine's own progress events, and Step Functions'
-"Execution Status Change" for the resize state machine, which reports every end of an execution, also
-the ones the state machine cannot catch (a timeout, an abort).
+Two rules deliver here (template.yaml): the workflow's own progress events (every action: resize, stop, schedule,
+schedule removal), and Step Functions' "Execution Status Change" for its state machine, which reports every end of
+an execution, also the ones the state machine cannot catch (a timeout, an abort).
+
+Whatever a retry cannot fix is answered, not raised (EventBridge would retry it into the dead-letter queue): a
+malformed event, an unknown recommendation, and an event or approval in a state this version does not know
+(written by a newer version), which is logged as a warning and reported as skipped.
 """
 
 from __future__ import annotations
@@ -18,12 +22,18 @@ from aws_lambda_powertools import Logger
 from rightsizer.adapters.slack.messages import MessageStore
 from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
+    SLACK_POST_TEXT_MAX,
+    SLACK_TEXT_MAX,
     MalformedProgress,
     NotificationFailed,
     NotifyRecords,
+    Outcome,
     ResizeProgress,
     ThreadNotifier,
+    UnknownState,
+    for_slack,
     handle_progress,
+    known_action,
     progress_of_execution_end,
 )
 from rightsizer.services.ports import RESIZE_EVENT_SOURCE
@@ -65,9 +75,15 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
 def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict[str, str]:
     try:
         progress = progress_from_event(event)
+    except UnknownState as error:
+        # A newer workflow's state: this version cannot act on it, and retrying will not teach it.
+        logger.warning(
+            "workflow event skipped: unknown state", extra={"reason": str(error), "event_id": event.get("id")}
+        )
+        return {"outcome": Outcome.SKIPPED.value, "detail": str(error)}
     except MalformedProgress as error:
         # Retries cannot fix a malformed event: log it and let EventBridge's delivery end here.
-        logger.error("malformed resize event", extra={"reason": str(error), "event_id": event.get("id")})
+        logger.error("malformed workflow event", extra={"reason": str(error), "event_id": event.get("id")})
         return {"outcome": "malformed", "detail": str(error)}
     if progress is None:
         return {"outcome": "ignored", "detail": "the execution has not ended"}
@@ -79,13 +95,14 @@ def process(event: Mapping[str, Any], deps: Dependencies, now: datetime) -> dict
         if released:
             logger.info("instance lock released", extra={"instance_id": progress.instance_id})
     result = handle_progress(progress, deps.store, deps.notifier, now)
-    if result.closed:  # the dashboard's resize outcomes
+    if result.closed:  # the dashboard's outcomes (of every action; the metric keeps its first name)
         count_by(OUTCOME_METRIC, "outcome", result.status)
     answer = {"outcome": result.outcome.value, "status": result.status, "detail": result.detail}
-    logger.info(
-        "resize progress",
-        extra={"recommendation_id": progress.recommendation_id, "step": progress.step, **answer},
-    )
+    extra = {"recommendation_id": progress.recommendation_id, "step": progress.step, **answer}
+    if result.outcome is Outcome.SKIPPED:
+        logger.warning("workflow event skipped: unknown approval state", extra={**extra, "event_id": event.get("id")})
+    else:
+        logger.info("workflow progress", extra={**extra, "action": str(progress.action or "")})
     return answer
 
 
@@ -100,7 +117,14 @@ def progress_from_event(event: Mapping[str, Any]) -> ResizeProgress | None:
     # Step Functions' putEvents integration lists the state machine and execution ARNs in `resources`.
     resources = event.get("resources") or []
     execution = next((str(r) for r in resources if ":execution:" in str(r)), "")
-    return ResizeProgress.from_detail(detail, execution_arn=execution)
+    progress = ResizeProgress.from_detail(detail, execution_arn=execution)
+    named = detail.get("action")
+    if named and known_action(named) is None:
+        logger.warning(
+            "workflow event names an action this version does not know: the approval's is used",
+            extra={"action": str(named)[:80], "event_id": event.get("id")},
+        )
+    return progress
 
 
 @cache  # built on the first invocation, reused while the function is warm
@@ -141,13 +165,16 @@ class SlackThreadNotifier:
         self._messages = messages
 
     def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        text = for_slack(text, SLACK_POST_TEXT_MAX)  # what Slack would cut itself, cut here with a pointer
         self._call(lambda client: client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text,
                                                           unfurl_links=False))  # fmt: skip
 
     def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
-        # Retires the Approve button: in a daily report only this recommendation's line changes.
+        # Retires the Approve button: in a daily report only this recommendation's line changes. A thread opened
+        # for the approval alone becomes one section block, whose text Slack refuses past 3,000 characters.
         from rightsizer.adapters.slack.messages import MessageBoard
 
+        text = for_slack(text, SLACK_TEXT_MAX)
         self._call(lambda client: MessageBoard(client, self._messages).settle(channel, ts, recommendation_id, text))
 
     def _call(self, action: Callable[[Any], object]) -> None:

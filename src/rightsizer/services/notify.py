@@ -2,19 +2,24 @@
 recommendation's Slack thread, and the registry of schedule pairs (`/gpu schedules`).
 
 Two kinds of events arrive (see the NotifierFunction in template.yaml):
-  * the resize state machine's own milestones (`ports.RESIZE_EVENT_SOURCE`), detailed and in its words;
-  * Step Functions' "Execution Status Change" for every end of a resize execution, including the ends the
+  * the instance workflow's own milestones (`ports.RESIZE_EVENT_SOURCE`), detailed and in its words;
+  * Step Functions' "Execution Status Change" for every end of an execution, including the ends the
     state machine cannot catch itself (a timeout, an abort, a run-time error, invalid input).
 EventBridge delivers at least once and in no guaranteed order, so this use-case is written for
 duplicates and stragglers: the approval lifecycle (`domain.approval`) lets an outcome be recorded once,
 and only the write that records it posts it.
+
+Every message names its action (resize, stop, schedule, schedule removal): the event's `action` when it has one,
+else the approval's (older events and the status changes carry none); never "resize" by default. Texts reach
+Slack capped (`SLACK_TEXT_MAX`), the audit entry holds them whole. An approval or an event in a state this version
+does not know (written by a newer one) is answered as skipped, never retried.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -26,6 +31,14 @@ from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, Sch
 
 PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL
 NOTIFIER_ACTOR = "rightsizer"
+# Slack: a section block's text holds 3,000 characters (the root message is one), and chat.postMessage's `text` is
+# cut at 40,000; past 3,000 a thread reply is hard to read anyway. The audit entry keeps the whole text.
+SLACK_TEXT_MAX = 3000
+SLACK_POST_TEXT_MAX = 40_000
+TRUNCATED = "…(truncated, full text in the audit log)"
+# An audit entry is one DynamoDB item (at most 400 KB with its keys): its detail stops short of that.
+AUDIT_DETAIL_MAX_BYTES = 350_000
+AUDIT_TRUNCATED = "…(truncated: an audit entry holds at most 350,000 bytes)"
 _DETAIL_FIELDS = ("recommendation_id", "instance_id", "step", "status", "message", "from_type", "to_type")
 _ICONS = {
     ApprovalStatus.RUNNING: ":hourglass_flowing_sand:",
@@ -47,6 +60,7 @@ _ACTION_WORDS = {
     ActionKind.SCHEDULE: "Schedule",
     ActionKind.UNSCHEDULE: "Schedule removal",
 }
+UNNAMED_WORKFLOW = "instance workflow"  # before the approval has said which action ran
 _ENDINGS = {
     ApprovalStatus.ROLLED_BACK: "rolled back",
     ApprovalStatus.UNCHANGED: "failed, nothing was changed",
@@ -62,8 +76,33 @@ def headline(action: ActionKind, status: ApprovalStatus) -> str:
     return f"{_ACTION_WORDS[action]} {_ENDINGS.get(status, status.value)}"
 
 
+def workflow_name(action: ActionKind | None) -> str:
+    """'resize workflow', 'stop workflow', 'schedule removal workflow'; 'instance workflow' when not known."""
+    return f"{_ACTION_WORDS[action].lower()} workflow" if action is not None else UNNAMED_WORKFLOW
+
+
+def for_slack(text: str, limit: int = SLACK_TEXT_MAX) -> str:
+    """`text` as Slack takes it: at most `limit` characters, a cut one saying where the rest is."""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - len(TRUNCATED))].rstrip() + TRUNCATED
+
+
+def for_audit(text: str) -> str:
+    """`text` whole, unless it would not fit in one DynamoDB item (EventBridge events, at most 256 KB, always do)."""
+    encoded = text.encode()
+    if len(encoded) <= AUDIT_DETAIL_MAX_BYTES:
+        return text
+    room = AUDIT_DETAIL_MAX_BYTES - len(AUDIT_TRUNCATED.encode())
+    return encoded[:room].decode(errors="ignore") + AUDIT_TRUNCATED
+
+
 class MalformedProgress(ValueError):
     """The event detail does not follow the schema in ports.py."""
+
+
+class UnknownState(MalformedProgress):
+    """The event is in a state this version does not know (a newer workflow's): skipped, not retried."""
 
 
 class NotificationFailed(Exception):
@@ -72,6 +111,8 @@ class NotificationFailed(Exception):
 
 @dataclass(frozen=True)
 class ResizeProgress:
+    """One milestone or end of an instance workflow execution (any action, despite the name)."""
+
     recommendation_id: str
     instance_id: str
     step: str
@@ -80,23 +121,55 @@ class ResizeProgress:
     from_type: str
     to_type: str
     execution_arn: str = ""
+    action: ActionKind | None = None  # None: the event did not say (`for_action` takes the approval's)
+    # A status change's detail: its message is said again in the words of the action, once that is known.
+    execution_end: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_detail(cls, detail: Mapping[str, Any], execution_arn: str = "") -> ResizeProgress:
         missing = [name for name in _DETAIL_FIELDS if not isinstance(detail.get(name), str)]
         if missing:
-            raise MalformedProgress(f"resize progress detail lacks {', '.join(missing)}")
+            raise MalformedProgress(f"workflow progress detail lacks {', '.join(missing)}")
         values = {name: str(detail[name]) for name in _DETAIL_FIELDS}
         if not values["recommendation_id"]:
-            raise MalformedProgress("resize progress detail has an empty recommendation_id")
+            raise MalformedProgress("workflow progress detail has an empty recommendation_id")
         if values["status"] not in PROGRESS_STATUSES:
-            raise MalformedProgress(f"unknown resize status {values['status']!r}")
-        status = ApprovalStatus(values.pop("status"))
-        return cls(**values, status=status, execution_arn=execution_arn)
+            raise UnknownState(
+                f"unknown status {values['status'][:80]!r} in the progress of {values['recommendation_id'][:120]} "
+                f"(this version knows {', '.join(sorted(PROGRESS_STATUSES))})"
+            )
+        return cls(
+            recommendation_id=values["recommendation_id"],
+            instance_id=values["instance_id"],
+            step=values["step"],
+            status=ApprovalStatus(values["status"]),
+            message=values["message"],
+            from_type=values["from_type"],
+            to_type=values["to_type"],
+            execution_arn=execution_arn,
+            action=known_action(detail.get("action")),
+        )
 
     @property
     def terminal(self) -> bool:
         return self.status.terminal
+
+    def for_action(self, action: ActionKind) -> ResizeProgress:
+        """This event in the words of `action` (the approval's) unless the event named its own."""
+        if self.action is not None:
+            return self
+        message = self.message
+        if self.execution_end is not None:
+            _, message = _describe_end(self.execution_end, self.instance_id, action)
+        return replace(self, action=action, message=message)
+
+
+def known_action(value: Any) -> ActionKind | None:
+    """The action an event names, if this version knows it (else the approval's is used)."""
+    try:
+        return ActionKind(value) if isinstance(value, str) and value else None
+    except ValueError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,9 +185,9 @@ _FAIL_OUTCOMES = {
     "ResizeRolledBack": ApprovalStatus.ROLLED_BACK,
     "RollbackFailed": ApprovalStatus.FAILED,
 }
-_UNCATCHABLE = {
-    "TIMED_OUT": "The resize workflow ran out of time (its TimeoutSeconds)",
-    "ABORTED": "The resize workflow was stopped by hand (StopExecution)",
+_UNCATCHABLE = {  # {workflow}: the action's, e.g. "The stop workflow ran out of time"
+    "TIMED_OUT": "The {workflow} ran out of time (its TimeoutSeconds)",
+    "ABORTED": "The {workflow} was stopped by hand (StopExecution)",
 }
 _ENDS = {"SUCCEEDED", "FAILED", *_UNCATCHABLE}
 
@@ -132,7 +205,8 @@ def progress_of_execution_end(detail: Mapping[str, Any]) -> ResizeProgress | Non
     if not isinstance(recommendation_id, str) or not recommendation_id:
         raise MalformedProgress("the execution's input names no recommendation_id")
     instance_id = str(run.get("instance_id") or "the host")
-    outcome, message = _describe_end(status, detail, instance_id, str(detail.get("name") or ""))
+    # The execution input's action is not used: the approval's is (ResizeProgress.for_action), as for old events.
+    outcome, message = _describe_end(detail, instance_id, None)
     return ResizeProgress(
         recommendation_id=recommendation_id,
         instance_id=instance_id,
@@ -142,24 +216,28 @@ def progress_of_execution_end(detail: Mapping[str, Any]) -> ResizeProgress | Non
         from_type=str(run.get("expected_type") or "?"),
         to_type=str(run.get("target_type") or "?"),
         execution_arn=str(detail.get("executionArn") or ""),
+        execution_end=dict(detail),
     )
 
 
-def _describe_end(status: str, detail: Mapping[str, Any], instance_id: str, name: str) -> tuple[ApprovalStatus, str]:
-    check = f"Check `{instance_id}` and the execution `{name}` in the Step Functions console."
+def _describe_end(detail: Mapping[str, Any], instance_id: str, action: ActionKind | None) -> tuple[ApprovalStatus, str]:
+    """The outcome and its sentence; the workflow's own words where it left some (whole: Slack gets them capped)."""
+    status, workflow = str(detail.get("status") or ""), workflow_name(action)
+    check = f"Check `{instance_id}` and the execution `{detail.get('name') or ''}` in the Step Functions console."
     if status == "SUCCEEDED":
         output = _json_object(detail.get("output"))
         if isinstance(output.get("message"), str) and output["message"]:
-            return ApprovalStatus.SUCCEEDED, str(output["message"])[:1500]  # the workflow's own words
+            return ApprovalStatus.SUCCEEDED, str(output["message"])  # the workflow's own words
         now_is = f"{output.get('to_type', '?')} and {output.get('state', '?')}"
         return ApprovalStatus.SUCCEEDED, f"Done: {instance_id} is now {now_is} ({output.get('health', '')})."
     if status in _UNCATCHABLE:
-        return ApprovalStatus.FAILED, f"{_UNCATCHABLE[status]}; the host may be in any state. {check}"
+        ended = _UNCATCHABLE[status].format(workflow=workflow)
+        return ApprovalStatus.FAILED, f"{ended}; the host may be in any state. {check}"
     outcome = _FAIL_OUTCOMES.get(str(detail.get("error") or ""))
     if outcome is None:
-        return ApprovalStatus.FAILED, f"The resize workflow failed unexpectedly. {check}"
+        return ApprovalStatus.FAILED, f"The {workflow} failed unexpectedly. {check}"
     cause = str(detail.get("cause") or "").strip()
-    return outcome, cause[:1500] or f"The resize workflow ended without a reason. {check}"
+    return outcome, cause or f"The {workflow} ended without a reason. {check}"
 
 
 def _json_object(value: Any) -> dict[str, Any]:
@@ -196,7 +274,7 @@ class ThreadNotifier(Protocol):
     def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
 
     def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
-        """Show the outcome on the message the resize was approved from (its thread's root)."""
+        """Show the outcome on the message the action was approved from (its thread's root)."""
         ...
 
 
@@ -205,6 +283,7 @@ class Outcome(StrEnum):
     RECORDED = "recorded"  # status recorded; no Slack thread to tell, or Slack failed (see detail)
     DUPLICATE = "duplicate"  # the same outcome again: nothing to do
     UNKNOWN = "unknown"  # no approval with this recommendation id
+    SKIPPED = "skipped"  # the approval is in a state this version cannot read (a newer version's): left alone
 
 
 @dataclass(frozen=True)
@@ -215,15 +294,31 @@ class NotifyResult:
     closed: bool = False  # this call recorded the approval's outcome (exactly one call does)
 
 
+# What decoding a stored approval raises when a newer version wrote it: an unknown status or action (ValueError,
+# from the enum), a field this version requires and that one dropped (TypeError, KeyError).
+_UNREADABLE = (ValueError, TypeError, KeyError)
+
+
 def handle_progress(
     progress: ResizeProgress, store: NotifyRecords, notifier: ThreadNotifier, now: datetime
 ) -> NotifyResult:
-    if store.approval(progress.recommendation_id) is None:
+    try:
+        known = store.approval(progress.recommendation_id)
+    except _UNREADABLE as error:
+        # Retrying cannot teach this version the state: answer (the handler logs it) and leave the item alone.
+        return _skipped(progress, error)
+    if known is None:
         # Retrying cannot make an approval appear: answer instead of failing the invocation.
         return NotifyResult(Outcome.UNKNOWN, detail=f"no approval for {progress.recommendation_id}")
-    update = store.update_approval(
-        progress.recommendation_id, status=progress.status, execution_arn=progress.execution_arn or None
-    )
+    progress = progress.for_action(known.action)
+    try:
+        update = store.update_approval(
+            progress.recommendation_id, status=progress.status, execution_arn=progress.execution_arn or None
+        )
+    except KeyError:  # deleted since it was read
+        return NotifyResult(Outcome.UNKNOWN, detail=f"no approval for {progress.recommendation_id}")
+    except (ValueError, TypeError) as error:  # rewritten by a newer version since it was read
+        return _skipped(progress, error)
     approval = update.approval
     if progress.terminal and not update.moved and approval.status == progress.status:
         return NotifyResult(Outcome.DUPLICATE, status=approval.status)
@@ -233,7 +328,7 @@ def handle_progress(
             at=now,
             actor=NOTIFIER_ACTOR,
             event=f"notified_{progress.step}",
-            detail=f"{progress.status}: {progress.message}"[:1000],
+            detail=for_audit(f"{progress.status}: {progress.message}"),  # whole: Slack gets it capped
         )
     )
     closed = update.moved and progress.terminal
@@ -254,6 +349,16 @@ def handle_progress(
         # The status and audit entry are written; a retry would only repeat them. Say so and move on.
         return NotifyResult(Outcome.RECORDED, status=approval.status, detail=f"Slack: {error}", closed=closed)
     return NotifyResult(Outcome.POSTED, status=approval.status, closed=closed)
+
+
+def _skipped(progress: ResizeProgress, error: Exception) -> NotifyResult:
+    return NotifyResult(
+        Outcome.SKIPPED,
+        detail=(
+            f"approval {progress.recommendation_id} is in a state this version cannot read ({str(error)[:300]}): "
+            f"its {progress.step} event ({progress.status}) was not recorded"
+        ),
+    )
 
 
 def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
@@ -279,12 +384,17 @@ def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
 
 
 def thread_text(progress: ResizeProgress) -> str:
+    """The thread reply, at most SLACK_TEXT_MAX characters (the audit entry has the whole message)."""
     icon = _ICONS.get(progress.status, "")
-    return f"{icon} `{progress.instance_id}` {progress.from_type} → {progress.to_type}: {progress.message}".strip()
+    text = f"{icon} `{progress.instance_id}` {progress.from_type} → {progress.to_type}: {progress.message}".strip()
+    return for_slack(text)
 
 
 def root_text(progress: ResizeProgress, approval: Approval) -> str:
-    return (
-        f"{_ICONS.get(progress.status, '')} {headline(approval.action, progress.status)}: `{progress.instance_id}` "
+    """The outcome on the message it was approved from (a section block: at most SLACK_TEXT_MAX characters)."""
+    action = progress.action or approval.action
+    text = (
+        f"{_ICONS.get(progress.status, '')} {headline(action, progress.status)}: `{progress.instance_id}` "
         f"{progress.from_type} → {progress.to_type} (approved by <@{approval.approver}>). Details in the thread."
     ).strip()
+    return for_slack(text)
