@@ -33,9 +33,10 @@ $(DEMO_STAMP): pyproject.toml requirements/demo.txt
 demo: $(DEMO_ENV)
 	$(BIN)/python -m demo
 
-# A local AWS with the demo fleet that stays up, for trying `rightsizer` by hand (Ctrl-C stops it).
+# A local AWS with the demo fleet that stays up, for trying `rightsizer` by hand (Ctrl-C stops it). Port 5000, or
+# `make serve PORT=8080`; a taken port gives way to a free one, and the printed export line says which.
 serve: $(DEMO_ENV)
-	$(BIN)/python -m demo serve
+	$(BIN)/python -m demo serve $(if $(PORT),--port $(PORT))
 
 test: lint typecheck template unit
 

@@ -1,19 +1,27 @@
 """`make serve`: the demo's local AWS with its seeded GPU fleet, kept running so a newcomer can try every
 `rightsizer` option by hand. Prints the environment to point the CLI (or any AWS SDK) at it; stops on
-Ctrl-C or SIGTERM."""
+Ctrl-C or SIGTERM.
+
+The port is `--port`, else the environment's PORT, else 5000; when that one is taken (on macOS, AirPlay Receiver
+listens on 5000), a free port is used instead, and the printed line says which."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from types import FrameType
+from urllib.parse import urlsplit
 
 from demo.server import CLOSED_PORT, FAKE_ENV, local_aws
 
 REGIONS = ("us-east-1", "eu-west-1")
+DEFAULT_PORT = 5000
 
 
 def client_environment(endpoint: str) -> dict[str, str]:
@@ -28,33 +36,85 @@ def client_environment(endpoint: str) -> dict[str, str]:
     }
 
 
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived: unwind from wherever the main thread is (seeding, waiting), closing the server."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    # A second Ctrl-C or SIGTERM while shutting down gets the default behaviour (end the process now).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Stopped(signum)
+
+
 def serve(port: int, days: int) -> int:
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    with local_aws(port) as endpoint:
-        from demo.seed import seed
-
-        print(f"Seeding the demo fleet with {days} days of metrics...", flush=True)
-        seeded = seed(datetime.now(UTC).replace(minute=0, second=0, microsecond=0), days=days)
-        exports = " ".join(f"{name}={value}" for name, value in client_environment(endpoint).items())
-        print(f"Local AWS (moto) at {endpoint}: {len(seeded)} GPU hosts in {' and '.join(REGIONS)}.")
-        print("In another shell:\n")
-        print(f"export {exports}")
-        print("rightsizer analyze --all-regions            # or .venv/bin/rightsizer; try --help for every option")
-        print("\nCtrl-C stops the local AWS.", flush=True)
-        stop.wait()
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for signum in previous:
+            signal.signal(signum, _on_signal)
+        with ExitStack() as stack:
+            try:
+                endpoint = stack.enter_context(local_aws(port, any_port_if_taken=True))
+            except OSError as error:  # not a taken port (that one gives way to a free port): e.g. no permission
+                print(f"Cannot listen on 127.0.0.1:{port}: {error.strerror or error}", file=sys.stderr, flush=True)
+                return 1
+            _seed_and_wait(endpoint, port, days)
+    except Stopped:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print("Stopped.", flush=True)
     return 0
 
 
+def _seed_and_wait(endpoint: str, port: int, days: int) -> None:
+    bound = urlsplit(endpoint).port
+    if port and bound != port:
+        whose = " (on macOS, AirPlay Receiver listens on it)" if port == DEFAULT_PORT else ""
+        print(f"Port {port} is in use{whose}: serving on {bound} instead.", flush=True)
+    print(f"Seeding the demo fleet with {days} days of metrics...", flush=True)
+    from demo.seed import seed
+
+    seeded = seed(datetime.now(UTC).replace(minute=0, second=0, microsecond=0), days=days)
+    exports = " ".join(f"{name}={value}" for name, value in client_environment(endpoint).items())
+    print(f"Local AWS (moto) at {endpoint}: {len(seeded)} GPU hosts in {' and '.join(REGIONS)}.")
+    print("In another shell:\n")
+    print(f"export {exports}")
+    print("rightsizer analyze --all-regions            # or .venv/bin/rightsizer; try --help for every option")
+    print("\nCtrl-C stops the local AWS.", flush=True)
+    threading.Event().wait()  # until a signal raises Stopped
+
+
+def port_from(argument: int | None, environ: Mapping[str, str]) -> int:
+    """`--port`, else PORT (as in `make serve PORT=8080`), else 5000."""
+    if argument is not None:
+        return argument
+    value = environ.get("PORT", "").strip()
+    if not value:
+        return DEFAULT_PORT
+    if not value.isdigit() or int(value) > 65535:
+        raise ValueError(f"PORT={value!r} is not a port number (0-65535)")
+    return int(value)
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m demo serve", description=__doc__)
-    parser.add_argument("--port", type=int, default=5000, help="loopback port (default 5000; 0 picks a free one)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"loopback port (default: PORT, else {DEFAULT_PORT}; a taken one gives way to a free one; 0: any)",
+    )
     parser.add_argument("--days", type=int, default=14, help="days of seeded metrics (default 14)")
     args = parser.parse_args(argv)
-    return serve(args.port, args.days)
+    try:
+        port = port_from(args.port, os.environ)
+    except ValueError as error:
+        parser.error(str(error))
+    if not 0 <= port <= 65535:
+        parser.error(f"--port {port} is not a port number (0-65535)")
+    return serve(port, args.days)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 # moto has no Price List API: point that one service at a closed loopback port so `--prices auto`
 # fails fast and falls back to the bundled snapshot, exactly as it would on an unreachable network.
@@ -23,32 +27,85 @@ FAKE_ENV = {
 }
 
 
-@contextmanager
-def local_aws(port: int = 0) -> Iterator[str]:
-    """Start moto's server on a loopback port (0: a free one); yield its URL with AWS_* env pointing at it."""
-    from moto.server import ThreadedMotoServer
+def listen_on_loopback(port: int, *, any_port_if_taken: bool = False) -> socket.socket:
+    """A listening socket on 127.0.0.1:`port` (0: a free one), bound here and now, so a port in use raises
+    OSError (EADDRINUSE) in the caller; with `any_port_if_taken`, a free port is taken instead."""
+    try:
+        return _listen(port)
+    except OSError as error:
+        if not (any_port_if_taken and port and error.errno == errno.EADDRINUSE):
+            raise
+    return _listen(0)
 
+
+def _listen(port: int) -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug: no wait for TIME_WAIT
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+    except BaseException:
+        listener.close()
+        raise
+    return listener
+
+
+class _MotoServer:
+    """moto's server on a socket bound by the caller. moto's ThreadedMotoServer binds inside its thread; when the
+    port is taken, werkzeug prints "Address already in use" and ends that thread, while start() waits forever
+    for a server that never started (and the signal handlers of `make serve` never got to end that wait)."""
+
+    def __init__(self, listener: socket.socket) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
+
+        host, port = listener.getsockname()[:2]
+        app: Any = DomainDispatcherApplication(create_backend_app)
+        # werkzeug serves a duplicate of the listener's descriptor (socket.fromfd)
+        self._server = make_server(
+            host, port, app, threaded=True, request_handler=MotoRequestHandler, fd=listener.fileno()
+        )
+        self.endpoint = f"http://{host}:{port}"
+        self.port = int(port)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="moto-server", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
+
+
+@contextmanager
+def local_aws(port: int = 0, *, any_port_if_taken: bool = False) -> Iterator[str]:
+    """Start moto's server on a loopback port (0: a free one); yield its URL with AWS_* env pointing at it.
+
+    A port in use raises OSError at once; with `any_port_if_taken`, a free port is used instead (the URL says which)."""
     from demo import fast_cloudwatch, moto_commitments
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no per-request access log
     # moto's Step Functions interpreter logs every JSONPath probe it evaluates (And/Or do not short-circuit).
     logging.getLogger("moto").setLevel(logging.CRITICAL)
+    with listen_on_loopback(port, any_port_if_taken=any_port_if_taken) as listener:
+        server = _MotoServer(listener)
     saved = {name: os.environ.get(name) for name in [*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE", "MOTO_PORT"]}
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    os.environ.update(FAKE_ENV)
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
-    os.environ["MOTO_PORT"] = str(port)  # moto's Step Functions calls its own SDK integrations here
-    os.environ.pop("AWS_PROFILE", None)
-    time.tzset()
-    fast_cloudwatch.install(list_once=True)  # moto lists a series once per datapoint otherwise
     try:
-        with moto_commitments.installed():  # moto lacks DescribeReservedInstances, DescribeCapacityReservations
-            yield endpoint
+        os.environ.update(FAKE_ENV)
+        os.environ["AWS_ENDPOINT_URL"] = server.endpoint
+        os.environ["MOTO_PORT"] = str(server.port)  # moto's Step Functions calls its own SDK integrations here
+        os.environ.pop("AWS_PROFILE", None)
+        time.tzset()
+        fast_cloudwatch.install(list_once=True)  # moto lists a series once per datapoint otherwise
+        try:
+            with moto_commitments.installed():  # moto lacks DescribeReservedInstances, DescribeCapacityReservations
+                yield server.endpoint
+        finally:
+            fast_cloudwatch.uninstall()
     finally:
-        fast_cloudwatch.uninstall()
         server.stop()
         for name, value in saved.items():
             if value is None:
