@@ -454,3 +454,21 @@ def test_a_schedule_that_failed_is_not_listed() -> None:
     handle_progress(progress("rolled_back", "rolled_back"), store, FakeNotifier(), NOW)
 
     assert store.schedules() == []
+
+
+def test_a_straggler_of_an_earlier_attempt_never_closes_a_retry() -> None:
+    # The first attempt failed and an approver retried: attempt 2 runs. The first execution's late "failed" event
+    # must leave attempt 2 alone, and nothing about it reaches the thread.
+    retried = approval(status="running", attempt=2, execution_arn=f"{EXECUTION}-attempt-2")
+    store, slack = store_with(retried), FakeNotifier()
+
+    late = handle_progress(progress("rollback_failed", "failed", execution_arn=EXECUTION), store, slack, NOW)
+    current = handle_progress(
+        progress("succeeded", "succeeded", execution_arn=f"{EXECUTION}-attempt-2"), store, slack, NOW
+    )
+
+    assert late.outcome is Outcome.STALE
+    assert current.outcome is Outcome.POSTED and current.closed
+    stored = store.approval(REC)
+    assert stored is not None and (stored.status, stored.attempt) == (ApprovalStatus.SUCCEEDED, 2)
+    assert len(slack.replies) == 1 and "succeeded message" in slack.replies[0][2]

@@ -88,3 +88,16 @@ def transition(current: ApprovalStatus, requested: ApprovalStatus) -> ApprovalSt
 def sources_of(requested: ApprovalStatus) -> frozenset[ApprovalStatus]:
     """Every status a write of `requested` may replace: the condition of the store's conditional write."""
     return frozenset(status for status in ApprovalStatus if allowed(status, requested))
+
+
+def attempt_key(recommendation_id: str, attempt: int) -> str:
+    """What names one attempt's execution: the first keeps the recommendation's id (as before retries existed), a
+    retry gets a name of its own (Step Functions keeps a name for 90 days)."""
+    return recommendation_id if attempt <= 1 else f"{recommendation_id}-attempt-{attempt}"
+
+
+def attempt_of(execution: str) -> int:
+    """The attempt an execution (ARN or name) belongs to (see attempt_key)."""
+    name = execution.rsplit(":", 1)[-1]
+    head, _, number = name.rpartition("-attempt-")
+    return int(number) if head and number.isascii() and number.isdigit() else 1

@@ -24,7 +24,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from rightsizer.domain.approval import TERMINAL, ApprovalStatus
+from rightsizer.domain.approval import TERMINAL, ApprovalStatus, attempt_of
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord
@@ -282,6 +282,7 @@ class Outcome(StrEnum):
     POSTED = "posted"  # status recorded and the thread told
     RECORDED = "recorded"  # status recorded; no Slack thread to tell, or Slack failed (see detail)
     DUPLICATE = "duplicate"  # the same outcome again: nothing to do
+    STALE = "stale"  # about an earlier attempt of an approval that was retried since: nothing to do
     UNKNOWN = "unknown"  # no approval with this recommendation id
     SKIPPED = "skipped"  # the approval is in a state this version cannot read (a newer version's): left alone
 
@@ -311,15 +312,24 @@ def handle_progress(
         # Retrying cannot make an approval appear: answer instead of failing the invocation.
         return NotifyResult(Outcome.UNKNOWN, detail=f"no approval for {progress.recommendation_id}")
     progress = progress.for_action(known.action)
+    attempt = attempt_of(progress.execution_arn) if progress.execution_arn else None
+    if attempt is not None and attempt != known.attempt:
+        # A straggler of an execution that an approver has retried since: it must not close the retry.
+        return NotifyResult(Outcome.STALE, status=known.status, detail=f"attempt {attempt} of {known.attempt}")
     try:
         update = store.update_approval(
-            progress.recommendation_id, status=progress.status, execution_arn=progress.execution_arn or None
+            progress.recommendation_id,
+            status=progress.status,
+            execution_arn=progress.execution_arn or None,
+            attempt=attempt,
         )
     except KeyError:  # deleted since it was read
         return NotifyResult(Outcome.UNKNOWN, detail=f"no approval for {progress.recommendation_id}")
     except (ValueError, TypeError) as error:  # rewritten by a newer version since it was read
         return _skipped(progress, error)
     approval = update.approval
+    if attempt is not None and approval.attempt != attempt:  # retried between the read and the write
+        return NotifyResult(Outcome.STALE, status=approval.status, detail=f"attempt {attempt} of {approval.attempt}")
     if progress.terminal and not update.moved and approval.status == progress.status:
         return NotifyResult(Outcome.DUPLICATE, status=approval.status)
     store.audit(

@@ -23,6 +23,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from rightsizer.adapters.codec import to_jsonable
+from rightsizer.domain.approval import attempt_key
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
@@ -65,16 +66,8 @@ def execution_name(recommendation_id: str) -> str:
 
 
 def attempt_execution_name(recommendation_id: str, attempt: int) -> str:
-    """The execution of one attempt of an approval: the first keeps the recommendation's name (as before retries
-    existed); a retry gets a name of its own, since Step Functions keeps a name for 90 days."""
-    return execution_name(recommendation_id if attempt <= 1 else f"{recommendation_id}-attempt-{attempt}")
-
-
-def attempt_of(execution: str) -> int:
-    """The attempt an execution (ARN or name) belongs to (see attempt_execution_name)."""
-    name = execution.rsplit(":", 1)[-1]
-    head, _, number = name.rpartition("-attempt-")
-    return int(number) if head and number.isascii() and number.isdigit() else 1
+    """The execution of one attempt of an approval (domain.approval.attempt_key, made a valid name)."""
+    return execution_name(attempt_key(recommendation_id, attempt))
 
 
 @dataclass(frozen=True)
