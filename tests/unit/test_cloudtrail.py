@@ -105,3 +105,35 @@ def test_a_recorded_resize_cuts_every_series_even_without_the_agent_dimension() 
     rec = analyze_instance(instance("g5.4xlarge"), summary, fx.catalog(), fx.prices(), Policy(), NOW)
     assert rec.finding is not Finding.NOT_GPU_BOUND and rec.actionable is False
     assert any(reason.startswith("resized to g5.4xlarge by") for reason in rec.reasons)
+
+
+def test_the_resizes_the_plan_read_reach_the_shards_through_the_store(moto_aws: None) -> None:
+    # The plan reads CloudTrail once per region and stores the region's context; every shard reads that context
+    # back to cut its hosts' series. A context stored without its resizes would judge old hardware's load.
+    from rightsizer.adapters.aws.store import DynamoStore
+    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.ports import Window
+
+    table = boto3.resource("dynamodb", region_name="us-east-1").create_table(
+        TableName="rightsizer",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in ("PK", "SK")],
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+    )
+    store = DynamoStore(table)
+    resize = Resize(at=NOW - timedelta(days=5), instance_type="g5.4xlarge")
+    context = RegionContext(
+        account_id="111122223333",
+        region="us-east-1",
+        collected_at=NOW,
+        window=Window(NOW - timedelta(days=14), NOW),
+        catalog=fx.catalog(),
+        prices=fx.prices(),
+        resizes={"i-0resized": resize},
+    )
+    host = instance("g5.4xlarge")
+    store.put_region("run-1", context, [(host,)])
+
+    planned = store.region("run-1", "111122223333", "us-east-1")
+    assert planned is not None
+    assert planned[0].resizes == {"i-0resized": resize}

@@ -52,7 +52,7 @@ from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
-from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, UsageSummary
+from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.ports import (
@@ -150,6 +150,8 @@ def _context_item(context: RegionContext) -> dict[str, Any]:
         "warnings": list(context.warnings),
         "accelerators": context.accelerators,
         "commitments": context.commitments,
+        # The shards cut each host's series at its recorded resize: the plan read it, the shards need it.
+        "resizes": dict(context.resizes),
     }
 
 
@@ -173,6 +175,7 @@ def _context_of(raw: Mapping[str, Any]) -> RegionContext:
         accelerators=int(raw.get("accelerators", 0)),
         # Plans stored before commitments were read have none: savings at list price.
         commitments=from_jsonable(Commitments, raw.get("commitments") or {}),
+        resizes={iid: from_jsonable(Resize, value) for iid, value in (raw.get("resizes") or {}).items()},
     )
 
 
