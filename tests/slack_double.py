@@ -62,7 +62,9 @@ def recommendation(
     daily: tuple[float | None, ...] = (5.0, 10.0, 80.0, 95.0, 50.0, 3.0, 0.0, 12.0, 30.0, 44.0, 61.0, 70.0, 20.0, 8.0),
     generated_at: datetime = NOW,
     region: str = "us-east-1",
+    managed: bool | None = True,
 ) -> Recommendation:
+    """A recommendation for a host tagged for one click (`managed`), unless said otherwise."""
     instance_id = f"i-{number:017x}"
     return Recommendation(
         recommendation_id=f"rec-{hashlib.sha256(f'{instance_id}{finding}{target_type}'.encode()).hexdigest()[:20]}",
@@ -98,6 +100,7 @@ def recommendation(
             host_memory_peak_pct=30.0,
             daily_accelerator_mean=daily,
         ),
+        managed=managed,
     )
 
 

@@ -445,7 +445,7 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
 
     settings, state = wiring.settings, wiring.store
     scope = settings.report_scope
-    ranked = ranked_report(state, now, settings.lookback_days, scope)
+    ranked = ranked_report(state, now, settings.lookback_days, scope, settings.managed_tag_key)
     report, decisions = ranked.report, ranked.decisions
     result = report_json(report)
     result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1]) + len(
@@ -472,7 +472,13 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
         )
     result.pop("recommendations")  # the ranking's head only
     if payload.get("include_recommendations", False):
-        listing = build_report(state.latest_recommendations(), now, settings.lookback_days, scope=scope)
+        listing = build_report(
+            state.latest_recommendations(),
+            now,
+            settings.lookback_days,
+            scope=scope,
+            managed_tag_key=settings.managed_tag_key,
+        )
         result["recommendations"] = report_json(listing)["recommendations"]
     return result
 

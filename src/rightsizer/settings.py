@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from rightsizer.domain.policy import Policy
+from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY, Policy
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 
 
@@ -66,7 +66,9 @@ class Settings:
     role_session_name: str = "gpu-rightsizer"
     use_organizations: bool = False
     member_role_name: str = "GpuRightsizerCollector"  # role name assumed in Organizations accounts
-    managed_tag_key: str = "rightsizer:managed"  # the instance workflow may only touch hosts with this tag
+    # The instance workflow may only touch hosts with this tag (value "true"); the analyzer reads it from `policy`,
+    # which always carries the same key (see __post_init__).
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
     resize_state_machine_arn: str = ""  # the instance workflow (resize, stop, schedule) of the home region
     pipeline_state_machine_arn: str = ""
     resize_poll_seconds: int = 30  # the resize workflow's wait between EC2 state checks
@@ -91,6 +93,10 @@ class Settings:
     team_time_zones: Mapping[str, str] = field(default_factory=dict)  # team tag value -> IANA time zone
 
     def __post_init__(self) -> None:
+        if self.policy.managed_tag_key != self.managed_tag_key:
+            # One key for the workflow's check and the analyzer's: the report offers one click exactly where the
+            # workflow may act. The settings' key wins (it is what the stack passes the workflow).
+            object.__setattr__(self, "policy", replace(self.policy, managed_tag_key=self.managed_tag_key))
         if not self.regions:
             raise ConfigError("at least one region is required")
         if not 1 <= self.shard_size <= 5000:
@@ -169,7 +175,7 @@ class Settings:
             account_role_arns=_list(env, "ACCOUNT_ROLE_ARNS"),
             use_organizations=env.get("USE_ORGANIZATIONS", "false").lower() == "true",
             member_role_name=env.get("MEMBER_ROLE_NAME", "GpuRightsizerCollector"),
-            managed_tag_key=env.get("MANAGED_TAG_KEY", "rightsizer:managed"),
+            managed_tag_key=env.get("MANAGED_TAG_KEY") or DEFAULT_MANAGED_TAG_KEY,
             resize_state_machine_arn=env.get("RESIZE_STATE_MACHINE_ARN", ""),
             pipeline_state_machine_arn=env.get("PIPELINE_STATE_MACHINE_ARN", ""),
             resize_poll_seconds=_int(env, "RESIZE_POLL_SECONDS", 30),

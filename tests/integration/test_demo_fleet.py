@@ -94,10 +94,13 @@ def test_one_click_advice_names_a_priced_target_and_its_cost(outcome: Outcome) -
     actionable = [row for row in outcome.document["recommendations"] if row["actionable"]]
 
     assert {row["action"] for row in actionable} == {"resize", "stop", "schedule"}
-    assert {row["finding"] for row in actionable if row["action"] == "resize"} >= {
-        "overprovisioned",
-        "underprovisioned",
-    }
+    assert {row["finding"] for row in actionable if row["action"] == "resize"} >= {"overprovisioned"}
+    # The upsize's host carries no rightsizer:managed=true, which the instance workflow requires: no one click,
+    # and the reason says which tag to set.
+    [upsize] = [row for row in outcome.document["recommendations"] if row["name"] == "llm-chat-t4"]
+    assert upsize["finding"] == "underprovisioned" and upsize["target_type"] and not upsize["actionable"]
+    assert "aws ec2 create-tags" in upsize["not_actionable_reason"]
+    assert "Key=rightsizer:managed,Value=true" in upsize["not_actionable_reason"]
     assert {row["finding"] for row in actionable if row["action"] == "stop"} == {"idle"}
     assert {row["finding"] for row in actionable if row["action"] == "schedule"} == {"schedulable"}
     for row in (row for row in actionable if row["action"] == "resize"):

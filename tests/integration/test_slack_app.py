@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -27,6 +28,7 @@ from rightsizer import bootstrap
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
+from rightsizer.adapters.slack.messages import MessageBoard
 from rightsizer.adapters.slack.poster import post_daily_report
 from rightsizer.domain.models import ActionKind, Recommendation
 from rightsizer.services.ports import Approval, Decision
@@ -771,3 +773,94 @@ def test_gpu_schedules_lists_each_pair_and_remove_starts_its_removal(world: Worl
     [thread] = world.slack.of("chat.postMessage")  # progress goes to a thread in the report channel
     assert thread.params["channel"] == CHANNEL and "Schedule removal approved" in thread.params["text"]
     assert "Removing the stop/start schedule" in world.responses()[-1]["text"]
+
+
+# -- issue 21: buttons that work, edits that compose, capacity by reservation ----------------------------------------
+
+
+def _saved_report(world: World) -> dict[str, Any]:
+    """The daily report as the report function posts it (each message saved), as Slack hands it back in a click."""
+    report = build_report(world.store.latest_recommendations(), datetime.now(UTC), 14)
+    [ts] = post_daily_report(WebClient(token=BOT_TOKEN, base_url=world.slack.api_url), CHANNEL, report, [], 10,
+                             ledger=world.store)  # fmt: skip
+    [posted] = world.slack.of("chat.postMessage")
+    world.slack.clear()
+    return {"ts": ts, "text": posted.params["text"], "blocks": posted.params["blocks"]}
+
+
+def _lines(message_blocks: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """recommendation id -> "buttons", or the text of the note that replaced them."""
+    shown = {}
+    for block in message_blocks:
+        block_id = str(block.get("block_id") or "")
+        if block_id.startswith("act:"):
+            shown[block_id.removeprefix("act:")] = "buttons" if block["type"] == "actions" else json.dumps(block)
+    return shown
+
+
+def test_an_untagged_host_has_no_approve_button_and_its_approve_is_refused_in_the_same_words(world: World) -> None:
+    tagged, untagged = recommendation(31), recommendation(32, managed=False)
+    world.publish(tagged, untagged)
+    message = _saved_report(world)
+    command = (
+        f"aws ec2 create-tags --region us-east-1 --resources {untagged.instance_id} "
+        "--tags Key=rightsizer:managed,Value=true"
+    )
+    offered = {b["block_id"] for b in message["blocks"] if b["type"] == "actions"
+               for e in b["elements"] if e["action_id"] == blocks.ACTION_APPROVE}  # fmt: skip
+    assert offered == {blocks.actions_id(tagged.recommendation_id)}
+    [note] = [b for b in message["blocks"] if b["type"] == "context" and command in json.dumps(b)]
+    sentence = note["elements"][0]["text"].removeprefix(":label: No Approve button: ")
+    assert "Tagging *1* host(s) `rightsizer:managed=true` would unlock" in json.dumps(message["blocks"])
+
+    world.click(blocks.ACTION_APPROVE, untagged, message=message)  # an older message, or a forged click
+
+    assert world.workflow.started == []
+    [answer] = world.slack.of("chat.postEphemeral")
+    assert answer.params["text"] == f":no_entry_sign: Not approved: {sentence}"
+    assert world.store.approval(untagged.recommendation_id) is None
+    [audit] = world.store.audit_log(untagged.recommendation_id)
+    assert audit.event == "approve-refused" and command in audit.detail
+    world.click(blocks.ACTION_APPROVE, untagged, user=MALLORY, message=message)
+    assert "Only approvers" in world.slack.of("chat.postEphemeral")[-1].params["text"], "approvers are checked first"
+
+
+def test_approvals_and_outcomes_on_one_report_compose_instead_of_restoring_buttons(world: World) -> None:
+    a, b, c, d = (recommendation(n, cost_after=f"{700 + n}.00") for n in (41, 42, 43, 44))
+    world.publish(a, b, c, d)
+    message = _saved_report(world)  # every click below carries this copy: Slack had not refreshed yet
+
+    world.click(blocks.ACTION_APPROVE, a, message=message)
+    world.click(blocks.ACTION_APPROVE, b, message=message)
+    world.click(blocks.ACTION_DISMISS, c, user="U0BOB", message=message)
+    # The notifier settles a's outcome on the message it was approved from.
+    approval = world.store.approval(a.recommendation_id)
+    assert approval is not None and approval.slack_ts == message["ts"]
+    client = WebClient(token=BOT_TOKEN, base_url=world.slack.api_url)
+    MessageBoard(client, world.store).settle(CHANNEL, message["ts"], a.recommendation_id, ":tada: Resized")
+
+    saved = world.store.message(CHANNEL, message["ts"])
+    assert saved is not None
+    shown = _lines(saved.blocks)
+    assert "Resized" in shown[a.recommendation_id]
+    assert "Resize started by" in shown[b.recommendation_id]
+    assert "Dismissed by <@U0BOB>" in shown[c.recommendation_id]
+    assert shown[d.recommendation_id] == "buttons"
+    last = world.slack.of("chat.update")[-1]
+    assert _lines(last.params["blocks"]) == shown, "Slack ends on the saved copy"
+    assert len(world.workflow.started) == 2
+
+
+def test_a_scarce_host_in_a_capacity_reservation_is_stopped_with_a_plain_approve(world: World) -> None:
+    host = replace(idle(33, instance_type="p4d.24xlarge", cost="16029.00"), capacity_reservation="cr-0p4d",
+                   monthly_savings_net=Decimal("0.00"))  # fmt: skip
+    world.publish(host)
+    message = world.posted_report(host)
+    buttons = _buttons(message)
+    assert blocks.ACTION_APPROVE_SCARCE not in buttons
+    assert "held for it by capacity reservation cr-0p4d" in buttons[blocks.ACTION_APPROVE]["confirm"]["text"]["text"]
+
+    world.click(blocks.ACTION_APPROVE, host, message=message)
+
+    [started] = world.workflow.started
+    assert (started.action, started.instance_id) == (ActionKind.STOP, host.instance_id)

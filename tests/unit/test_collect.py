@@ -596,6 +596,7 @@ def rec(
         confidence=Confidence.HIGH,
         actionable=actionable,
         reasons=(f"{finding.value} because tests say so",),
+        managed=True,  # tagged for one click: `actionable` alone decides
     )
 
 
@@ -685,6 +686,9 @@ def test_empty_report_totals_are_zero_with_every_finding_key() -> None:
         "monthly_savings_net_usd": 0.0,
         "actionable_savings_net_usd": 0.0,
         "other_owner_savings_net_usd": 0.0,
+        "untagged_savings_usd": 0.0,
+        "untagged_savings_net_usd": 0.0,
+        "untagged_recommendations": 0,
     }
 
 

@@ -109,7 +109,16 @@ def analyze_instance(
         lookback_days=policy.lookback_days,
         team=instance.tags.get(policy.team_tag, ""),
         monthly_savings_net=_at(draft.net_savings, share) if draft.net_savings is not None else list_savings,
+        managed=instance.tags.get(policy.managed_tag_key) == "true",
+        capacity_reservation=_reservation(instance, cover),
     )
+
+
+def _reservation(instance: Instance, cover: HostCover | None) -> str | None:
+    """The ODCR or Capacity Block the host runs in: as the commitments matched it, else as EC2 names it."""
+    if cover is not None and cover.capacity is not None:
+        return cover.capacity.reservation_id
+    return instance.capacity_reservation_id
 
 
 def _at(amount: Decimal | None, share: Decimal) -> Decimal | None:

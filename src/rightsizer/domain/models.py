@@ -371,6 +371,12 @@ class Recommendation:
     # counted (None: no price). Equal to monthly_savings when no commitment covers the host.
     monthly_savings_net: Decimal | None = None
     consolidation: Consolidation | None = None
+    # The host carries `<Policy.managed_tag_key>=true`, without which the instance workflow refuses it. None: not
+    # known (a recommendation stored before the analyzer read the tag), which no surface offers as one click.
+    managed: bool | None = None
+    # The On-Demand Capacity Reservation or Capacity Block the host runs in (None: none, or not known): its restart
+    # capacity is guaranteed, whatever the type's scarcity.
+    capacity_reservation: str | None = None
 
     @property
     def monthly_savings(self) -> Decimal | None:

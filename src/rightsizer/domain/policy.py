@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The tag (value "true") without which the instance workflow, and its IAM role, touch no host (MANAGED_TAG_KEY).
+DEFAULT_MANAGED_TAG_KEY = "rightsizer:managed"
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -47,3 +50,5 @@ class Policy:
     # Hosts with the same value of this tag in one availability zone belong to one team: their part-used
     # hosts may be consolidated, and their schedules use the team's time zone (settings).
     team_tag: str = "team"
+    # Hosts tagged `<managed_tag_key>=true` are the ones one click may act on (the workflow refuses the others).
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY

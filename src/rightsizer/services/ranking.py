@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by
 from rightsizer.services.ports import Decision
@@ -58,16 +59,24 @@ class Ranking:
         warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
         return cls(tuple(listed), tuple(no_data[:NO_DATA_SAMPLE]), totals, tuple(warnings))
 
-    def report(self, generated_at: datetime, lookback_days: int, scope: ActionScope | None) -> FleetReport:
-        """The head of the fleet report: these recommendations, the whole fleet's totals."""
+    def report(
+        self,
+        generated_at: datetime,
+        lookback_days: int,
+        scope: ActionScope | None,
+        managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
+    ) -> FleetReport:
+        """The head of the fleet report: these recommendations, the whole fleet's totals. A ranking stored before
+        ranks went by net savings is put in today's order here."""
         return FleetReport(
             generated_at=generated_at,
             lookback_days=lookback_days,
-            recommendations=(*self.listed, *self.no_data),
+            recommendations=(*sorted(self.listed, key=savings_key), *self.no_data),
             warnings=self.warnings,
             home_account=scope.home_account if scope else None,
             scope=scope,
             fleet=self.totals.rounded(),
+            managed_tag_key=managed_tag_key,
         )
 
 
@@ -89,15 +98,23 @@ class RankedReport:
     hidden_elsewhere: tuple[Recommendation, ...]  # hidden, and not in the head: the visible totals subtract them
 
 
-def ranked_report(store: RankingStore, now: datetime, lookback_days: int, scope: ActionScope | None) -> RankedReport:
+def ranked_report(
+    store: RankingStore,
+    now: datetime,
+    lookback_days: int,
+    scope: ActionScope | None,
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
+) -> RankedReport:
     """The head of the fleet report from the precomputed ranking, with the hidden recommendations that are not
     in it (read by key: one per snoozed or dismissed host), so that the visible totals are exact. Reads no more
-    when the fleet grows: the ranking is bounded, and so are the people who snooze and dismiss."""
+    when the fleet grows: the ranking is bounded, and so are the people who snooze and dismiss.
+    `managed_tag_key`: the tag the report tells people to set where one click needs it."""
     decisions = tuple(store.active_decisions(now))
     ranking = store.ranking()
     if ranking is None:  # nothing analysed yet
-        return RankedReport(build_report((), now, lookback_days, scope=scope), decisions, ())
-    report = ranking.report(now, lookback_days, scope)
+        empty = build_report((), now, lookback_days, scope=scope, managed_tag_key=managed_tag_key)
+        return RankedReport(empty, decisions, ())
+    report = ranking.report(now, lookback_days, scope, managed_tag_key)
     shown = {rec.recommendation_id for rec in report.recommendations}
     elsewhere = []
     for instance_id in dict.fromkeys(decision.instance_id for decision in decisions):

@@ -7,6 +7,7 @@ owner (an Auto Scaling group's launch template, a host in another account), and 
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
+from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
 
@@ -45,10 +47,12 @@ class Category(StrEnum):
     NONE = "none"  # no change in cost, or no price to tell
 
 
-def savings_key(rec: Recommendation) -> tuple[int, Decimal, str]:
-    savings = rec.monthly_savings
-    # Known savings first, largest first; unknown savings last; stable by instance id.
-    return (0 if savings is not None else 1, -(savings or Decimal(0)), rec.instance_id)
+def savings_key(rec: Recommendation) -> tuple[int, Decimal, Decimal, str]:
+    """Ranked by what the bill drops by (net of reservations and plans): a host in a capacity reservation saves
+    nothing until the reservation goes, whatever its list price. Known savings first, largest first (list price
+    breaks ties); unknown savings last; stable by instance id."""
+    net, savings = rec.net_savings, rec.monthly_savings
+    return (0 if net is not None else 1, -(net or Decimal(0)), -(savings or Decimal(0)), rec.instance_id)
 
 
 def outside(rec: Recommendation, scope: ActionScope | None) -> bool:
@@ -57,8 +61,37 @@ def outside(rec: Recommendation, scope: ActionScope | None) -> bool:
 
 
 def one_click(rec: Recommendation, scope: ActionScope | None) -> bool:
-    """An approval in Slack (the instance workflow: resize, stop or schedule) can carry this out."""
-    return rec.action is not None and not outside(rec, scope)
+    """An approval in Slack (the instance workflow: resize, stop or schedule) can carry this out: the workflow reaches
+    the host, and the host carries the managed tag (the workflow refuses any other; not known counts as not)."""
+    return rec.action is not None and not outside(rec, scope) and rec.managed is True
+
+
+def needs_tag(rec: Recommendation, scope: ActionScope | None) -> bool:
+    """One click would act here, but the host lacks the managed tag: a tag unlocks it."""
+    return rec.action is not None and not outside(rec, scope) and rec.managed is False
+
+
+def tag_command(rec: Recommendation, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY) -> str:
+    """The AWS CLI command that lets the instance workflow act on `rec`'s host (run in the host's account)."""
+    tags = shlex.quote(f"Key={managed_tag_key},Value=true")
+    return f"aws ec2 create-tags --region {rec.region} --resources {rec.instance_id} --tags {tags}"
+
+
+def untagged_refusal(rec: Recommendation, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY) -> str | None:
+    """Why the instance workflow would refuse `rec`'s host for want of the managed tag, and how to allow it; None when
+    the host is tagged. The Slack report says it where it shows no Approve button, and the Approve handler in the
+    same words."""
+    if rec.managed is True:
+        return None
+    if rec.managed is None:
+        return (
+            f"this analysis predates the check of `{managed_tag_key}=true` on `{rec.instance_id}` (the instance "
+            "workflow acts only on hosts tagged so): the next analysis tells"
+        )
+    return (
+        f"`{rec.instance_id}` is not tagged `{managed_tag_key}=true`, and the instance workflow acts only on hosts "
+        f"that are: `{tag_command(rec, managed_tag_key)}` allows it (the next analysis then offers one click)"
+    )
 
 
 def category(rec: Recommendation, scope: ActionScope | None) -> Category:
@@ -80,7 +113,9 @@ _NO_ACTION = {
 }
 
 
-def not_actionable_reason(rec: Recommendation, scope: ActionScope | None) -> str | None:
+def not_actionable_reason(
+    rec: Recommendation, scope: ActionScope | None, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+) -> str | None:
     """Why there is no one-click action for `rec` (None when there is one): what `ACT no` means."""
     if one_click(rec, scope):
         return None
@@ -88,8 +123,9 @@ def not_actionable_reason(rec: Recommendation, scope: ActionScope | None) -> str
         return rec.held_back
     if rec.asg_name:
         return f"member of Auto Scaling group {rec.asg_name}: change the group's launch template"
-    if rec.action is not None and scope is not None:
-        return scope.refusal(rec.instance_id, rec.account_id, rec.region)
+    if rec.action is not None:
+        refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region) if scope is not None else None
+        return refusal or untagged_refusal(rec, managed_tag_key)
     if rec.finding in _NO_ACTION:
         return _NO_ACTION[rec.finding]
     # Excluded hosts and held-back actions: the analyzer states the cause in a reason (first for exclusions,
@@ -118,6 +154,10 @@ class Totals:
     monthly_savings_net: Decimal = Decimal(0)
     actionable_savings_net: Decimal = Decimal(0)
     other_owner_savings_net: Decimal = Decimal(0)
+    # Savings one click would realise but for the managed tag on the host (`needs_tag`): what tagging unlocks.
+    untagged_savings: Decimal = Decimal(0)
+    untagged_savings_net: Decimal = Decimal(0)
+    untagged_count: int = 0
 
     def _combine(self, other: Totals, sign: int) -> Totals:
         """Field by field: totals of disjoint sets of recommendations add up (a fleet from its shards) and
@@ -154,8 +194,8 @@ def fleet_totals(
     money: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     net: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     count: Counter[Category] = Counter()
-    cost = actionable = actionable_net = Decimal(0)
-    actionable_count = unpriced = 0
+    cost = actionable = actionable_net = untagged = untagged_net = Decimal(0)
+    actionable_count = untagged_count = unpriced = 0
     for rec in recs:
         if rec.monthly_cost is None:
             unpriced += 1
@@ -170,6 +210,10 @@ def fleet_totals(
             actionable += delta
             actionable_net += rec.net_savings or Decimal(0)
             actionable_count += 1
+        elif kind is Category.SAVING and needs_tag(rec, scope):
+            untagged += delta
+            untagged_net += rec.net_savings or Decimal(0)
+            untagged_count += 1
     findings = Counter(rec.finding for rec in recs)
     totals = Totals(
         instances=len(recs),
@@ -187,6 +231,9 @@ def fleet_totals(
         monthly_savings_net=net[Category.SAVING],
         actionable_savings_net=actionable_net,
         other_owner_savings_net=net[Category.OTHER_OWNER],
+        untagged_savings=untagged,
+        untagged_savings_net=untagged_net,
+        untagged_count=untagged_count,
     )
     return totals.rounded() if rounded else totals
 
@@ -195,7 +242,9 @@ def _plain(text: str) -> str:
     return text
 
 
-def money_sentences(totals: Totals, strong: Callable[[str], str] = _plain) -> list[str]:
+def money_sentences(
+    totals: Totals, strong: Callable[[str], str] = _plain, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+) -> list[str]:
     """The totals in words, shared by the CLI's table footer and the Slack summary (`strong`: Slack's bold).
     List-price and net savings side by side: net counts the Reserved Instances, Savings Plans and capacity
     reservations that keep costing whatever one does to the hosts they pay for."""
@@ -215,6 +264,12 @@ def money_sentences(totals: Totals, strong: Callable[[str], str] = _plain) -> li
         lines.append(
             f"{totals.upsize_count} upsize(s) recommended for performance would add "
             f"{strong(usd(totals.additional_cost) + '/month')}."
+        )
+    if totals.untagged_count:
+        lines.append(
+            f"Tagging {strong(str(totals.untagged_count))} host(s) `{managed_tag_key}=true` would unlock "
+            f"{strong(usd(totals.untagged_savings) + '/month')} more with one click "
+            f"({usd(totals.untagged_savings_net)}/month net): the instance workflow acts only on tagged hosts."
         )
     return lines
 
@@ -240,6 +295,7 @@ class FleetReport:
     # Set when the report is the head of a larger fleet (services.ranking): `recommendations` then hold only
     # the top of the ranking and a sample of hosts without metrics, and these are the whole fleet's totals.
     fleet: Totals | None = None
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY  # the tag one click needs (settings.managed_tag_key)
 
     @property
     def action_scope(self) -> ActionScope | None:
@@ -261,6 +317,7 @@ def build_report(
     home_account: str | None = None,
     failures: Sequence[TargetFailure] = (),
     scope: ActionScope | None = None,
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
 ) -> FleetReport:
     return FleetReport(
         generated_at=generated_at,
@@ -270,6 +327,7 @@ def build_report(
         home_account=(scope.home_account if scope else home_account) or None,
         failures=tuple(failures),
         scope=scope,
+        managed_tag_key=managed_tag_key,
     )
 
 
@@ -326,7 +384,9 @@ def evidence_json(evidence: Evidence) -> dict[str, Any]:
     return document
 
 
-def recommendation_json(rec: Recommendation, scope: ActionScope | None = None) -> dict[str, Any]:
+def recommendation_json(
+    rec: Recommendation, scope: ActionScope | None = None, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+) -> dict[str, Any]:
     return {
         "recommendation_id": rec.recommendation_id,
         "account_id": rec.account_id,
@@ -347,7 +407,7 @@ def recommendation_json(rec: Recommendation, scope: ActionScope | None = None) -
         "confidence": rec.confidence.value,
         "actionable": one_click(rec, scope),
         "action": rec.action.value if one_click(rec, scope) and rec.action else None,
-        "not_actionable_reason": not_actionable_reason(rec, scope),
+        "not_actionable_reason": not_actionable_reason(rec, scope, managed_tag_key),
         "reasons": list(rec.reasons),
         "alternatives": [
             {
@@ -387,6 +447,9 @@ def totals_json(totals: Totals) -> dict[str, Any]:
         "monthly_savings_net_usd": _usd(totals.monthly_savings_net),
         "actionable_savings_net_usd": _usd(totals.actionable_savings_net),
         "other_owner_savings_net_usd": _usd(totals.other_owner_savings_net),
+        "untagged_savings_usd": _usd(totals.untagged_savings),
+        "untagged_savings_net_usd": _usd(totals.untagged_savings_net),
+        "untagged_recommendations": totals.untagged_count,
     }
 
 
@@ -396,7 +459,9 @@ def report_json(report: FleetReport) -> dict[str, Any]:
         "generated_at": report.generated_at.isoformat(),
         "lookback_days": report.lookback_days,
         "home_account": report.home_account,
-        "recommendations": [recommendation_json(rec, report.action_scope) for rec in report.recommendations],
+        "recommendations": [
+            recommendation_json(rec, report.action_scope, report.managed_tag_key) for rec in report.recommendations
+        ],
         "totals": totals_json(report.totals),
         "warnings": list(report.warnings),
         "failed_targets": [

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -29,10 +29,12 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.edge import Rejection, Verified, verify
 from rightsizer.adapters.slack.messages import MessageBoard, MessageStore
 from rightsizer.domain.models import Recommendation
+from rightsizer.domain.scope import ActionScope
 from rightsizer.services import approvals
 from rightsizer.services.approvals import ActionResult, DurationError, Outcome
 from rightsizer.services.ports import Approval, Decision, ResizeWorkflow, ScheduleRecord
 from rightsizer.services.ranking import Ranking, ranked_report
+from rightsizer.services.report import untagged_refusal
 from rightsizer.settings import Settings
 
 logger = Logger(child=True)
@@ -224,16 +226,58 @@ class _Conversation:
 
     def mark(self, rec: Recommendation, note: str) -> None:
         """Replace the recommendation's buttons with `note`: in the clicked message, and in every saved
-        report message that shows them too (a decision hides the advice everywhere)."""
+        report message that shows them too (a decision hides the advice everywhere). Saved messages are edited
+        from their latest saved copy, not from the click's (which predates any edit made since it was shown)."""
         clicked = (self.click.channel, self.click.message_ts)
         if self.click.ephemeral:
             # Ephemeral messages cannot be read back or chat.update'd: replace through response_url.
             self._respond(text=note, blocks=blocks.resolved_blocks(rec, note), replace_original=True)
         else:
-            updated = blocks.resolve_in_message(self.click.message_blocks, rec.recommendation_id, note)
-            self._client.chat_update(channel=clicked[0], ts=clicked[1], text=self.click.message_text, blocks=updated)
-            self._board.edited(clicked[0], clicked[1], self.click.message_text, updated)
+            self._board.retire(
+                *clicked, rec.recommendation_id, note, text=self.click.message_text, blocks=self.click.message_blocks
+            )
         self._board.resolve(rec.recommendation_id, note, except_in=None if self.click.ephemeral else clicked)
+
+
+# ---------------------------------------------------------------------------------------------
+# approvals: what the Slack report promises, the Approve handler keeps
+
+
+@dataclass(frozen=True)
+class _TaggedScope(ActionScope):
+    """The app's action scope, plus the hosts the instance workflow would refuse for want of the managed tag
+    (instance id -> the sentence the report shows in place of the Approve button). `approvals.approve` then
+    refuses such a host in those words, audited like any refusal, and never starts the workflow for it."""
+
+    untagged: Mapping[str, str] = field(default_factory=dict)
+
+    def refusal(self, instance_id: str, account_id: str, region: str) -> str | None:
+        return super().refusal(instance_id, account_id, region) or self.untagged.get(instance_id)
+
+
+def _reach_and_tags(scope: ActionScope | None, rec: Recommendation | None, managed_tag_key: str) -> ActionScope | None:
+    """`scope`, refusing `rec`'s host too when the analysis found it without the managed tag. A host whose tag is
+    not known (advice stored before the analyzer read tags) is left to the workflow, which checks the tag itself."""
+    if rec is None or rec.managed is not False:
+        return scope
+    sentence = untagged_refusal(rec, managed_tag_key)
+    if sentence is None:
+        return scope
+    base = scope or ActionScope.of("", member_accounts=True)  # no scope known: every account and region is in reach
+    return _TaggedScope(
+        base.home_account,
+        base.regions,
+        base.member_accounts,
+        base.action_role_name,
+        untagged={rec.instance_id: sentence},
+    )
+
+
+def _capacity_held(rec: Recommendation | None) -> bool:
+    """A stop of a scarce type whose host runs in a capacity reservation: it restarts on the reservation, so its plain
+    Approve (the only one the report offers it) needs no risk confirmation, which `approvals.approve` asks of every
+    scarce type."""
+    return rec is not None and approvals.needs_capacity_confirmation(rec) and not blocks.capacity_at_risk(rec)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,7 +369,7 @@ def build_app(
         if parsed.name == "schedules":
             return [blocks.schedules_message(store.schedules()).payload()]
         if parsed.name in ("report", "top"):
-            ranked = ranked_report(store, now, settings.lookback_days, scope)
+            ranked = ranked_report(store, now, settings.lookback_days, scope, settings.managed_tag_key)
             report, decisions, elsewhere = ranked.report, ranked.decisions, ranked.hidden_elsewhere
             if parsed.name == "report":
                 return [blocks.report_summary_message(report, decisions, now, scope, elsewhere).payload()]
@@ -351,6 +395,7 @@ def build_app(
             approval=store.approval(rec.recommendation_id),
             now=now,
             scope=scope,
+            managed_tag_key=settings.managed_tag_key,
         )
         return [message.payload()]
 
@@ -405,6 +450,7 @@ def build_app(
     def approve_with(capacity_risk_confirmed: bool) -> Callable[[_Conversation, WebClient], None]:
         def approve_action(talk: _Conversation, web: WebClient) -> None:
             click = talk.click
+            rec = store.recommendation(click.recommendation_id)
             result = approvals.approve(
                 store,
                 workflow_factory,
@@ -412,9 +458,9 @@ def build_app(
                 click.user,
                 is_approver=is_approver_via(web),
                 now=clock(),
-                scope=scope,
+                scope=_reach_and_tags(scope, rec, settings.managed_tag_key),
                 time_zone=lambda rec: settings.time_zone_of(rec.team),
-                capacity_risk_confirmed=capacity_risk_confirmed,
+                capacity_risk_confirmed=capacity_risk_confirmed or _capacity_held(rec),
                 slack_channel="" if click.ephemeral else click.channel,
                 slack_ts="" if click.ephemeral else click.message_ts,
                 open_thread=open_thread_in(web),
@@ -485,7 +531,7 @@ def build_app(
         if result.outcome is Outcome.NOT_ACTIONABLE:
             return "There is no one-click action to approve for this recommendation (see `show` for the advice)."
         if result.outcome is Outcome.OUT_OF_SCOPE:
-            return f":no_entry_sign: Not approved: {result.detail}."
+            return f":no_entry_sign: Not approved: {blocks.escape(result.detail)}."
         if result.outcome is Outcome.NEEDS_CONFIRMATION:
             return (
                 f":warning: Not approved: {blocks.escape(result.detail)}. Use the button that names the capacity risk "

@@ -26,11 +26,21 @@ from slack_sdk.models.blocks import (
 )
 
 from rightsizer.domain.models import ActionKind, Finding, Recommendation
+from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
-from rightsizer.services.approvals import can_act, hidden_by, needs_capacity_confirmation, split_hidden
-from rightsizer.services.formatting import shorten, sparkline, usd
+from rightsizer.services.approvals import hidden_by, needs_capacity_confirmation, split_hidden
+from rightsizer.services.formatting import printable, shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision, ScheduleRecord
-from rightsizer.services.report import ATTENTION, FleetReport, Totals, fleet_totals, money_sentences
+from rightsizer.services.report import (
+    ATTENTION,
+    FleetReport,
+    Totals,
+    fleet_totals,
+    money_sentences,
+    one_click,
+    outside,
+    untagged_refusal,
+)
 
 MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
 SECTION_TEXT_MAX = 3000
@@ -51,6 +61,7 @@ AGENT_POINTER = (
 )
 DOWNTIME = "The host is stopped and started: typically a few minutes of downtime."
 CAPACITY_RISK = "Restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again."
+CAPACITY_HELD = "Restart capacity is held for it by capacity reservation {reservation}."
 
 FINDING_LABELS = {
     Finding.IDLE: "idle",
@@ -88,6 +99,11 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _clean(text: str) -> str:
+    """Text from EC2 users (names, tags, reasons quoting them), safe inside mrkdwn."""
+    return escape(printable(text))
+
+
 def _md(text: str) -> MarkdownTextObject:
     return MarkdownTextObject(text=text)
 
@@ -101,7 +117,7 @@ def _context(*texts: str, block_id: str | None = None) -> ContextBlock:
 
 
 def label(rec: Recommendation) -> str:
-    name = shorten(rec.instance_name, 60)
+    name = shorten(printable(rec.instance_name), 60)
     return f"*{escape(name)}* `{rec.instance_id}`" if name else f"`{rec.instance_id}`"
 
 
@@ -119,7 +135,8 @@ def target_text(rec: Recommendation) -> str:
 
 
 def money_text(rec: Recommendation) -> str:
-    """List-price savings, and what the bill drops by where a reservation or plan pays for the host."""
+    """What the bill drops by (what the report ranks on), with the list-price savings beside it where a reservation
+    or plan pays for the host."""
     savings = rec.monthly_savings
     if savings is None:
         return "savings unknown (no price)"
@@ -127,7 +144,8 @@ def money_text(rec: Recommendation) -> str:
         return f"*costs {usd(-savings)}/month more*"
     net = rec.net_savings
     if net is not None and net != savings:
-        return f"*saves {usd(savings)}/month at list price, {usd(net)} net* (reservation or plan: see why)"
+        bill = f"saves {usd(net)}/month net" if net >= 0 else f"costs {usd(-net)}/month more net"
+        return f"*{bill}* ({usd(savings)} at list price: a reservation or plan pays for the host, see why)"
     return f"*saves {usd(savings)}/month*"
 
 
@@ -139,7 +157,7 @@ def spark_text(rec: Recommendation) -> str:
 
 
 def why_line(rec: Recommendation) -> str:
-    return escape(shorten(rec.reasons[0], 280)) if rec.reasons else FINDING_LABELS[rec.finding]
+    return escape(shorten(printable(rec.reasons[0]), 280)) if rec.reasons else FINDING_LABELS[rec.finding]
 
 
 def _execution_name(execution_arn: str) -> str:
@@ -186,19 +204,37 @@ def _money_words(rec: Recommendation) -> str:
         return "cost change unknown"
     if savings < 0:
         return f"costs {usd(-savings)}/month more"
-    text = f"saves {usd(savings)}/month"
-    return text if net is None or net == savings else f"{text} ({usd(net)} net of reservations)"
+    if net is None or net == savings:
+        return f"saves {usd(savings)}/month"
+    bill = f"saves {usd(net)}/month net of reservations" if net >= 0 else f"costs {usd(-net)}/month more net"
+    return f"{bill} ({usd(savings)} at list price)"
+
+
+def capacity_at_risk(rec: Recommendation) -> bool:
+    """Stopping (or scheduling) a scarce type whose restart capacity nothing holds: the host is in no On-Demand
+    Capacity Reservation or Capacity Block. Such advice takes the button that names the risk."""
+    return needs_capacity_confirmation(rec) and rec.capacity_reservation is None
+
+
+def _capacity_words(rec: Recommendation) -> str:
+    if rec.action not in (ActionKind.STOP, ActionKind.SCHEDULE):
+        return ""
+    if capacity_at_risk(rec):
+        return f" {CAPACITY_RISK.format(type=rec.instance_type)}"
+    if rec.capacity_reservation:
+        return f" {CAPACITY_HELD.format(reservation=rec.capacity_reservation)}"
+    return ""
 
 
 def approve_confirm(rec: Recommendation) -> ConfirmObject:
     action = rec.action or ActionKind.RESIZE
-    name = f" ({shorten(rec.instance_name, 40)})" if rec.instance_name else ""
+    name = f" ({shorten(printable(rec.instance_name), 40)})" if printable(rec.instance_name) else ""
     change = {
         ActionKind.RESIZE: f"{rec.instance_type} → {rec.target_type}. {DOWNTIME}",
         ActionKind.STOP: f"stop the {rec.instance_type} (never terminated; EBS volumes kept, no snapshot taken).",
         ActionKind.SCHEDULE: f"stop and start the {rec.instance_type} on a schedule ({rec.evidence.schedule}).",
     }[action]
-    risk = f" {CAPACITY_RISK.format(type=rec.instance_type)}" if needs_capacity_confirmation(rec) else ""
+    risk = _capacity_words(rec)
     title, confirm = _CONFIRM[action]
     return ConfirmObject(
         title=PlainTextObject(text=title),
@@ -212,9 +248,10 @@ def approve_confirm(rec: Recommendation) -> ConfirmObject:
 
 def recommendation_actions(rec: Recommendation, scope: ActionScope | None = None) -> ActionsBlock:
     # The value carries only the id: the server reloads the recommendation and never trusts the message.
+    # Approve only where the instance workflow can act: it reaches the host, and the host carries the managed tag.
     buttons: list[ButtonElement] = []
-    if can_act(rec, scope) and rec.action is not None:
-        scarce = needs_capacity_confirmation(rec)
+    if one_click(rec, scope) and rec.action is not None:
+        scarce = capacity_at_risk(rec)
         label = f"{_APPROVE_LABEL[rec.action]} (capacity risk)" if scarce else _APPROVE_LABEL[rec.action]
         buttons.append(
             ButtonElement(
@@ -240,9 +277,20 @@ def out_of_scope_note(rec: Recommendation, scope: ActionScope | None) -> Context
     return None if refusal is None else _context(f":information_source: No Approve button: {refusal}.")
 
 
-def recommendation_blocks(rec: Recommendation, scope: ActionScope | None = None) -> list[Block]:
+def untagged_note(rec: Recommendation, scope: ActionScope | None, managed_tag_key: str) -> ContextBlock | None:
+    """Why advice the workflow reaches has no Approve button: the host lacks the managed tag; the command that
+    adds it. The Approve handler refuses such a host in the same words."""
+    if rec.action is None or outside(rec, scope):
+        return None
+    refusal = untagged_refusal(rec, managed_tag_key)
+    return None if refusal is None else _context(f":label: No Approve button: {escape(refusal)}.")
+
+
+def recommendation_blocks(
+    rec: Recommendation, scope: ActionScope | None = None, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+) -> list[Block]:
     blocks: list[Block] = [recommendation_section(rec), recommendation_actions(rec, scope)]
-    note = out_of_scope_note(rec, scope)
+    note = out_of_scope_note(rec, scope) or untagged_note(rec, scope, managed_tag_key)
     if note is not None:
         blocks.append(note)
     return blocks
@@ -275,7 +323,8 @@ def paginate(groups: Sequence[Sequence[Block]], limit: int = MAX_BLOCKS) -> list
 
 
 def _host_line(rec: Recommendation) -> str:
-    name = f" {escape(shorten(rec.instance_name, 50))}" if rec.instance_name else ""
+    shown = printable(rec.instance_name)
+    name = f" {escape(shorten(shown, 50))}" if shown else ""
     return f"• `{rec.instance_id}`{name} (`{rec.instance_type}`, {rec.region}, {rec.account_id})"
 
 
@@ -366,7 +415,7 @@ def summary_text(view: ReportView) -> str:
         return "No GPU, Inferentia or Trainium instances were found."
     lines = []
     if view.listed or view.totals.other_owner_count:
-        lines.extend(money_sentences(view.totals, _bold))
+        lines.extend(money_sentences(view.totals, _bold, view.report.managed_tag_key))
     else:
         lines.append("Nothing to act on: every host is right-sized, decided on, or waiting for data.")
     lines.append(
@@ -401,7 +450,7 @@ def summary_blocks(view: ReportView) -> list[Block]:
             )
         )
     if view.report.warnings:
-        shown = [escape(shorten(w, 300)) for w in view.report.warnings[:3]]
+        shown = [escape(shorten(printable(w), 300)) for w in view.report.warnings[:3]]
         more = len(view.report.warnings) - len(shown)
         blocks.append(_context(*[f":grey_exclamation: {w}" for w in shown], *([f"and {more} more"] if more else [])))
     return blocks
@@ -428,7 +477,7 @@ def daily_report_messages(
     Of a ranking (the head of a larger fleet), the last reply says how many more there are.
     """
     view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
-    groups = [recommendation_blocks(rec, scope) for rec in view.listed]
+    groups = [recommendation_blocks(rec, scope, report.managed_tag_key) for rec in view.listed]
     head = summary_blocks(view)
     top = groups[: max(0, top_n)]
     rest = groups[len(top) :] + insufficient_data_groups(view.no_data) + _beyond_the_ranking(view)
@@ -498,7 +547,8 @@ def top_messages(
         note += f" (at most {MAX_TOP} here; the daily report lists more)"
     if view.hidden:
         note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
-    pages = paginate([[_context(note)], *[recommendation_blocks(rec, scope) for rec in chosen]])
+    key = report.managed_tag_key
+    pages = paginate([[_context(note)], *[recommendation_blocks(rec, scope, key) for rec in chosen]])
     return [Message(note, tuple(page)) for page in pages]
 
 
@@ -526,7 +576,7 @@ def evidence_text(rec: Recommendation) -> str:
         + ("n/a" if ev.network_peak_gbps is None else f"{ev.network_peak_gbps:.2f} Gbps"),
     ]
     if ev.idle_hours_per_week is not None:
-        lines.append(f"Idle {ev.idle_hours_per_week} h a week" + (f" ({escape(ev.schedule)})" if ev.schedule else ""))
+        lines.append(f"Idle {ev.idle_hours_per_week} h a week" + (f" ({_clean(ev.schedule)})" if ev.schedule else ""))
     lines.append(spark_text(rec))
     return "\n".join(lines)
 
@@ -539,14 +589,24 @@ def _fields(rec: Recommendation) -> list[MarkdownTextObject]:
         ("Cost after", f"{usd(rec.monthly_cost_after)}/month"),
         ("Confidence", rec.confidence.value),
         ("Where", f"{rec.account_id} · {rec.availability_zone}"),
+        ("Capacity", _capacity_field(rec)),
         ("State", rec.state),
         ("Generated", rec.generated_at.strftime("%Y-%m-%d %H:%M UTC")),
     ]
     return [_md(shorten(f"*{name}*\n{value}", 2000)) for name, value in values]
 
 
+def _capacity_field(rec: Recommendation) -> str:
+    """Whether a stop can strand the host: it runs in a capacity reservation, or restarting depends on the type."""
+    if rec.capacity_reservation:
+        return f"reserved: {escape(printable(rec.capacity_reservation))} holds its restart capacity"
+    if capacity_at_risk(rec):
+        return f"not reserved: {rec.instance_type} is scarce, a restart may find no capacity"
+    return "no reservation"
+
+
 def reasons_text(rec: Recommendation, limit: int = SECTION_TEXT_MAX) -> str:
-    lines = ["*Why*"] + [f"• {escape(shorten(reason, 600))}" for reason in rec.reasons]
+    lines = ["*Why*"] + [f"• {escape(shorten(printable(reason), 600))}" for reason in rec.reasons]
     text = "\n".join(lines)
     return shorten(text, limit)
 
@@ -568,9 +628,11 @@ def detail_message(
     approval: Approval | None = None,
     now: datetime,
     scope: ActionScope | None = None,
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
 ) -> Message:
     """`/gpu show <instance-id>`."""
-    title = f"{rec.instance_name} ({rec.instance_id})" if rec.instance_name else rec.instance_id
+    name = printable(rec.instance_name)
+    title = f"{shorten(name, 120)} ({rec.instance_id})" if name else rec.instance_id
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=shorten(title, 150))),
         SectionBlock(text=_md(f"`{rec.instance_type}` in {rec.region}"), fields=_fields(rec)),
@@ -580,7 +642,7 @@ def detail_message(
     if rec.alternatives:
         alternatives = [
             f"`{alt.instance_type}` {usd(alt.monthly_cost)}/month ({alt.confidence.value}): "
-            + escape(shorten(alt.note, 200))
+            + escape(shorten(printable(alt.note), 200))
             for alt in rec.alternatives[:5]
         ]
         blocks.append(_context("*Alternatives* · " + " · ".join(alternatives)))
@@ -589,7 +651,7 @@ def detail_message(
     if status:
         blocks.append(_context(status))
     elif rec.finding in ATTENTION:
-        blocks.extend(recommendation_blocks(rec, scope)[1:])
+        blocks.extend(recommendation_blocks(rec, scope, managed_tag_key)[1:])
     return Message(f"{rec.instance_id}: {FINDING_LABELS[rec.finding]}", tuple(blocks))
 
 
@@ -684,7 +746,8 @@ def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
     blocks: list[Block] = [_context(f"{len(ordered)} stop/start schedule(s), created through Slack approvals")]
     shown = ordered[: (MAX_BLOCKS - 2) // 2]
     for record in shown:
-        name = f" {escape(shorten(record.instance_name, 50))}" if record.instance_name else ""
+        shown_name = printable(record.instance_name)
+        name = f" {escape(shorten(shown_name, 50))}" if shown_name else ""
         text = (
             f"`{record.instance_id}`{name} (`{record.instance_type}`, {record.region}, {record.account_id})\n"
             f"{escape(record.plan.description)} · `{record.plan.stop_cron}` / `{record.plan.start_cron}`\n"
