@@ -41,7 +41,8 @@ class Host:
     gpus: tuple[Gpu, ...] = ()  # empty: no accelerator metrics published
     neuron_cores: dict[int, Shape] = field(default_factory=dict)  # only cores in use report
     cpu: Shape = lambda t, r: 5.0
-    network_bytes_per_5min: Shape = lambda t, r: 2e8
+    # NetworkIn per 5 minutes (out is 0.6 of it): 2e7 is ~0.9 Mbit/s in + out, the agents and time sync of a quiet host
+    network_bytes_per_5min: Shape = lambda t, r: 2e7
     host_memory_pct: Shape | None = lambda t, r: 30.0
     gpu_memory_total_mib: float = 22888
     tags: dict[str, str] = field(default_factory=dict)

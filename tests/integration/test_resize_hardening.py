@@ -93,9 +93,7 @@ def test_concurrent_approvals_for_one_instance_resize_it_once(aws: Aws, monkeypa
     assert seen["lock"]["holder"] == result["executionArn"]
     refused = seen["second"]
     assert (refused["status"], refused["error"]) == ("FAILED", "ResizeRefused")
-    assert (
-        f"another workflow is changing {instance_id} (recommendation {first.recommendation_id}" in refused["cause"]
-    )
+    assert f"another workflow is changing {instance_id} (recommendation {first.recommendation_id}" in refused["cause"]
     assert "so this resize to g5.4xlarge is refused" in refused["cause"]  # it names its own action
     assert audit_events(aws, second.recommendation_id) == ["resize_started", "refused"]
     assert lock_item(aws, instance_id) is None, "released at the end"

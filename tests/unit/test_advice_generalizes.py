@@ -259,12 +259,29 @@ def test_neuron_cores_that_stop_reporting_while_the_host_runs_are_idle_since() -
         gpus=(Gpu(lambda t, r: r.gauss(90, 3) if t < exited else float("nan"), constant(0.0)),) * 2,
         neuron=True,
         cpu=lambda t, r: 30.0 if t < exited else 2.0,
+        host_memory_pct=lambda t, r: 45.0 if t < exited else 4.0,  # the job's memory went with it
     )
     rec = advise("trn1.2xlarge", work)
 
     assert rec.finding is Finding.IDLE
     reason_with(rec, "the work ended: every NeuronCore quiet since")
     assert not any("held by an application" in reason for reason in rec.reasons)
+
+
+def test_neuron_cores_that_go_silent_while_the_host_holds_its_memory_are_not_idle() -> None:
+    # neuron-monitor crashed five days ago; the training job goes on (its RAM stays, its CPU too): every core's
+    # silence is the monitor's, not the job's. Before: "the work ended", a one-click stop of a working trn1.
+    died = NOW - timedelta(days=5)
+    work = Workload(
+        gpus=(Gpu(lambda t, r: r.gauss(90, 3) if t < died else float("nan"), constant(0.0)),) * 2,
+        neuron=True,
+        cpu=constant(6.0),
+        host_memory_pct=constant(50.0),
+    )
+    rec = advise("trn1.2xlarge", work)
+
+    assert rec.finding is Finding.INSUFFICIENT_DATA and rec.action is None
+    reason_with(rec, "neuron-monitor has reported no NeuronCore since", "still uses 50% of its RAM", "Restart it")
 
 
 def test_neuron_cores_that_never_report_are_named_as_unused() -> None:

@@ -350,8 +350,10 @@ def test_schedulable_business_hours_saves_the_idle_hours() -> None:
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.target_type is None
     assert rec.monthly_cost == Decimal("734.38")  # 1.006 x 730
-    assert rec.monthly_savings == Decimal("493.96")  # 734.38 x 113 / 168 = 493.959
-    assert rec.monthly_cost_after == Decimal("240.42")
+    # Idle 113 hours; stopped 113 less 2.75 hours of margins per window (boot 15 minutes, late work 30, an hour
+    # each side where the team's clock changes): 734.38 x 99.25 / 168 = 433.85.
+    assert rec.monthly_savings == Decimal("433.85")
+    assert rec.monthly_cost_after == Decimal("300.53")
     assert rec.action is ActionKind.SCHEDULE  # one click creates the stop/start pair: the hours repeat
     assert rec.confidence is Confidence.HIGH  # the same hours in both weeks
     assert rec.evidence.idle_hours_per_week == 168 - 5 * 11  # Mon-Fri 08-19 busy
@@ -360,7 +362,10 @@ def test_schedulable_business_hours_saves_the_idle_hours() -> None:
     assert has_reason(
         rec,
         "busy only Mon-Fri 08:00-19:00 UTC; idle 113 of 168 hours a week",
-        "CPU below 10% and network below 0.05 Gbps in those hours",
+        "CPU below 10% and network below 0.01 Gbps in those hours",
+    )
+    assert has_reason(
+        rec, "the saving counts 99 stopped hours a week", "15 minutes to boot, 30 for work that runs late"
     )
     assert has_reason(rec, "250 GB of instance store (local NVMe) is wiped on every stop")
     assert has_reason(rec, "EventBridge Scheduler stop/start pair")
@@ -373,10 +378,10 @@ def test_schedule_beats_a_smaller_resize_and_mentions_the_resize() -> None:
     )
     rec = analyze(instance("g5.12xlarge"), repeating_weeks(summary))
 
-    # Stopping 113 of 168 hours saves 4140.56 x 113 / 168 = 2785.02; resizing to g5.8xlarge saves 2353.52.
+    # Stopping 99.25 of 168 hours saves 4140.56 x 99.25 / 168 = 2446.13; resizing to g5.8xlarge saves 2353.52.
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.target_type is None
-    assert rec.monthly_savings == Decimal("2785.02")
+    assert rec.monthly_savings == Decimal("2446.13")
     assert rec.confidence is Confidence.HIGH
     assert has_reason(rec, "also possible: resizing to g5.8xlarge", "$2,353.52/month")
     assert has_reason(rec, "3,800 GB of instance store")
@@ -393,12 +398,12 @@ def test_a_resize_that_saves_more_than_a_schedule_names_the_schedule() -> None:
     )
     rec = analyze(instance("g5.12xlarge"), repeating_weeks(summary))
 
-    # Resizing saves 4140.56 - 734.38 (1.006 x 730) = 3406.18; stopping 113 of 168 hours only 2785.02.
+    # Resizing saves 4140.56 - 734.38 (1.006 x 730) = 3406.18; stopping 99.25 of 168 hours only 2446.13.
     assert rec.finding is Finding.OVERPROVISIONED
     assert rec.target_type == "g5.xlarge"
     assert rec.monthly_savings == Decimal("3406.18")
     assert rec.actionable is True
-    assert has_reason(rec, "also possible: a stop schedule (busy only Mon-Fri 08:00-19:00 UTC)", "$2,785.02/month")
+    assert has_reason(rec, "also possible: a stop schedule (busy only Mon-Fri 08:00-19:00 UTC)", "$2,446.13/month")
 
 
 def test_schedule_needs_a_full_week_of_history() -> None:
@@ -637,7 +642,10 @@ def gpu_hosts(draw: st.DrawFn) -> SweepCase:
 
 def _active(d: DeviceUsage) -> bool:
     assert d.utilization is not None
-    return d.utilization.p99 >= POLICY.idle_util_pct or (d.utilization_peak or 0.0) >= POLICY.activity_peak_pct
+    steady = d.utilization.p50 >= POLICY.steady_util_pct  # a steady few percent is a live service
+    return (
+        steady or d.utilization.p99 >= POLICY.idle_util_pct or (d.utilization_peak or 0.0) >= POLICY.activity_peak_pct
+    )
 
 
 def _memory_share(d: DeviceUsage, spec: InstanceTypeSpec) -> float:
@@ -682,7 +690,7 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
     memory_floor = max(peaks) * HEADROOM if peaks and not reserved else source.memory_per_unit_mib
     cpu_p99 = min(100.0, case.cpu_p95 * 1.05)  # what tests.factories.usage() publishes as CPU p99
     needed_vcpus = max(math.ceil(source.vcpus * case.cpu_p95 / CPU_TARGET), math.ceil(source.vcpus * cpu_p99 / 100))
-    host_busy = case.cpu_p95 >= POLICY.cpu_idle_pct
+    host_busy = case.cpu_p95 >= POLICY.cpu_idle_pct or case.cpu_p95 * source.vcpus / 100 >= POLICY.busy_vcpus
     p95 = max(d.utilization.p95 for d in case.devices if d.utilization)
     burst = max(
         max(d.utilization.p99, d.utilization.peak, d.utilization_burst or 0.0) for d in case.devices if d.utilization
@@ -713,7 +721,16 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
         target = spec_of(rec.target_type)
         assert target.memory_per_unit_mib >= memory_floor
         assert target.compute_units >= max(1, len(in_use))
-        assert target.vcpus >= needed_vcpus
+        # The one exception: a CPU-bound host's saturated reading hides its need, so a cheaper type with more
+        # vCPUs than today beats a dearer one that meets the 70 % projection (README "How it decides").
+        more_for_less = (
+            rec.finding is Finding.NOT_GPU_BOUND
+            and target.vcpus > source.vcpus
+            and rec.monthly_cost_after is not None
+            and rec.monthly_cost is not None
+            and rec.monthly_cost_after < rec.monthly_cost
+        )
+        assert target.vcpus >= needed_vcpus or more_for_less
         if case.host_memory_pct is not None:
             assert target.memory_mib >= source.memory_mib * case.host_memory_pct / 100 * HEADROOM
         else:
@@ -1232,7 +1249,7 @@ def test_recommendation_id_is_stable_and_follows_the_target() -> None:
             "11890.24",
             "0.00",
         ),
-        # 1.006 x 730 = 734.38, less 113 of 168 hours (493.96)
+        # 1.006 x 730 = 734.38, less 99.25 of 168 stopped hours (433.85)
         (
             "g5.xlarge",
             usage(
@@ -1243,7 +1260,7 @@ def test_recommendation_id_is_stable_and_follows_the_target() -> None:
             ),
             Finding.SCHEDULABLE,
             "734.38",
-            "240.42",
+            "300.53",
         ),
     ],
     ids=["overprovisioned", "not-gpu-bound", "out-of-memory", "pinned", "optimized", "idle", "schedulable"],

@@ -361,6 +361,33 @@ def test_stopping_a_scarce_type_needs_the_explicit_confirmation() -> None:
     assert "confirmed: restart capacity is not guaranteed" in store.audits[-1].detail
 
 
+def test_a_scarce_host_in_a_capacity_reservation_is_stopped_with_a_plain_approve() -> None:
+    # The reservation holds its restart capacity: no risk to confirm, and none is recorded as confirmed.
+    host = replace(idle(7, instance_type="p4d.24xlarge", cost="23922.10"), capacity_reservation="cr-0p4d")
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+
+    result = approve(store, workflow, host.recommendation_id)
+
+    assert result.outcome is Outcome.STARTED
+    assert workflow.started[0].capacity_risk_confirmed is False
+    assert "restart capacity is not guaranteed" not in store.audits[-1].detail
+
+
+def test_a_host_the_analysis_found_untagged_is_refused_in_the_reports_words() -> None:
+    untagged = replace(idle(8), managed=False)
+    unknown = replace(idle(9), managed=None)  # stored before tags were read: the workflow checks the tag itself
+    store, workflow = MemoryStore.of(untagged, unknown), RecordingWorkflow()
+
+    refused = approve(store, workflow, untagged.recommendation_id, managed_tag_key="rightsizer:managed")
+    assert refused.outcome is Outcome.OUT_OF_SCOPE
+    assert "is not tagged `rightsizer:managed=true`" in refused.detail and "aws ec2 create-tags" in refused.detail
+    assert workflow.started == [] and store.audits[-1].event == "approve-refused"
+
+    assert approve(store, workflow, unknown.recommendation_id, managed_tag_key="rightsizer:managed").outcome is (
+        Outcome.STARTED
+    )
+
+
 def test_a_schedule_is_written_in_the_teams_time_zone() -> None:
     host = schedulable(5, team="research")
     store, workflow = MemoryStore.of(host), RecordingWorkflow()
@@ -372,14 +399,16 @@ def test_a_schedule_is_written_in_the_teams_time_zone() -> None:
     assert result.outcome is Outcome.STARTED
     (started,) = workflow.started
     assert started.action is ActionKind.SCHEDULE and started.to_type == "stop/start schedule"
-    # 08:00-19:00 UTC in December is 09:00-20:00 in Berlin; the start fires 15 minutes early for the boot.
+    # 08:00-19:00 UTC in December is 09:00-20:00 in Berlin; the start fires 15 minutes early for the boot, the
+    # stop 30 minutes late for late work, and Berlin changes its clock: an hour more each side.
     assert started.schedule == SchedulePlan(
-        stop_cron="cron(0 20 ? * MON-FRI *)",
-        start_cron="cron(45 8 ? * MON-FRI *)",
+        stop_cron="cron(30 21 ? * MON-FRI *)",
+        start_cron="cron(45 7 ? * MON-FRI *)",
         time_zone="Europe/Berlin",
-        description="starts 08:45 Mon-Fri, stops 20:00 Mon-Fri (Europe/Berlin)",
+        description="starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, an hour's margin each side for the "
+        "clock change)",
     )
-    assert "schedule g5.xlarge -> stop/start schedule: starts 08:45 Mon-Fri" in store.audits[-1].detail
+    assert "schedule g5.xlarge -> stop/start schedule: starts 07:45 Mon-Fri" in store.audits[-1].detail
 
 
 def test_no_schedule_without_a_usable_time_zone_or_over_an_existing_pair() -> None:

@@ -4,7 +4,7 @@ Capacity Reservations, Capacity Blocks, Reserved Instances, Savings Plans) and s
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from rightsizer.domain.analyzer import analyze_fleet
@@ -142,9 +142,33 @@ def test_a_host_above_the_reserved_units_saves_at_list_price() -> None:
 
     recs = analyze(hosts, Commitments(reserved_instances=(ri,), read=True))
 
-    # 192 units run, 96 are reserved: either host's change takes 96 units off what is paid on demand.
-    assert {r.monthly_savings_net for r in recs.values()} == {Decimal("2353.52")}
-    assert all(reason_with(r, "usage above them is paid on demand, so the full saving counts") for r in recs.values())
+    # 192 units run, 96 are reserved: the reserved units are counted against the older host, so the other's change
+    # saves at list price and the covered one's keeps using the RI (net 0). Each claiming the pool's 96 uncovered
+    # units would count one saving twice.
+    older, newer = recs["i-00000000000000002"], recs["i-00000000000000003"]
+    assert (older.monthly_savings_net, newer.monthly_savings_net) == (Decimal("0.00"), Decimal("2353.52"))
+    assert reason_with(newer, "usage above them is paid on demand, so the full saving counts")
+
+
+def test_reserved_instances_are_counted_once_across_the_hosts_they_cover() -> None:
+    # Three idle g5.12xlarge, two regional RIs: stopping all three takes one host's cost off the bill, not three.
+    hosts = [idle_g5(f"i-0000000000000000{n}", days_ago=10 - n) for n in range(3)]
+    ri = ReservedInstances("ri-1", "g5.12xlarge", count=2, end=END)
+
+    recs = analyze(hosts, Commitments(reserved_instances=(ri,), read=True))
+
+    assert sum((r.monthly_savings_net or Decimal(0) for r in recs.values()), Decimal(0)) == Decimal("4140.56")
+    assert [recs[f"i-0000000000000000{n}"].monthly_savings_net for n in range(3)] == [
+        Decimal("0.00"),
+        Decimal("0.00"),
+        Decimal("4140.56"),
+    ]
+
+
+def idle_g5(instance_id: str, days_ago: int) -> tuple[Instance, UsageSummary]:
+    host = instance("g5.12xlarge", instance_id, launch_time=NOW - timedelta(days=days_ago))
+    devices = [idle_device(str(i), A10G_TOTAL_MIB) for i in range(4)]
+    return host, usage(devices, instance_id=instance_id, cpu_p95=2.0)
 
 
 def test_linux_reserved_instances_neither_cover_nor_count_a_windows_host() -> None:

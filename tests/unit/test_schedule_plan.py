@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rightsizer.domain.schedule_plan import NoSchedulePair, busy_runs, one_pair_fits, schedule_plan
+from rightsizer.domain.schedule_plan import NoSchedulePair, busy_runs, one_pair_fits, schedule_plan, stopped_hours
 from rightsizer.domain.scope import ActionScope
 from rightsizer.settings import ConfigError, Settings
 
@@ -35,20 +35,44 @@ def test_office_hours_follow_the_teams_clock_through_summer_time() -> None:
     winter = schedule_plan(busy_runs(OFFICE), "Europe/Berlin", WINTER)
     summer = schedule_plan(busy_runs(OFFICE), "Europe/Berlin", SUMMER)
 
-    # 08:00-19:00 UTC is 09:00-20:00 in Berlin in winter, 10:00-21:00 in summer; the start is 15 minutes early.
-    assert (winter.start_cron, winter.stop_cron) == ("cron(45 8 ? * MON-FRI *)", "cron(0 20 ? * MON-FRI *)")
-    assert (summer.start_cron, summer.stop_cron) == ("cron(45 9 ? * MON-FRI *)", "cron(0 21 ? * MON-FRI *)")
+    # 08:00-19:00 UTC is 09:00-20:00 in Berlin in winter, 10:00-21:00 in summer. The start is 15 minutes early
+    # for the boot, the stop 30 minutes late for work that runs long, and Berlin changes its clock: work that
+    # follows UTC instead of the clock moves an hour against the pair, so an hour more each side.
+    assert (winter.start_cron, winter.stop_cron) == ("cron(45 7 ? * MON-FRI *)", "cron(30 21 ? * MON-FRI *)")
+    assert (summer.start_cron, summer.stop_cron) == ("cron(45 8 ? * MON-FRI *)", "cron(30 22 ? * MON-FRI *)")
     assert winter.time_zone == "Europe/Berlin"
-    assert winter.description == "starts 08:45 Mon-Fri, stops 20:00 Mon-Fri (Europe/Berlin)"
+    assert winter.description == (
+        "starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, an hour's margin each side for the clock change)"
+    )
+
+
+def test_a_zone_without_a_clock_change_keeps_only_the_boot_and_late_work_margins() -> None:
+    for zone in ("UTC", "Asia/Tokyo"):
+        plan = schedule_plan(busy_runs(OFFICE), zone, SUMMER)
+        assert "clock change" not in plan.description
+    tokyo = schedule_plan(busy_runs(OFFICE), "Asia/Tokyo", SUMMER)  # UTC+9 all year
+    assert (tokyo.start_cron, tokyo.stop_cron) == ("cron(45 16 ? * MON-FRI *)", "cron(30 4 ? * TUE-SAT *)")
+    # The southern hemisphere changes its clock too (summer time in January).
+    assert "clock change" in schedule_plan(busy_runs(OFFICE), "Australia/Sydney", WINTER).description
 
 
 def test_a_window_across_midnight_stops_on_the_next_day_and_half_hour_zones_keep_their_minutes() -> None:
     nights = schedule_plan(
         busy_runs(week(*((day, 22, 24) for day in range(5)), *((day, 0, 2) for day in range(1, 6)))), "UTC", WINTER
     )
-    assert (nights.start_cron, nights.stop_cron) == ("cron(45 21 ? * MON-FRI *)", "cron(0 2 ? * TUE-SAT *)")
-    india = schedule_plan(busy_runs(OFFICE), "Asia/Kolkata", WINTER)  # UTC+05:30
-    assert (india.start_cron, india.stop_cron) == ("cron(15 13 ? * MON-FRI *)", "cron(30 0 ? * TUE-SAT *)")
+    assert (nights.start_cron, nights.stop_cron) == ("cron(45 21 ? * MON-FRI *)", "cron(30 2 ? * TUE-SAT *)")
+    india = schedule_plan(busy_runs(OFFICE), "Asia/Kolkata", WINTER)  # UTC+05:30, no clock change
+    assert (india.start_cron, india.stop_cron) == ("cron(15 13 ? * MON-FRI *)", "cron(0 1 ? * TUE-SAT *)")
+
+
+def test_idle_gaps_the_margins_would_eat_get_no_pair_and_the_saving_counts_stopped_hours() -> None:
+    # Busy 00:00-23:00 every day: one idle hour less 2.75 hours of margins leaves nothing to stop.
+    long_days = busy_runs(week(*((day, 0, 23) for day in range(7))))
+    assert not one_pair_fits(long_days)
+    with pytest.raises(NoSchedulePair, match="under an hour stopped"):
+        schedule_plan(long_days, "UTC", WINTER)
+    # Office hours: 113 idle hours, 5 windows x 2.75 hours of margins.
+    assert stopped_hours(busy_runs(OFFICE)) == 113 - 5 * 2.75
 
 
 def test_hours_that_differ_from_day_to_day_or_an_unknown_zone_get_no_pair() -> None:

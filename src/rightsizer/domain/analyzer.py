@@ -136,8 +136,8 @@ def part_time(facts: Facts, draft: Draft) -> Draft:
         return draft
     hours = float(HOURS_PER_MONTH) * share
     return draft.noting(
-        f"priced on the ~{hours:.0f} hours a month it runs ({share:.0%} of the time since its first EC2 metric: "
-        "AWS/EC2 publishes CPUUtilization only while an instance runs), not on 730"
+        f"priced on the ~{hours:.0f} hours a month it runs ({share:.0%} of the last week, or of the last three "
+        "days where lower: AWS/EC2 publishes CPUUtilization only while an instance runs), not on 730"
     )
 
 

@@ -14,7 +14,7 @@ covered host. Pure functions: the collectors read the commitments (adapters/aws/
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -120,6 +120,11 @@ class ReservedPool:
     size_flexible: bool
     ids: tuple[str, ...]
     end: datetime | None
+    # Of this host's units, those the reservation does not cover: the pool's reserved units are counted against its
+    # hosts oldest first, so that the hosts' shares add up to what the pool pays on demand (each host claiming all of
+    # the pool's uncovered units would count the same saving once per host). None: an item from before (the
+    # pool's uncovered units, capped at the host's).
+    host_uncovered: float | None = None
 
     def uncovered(self, running: float) -> float:
         return max(0.0, running - self.reserved)
@@ -240,17 +245,19 @@ def _reserved_pool(
         if r.availability_zone == instance.availability_zone and r.instance_type == instance.instance_type
     ]
     if zonal:  # zonal RIs are not size-flexible: instances of the type in the zone count
-        count = sum(
-            1
+        members = [
+            i
             for i in running
             if (i.instance_type, i.availability_zone) == (instance.instance_type, instance.availability_zone)
-        )
+        ]
+        reserved_count = float(sum(r.count for r in zonal))
         return ReservedPool(
-            reserved=float(sum(r.count for r in zonal)),
-            running=float(count),
+            reserved=reserved_count,
+            running=float(len(members)),
             size_flexible=False,
             ids=tuple(r.reservation_id for r in zonal),
             end=min((r.end for r in zonal if r.end), default=None),
+            host_uncovered=_host_uncovered(instance, members, reserved_count, lambda _: 1.0),
         )
     family = instance.instance_type.split(".", 1)[0]
     regional = [r for r in reserved if r.availability_zone is None and r.family == family]
@@ -258,16 +265,32 @@ def _reserved_pool(
     if not regional or units is None:
         return None
     reserved_units = sum(r.count * (normalized_units(r.instance_type) or 0.0) for r in regional)
-    running_units = sum(
-        normalized_units(i.instance_type) or 0.0 for i in running if i.instance_type.split(".", 1)[0] == family
-    )
+    members = [i for i in running if i.instance_type.split(".", 1)[0] == family]
+    running_units = sum(normalized_units(i.instance_type) or 0.0 for i in members)
     return ReservedPool(
         reserved=reserved_units,
         running=running_units,
         size_flexible=True,
         ids=tuple(r.reservation_id for r in regional),
         end=min((r.end for r in regional if r.end), default=None),
+        host_uncovered=_host_uncovered(
+            instance, members, reserved_units, lambda i: normalized_units(i.instance_type) or 0.0
+        ),
     )
+
+
+def _host_uncovered(
+    instance: Instance, members: Sequence[Instance], reserved: float, units_of: Callable[[Instance], float]
+) -> float:
+    """The host's units the pool's reservation leaves on demand, its reserved units counted against the members in
+    their order (oldest first: `coverage` sorts the running hosts by launch time)."""
+    before = 0.0
+    for member in members:
+        if member.instance_id == instance.instance_id:
+            break
+        before += units_of(member)
+    units = units_of(instance)
+    return units - min(units, max(0.0, reserved - before))
 
 
 def _plan_shares(
@@ -366,7 +389,8 @@ def _under_reserved_instances(instance: Instance, pool: ReservedPool, change: Ch
     of the host's units the reservation does not cover saves at list price; the covered share strands the RI (a
     resize within the family keeps using it, size flexibility; any other new type is paid on top)."""
     units = (normalized_units(instance.instance_type) if pool.size_flexible else 1.0) or 1.0
-    share = Decimal(str(min(1.0, pool.uncovered(pool.running) / units)))
+    uncovered = pool.host_uncovered if pool.host_uncovered is not None else pool.uncovered(pool.running)
+    share = Decimal(str(min(1.0, uncovered / units)))
     stays = (
         bool(change.target_type)
         and pool.size_flexible
@@ -384,6 +408,7 @@ def _under_reserved_instances(instance: Instance, pool: ReservedPool, change: Ch
     if share >= 1:
         reason = (
             f"Reserved Instances {ids} cover the {what}: usage above them is paid on demand, so the full saving counts"
+            " (the reserved units are counted against the pool's hosts oldest first; this one is above them)"
         )
     else:
         reason = (

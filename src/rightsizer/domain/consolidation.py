@@ -91,13 +91,16 @@ def consolidate(
 ) -> list[Recommendation]:
     """`recommendations` of one region, with those of consolidatable groups replaced by `consolidate` advice."""
     by_id = {i.instance_id: i for i in instances}
-    groups: dict[tuple[str, str, str], list[Recommendation]] = {}
+    # One team's hosts of one type in one zone, in one account (zone names map to different zones in each account)
+    # and billed alike (Windows work does not move onto a Linux host).
+    groups: dict[tuple[str, str, str, str, str | None], list[Recommendation]] = {}
     for rec in recommendations:
         instance = by_id.get(rec.instance_id)
         if instance is not None and _eligible(rec, instance, usage.get(rec.instance_id)):
-            groups.setdefault((rec.team, rec.availability_zone, rec.instance_type), []).append(rec)
+            key = (rec.account_id, rec.team, rec.availability_zone, rec.instance_type, instance.billing.key)
+            groups.setdefault(key, []).append(rec)
     replaced: dict[str, Recommendation] = {}
-    for (team, zone, instance_type), members in groups.items():
+    for (_, team, zone, instance_type, _), members in groups.items():
         spec = catalog.spec(instance_type)
         if spec is None or len(members) < 2:
             continue
@@ -155,6 +158,8 @@ def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | Non
         and rec.monthly_cost is not None
         and usage is not None
         and usage.accelerator_data is AcceleratorData.PER_DEVICE
+        # Encoder sessions are not a share of one engine: two transcoders do not fit one NVENC by their SM load.
+        and not usage.encodes
         and ev.memory_peak_mib is not None
         and not ev.memory_reserved
         and ev.cpu_p95 is not None

@@ -74,8 +74,9 @@ class Facts:
 
     @cached_property
     def running_share(self) -> float:
-        """Share of the time the host runs: 1 unless it ran less than the policy's part-time share since its first
-        EC2 metric (it stops itself). Rules price on 730 hours; the analyzer then prices the advice on this share."""
+        """Share of the time the host runs: 1 unless it ran less than the policy's part-time share of the recent
+        time (it stops itself; see usage.running_share). Rules price on 730 hours; the analyzer then prices the
+        advice on this share."""
         share = self.usage.running_share if self.usage is not None else None
         if share is None or share >= self.policy.part_time_share or share <= 0:
             return 1.0
@@ -96,6 +97,12 @@ def regime_change_text(usage: UsageSummary, unit: str) -> str:
     when = f"{change.since:%Y-%m-%d %H:%M} UTC"
     level = f"the busiest {unit}'s mean"
     before, after = pct(change.level_before), pct(change.level_after)
+    if change.measure == "cpu":
+        way = "down" if change.kind is RegimeKind.STEPPED_DOWN else "up"
+        return (
+            f"the host's CPU stepped {way} on {when} from {before} to {after} (its mean) and stayed there, while the "
+            f"{unit}s' load did not"
+        )
     return {
         RegimeKind.WENT_QUIET: f"the work ended: every {unit} quiet since {when}, after {change.days_before:.1f} "
         f"days at {before} ({level})",
@@ -175,7 +182,7 @@ class Measured:
 
     @cached_property
     def pattern(self) -> WeeklyPattern | None:
-        return weekly_pattern(self.usage, self.policy)
+        return weekly_pattern(self.usage, self.policy, self.spec.vcpus)
 
     @cached_property
     def downsize(self) -> Candidate | None:
@@ -235,17 +242,56 @@ class Measured:
 
     @cached_property
     def host_busy(self) -> bool:
-        """CPU or network shows work of its own (a service, a data pipeline, a nightly job): steadily (p95)
-        or in some hour of the week, as the accelerators' "any real activity" rule does."""
-        usage = self.usage
+        """CPU or network shows work of its own (a service, a data pipeline, a nightly job): steadily (p95, as a
+        share of the host or as whole vCPUs) or in some hour of the week, as the accelerators' "any real activity"
+        rule does."""
+        usage, policy = self.usage, self.policy
         cpu, network = self.cpu_p95, self.network_p95
-        cpu_active, network_active = self.policy.cpu_activity_pct, self.policy.network_active_gbps
-        if (cpu is not None and cpu >= self.policy.cpu_idle_pct) or (network is not None and network >= network_active):
+        cpu_active, network_active = policy.cpu_activity_pct, policy.network_active_gbps
+        if (cpu is not None and self.cpu_busy(cpu)) or (network is not None and network >= network_active):
             return True  # steadily busy: the hours need not be read
         # List comprehensions, not generators: a quiet host reads all 2 x 168 hours (see weekly_pattern).
-        return any([v is not None and v >= cpu_active for v in usage.hourly_cpu_mean]) or any(
-            [v is not None and v >= network_active for v in usage.hourly_network_mean_gbps]
+        return (
+            any([v is not None and v >= cpu_active for v in usage.hourly_cpu_mean])
+            or any([v is not None and v >= cpu_active for v in usage.hourly_cpu_peak])
+            or any([v is not None and v >= network_active for v in usage.hourly_network_mean_gbps])
         )
+
+    @cached_property
+    def recently_quiet(self) -> bool:
+        """The accelerators did nothing in the last day (every hour with a reading below the idle threshold, and
+        at least some hours read) while they worked earlier: advice that costs more is not for this host now."""
+        last_day = [peak for peak in self.usage.accelerator_hour_peaks[-24:] if peak is not None]
+        encoding = any(sessions is not None and sessions >= 1 for sessions in self.usage.encoder_hour_sessions[-24:])
+        quiet = bool(last_day) and max(last_day) < self.policy.idle_util_pct and not encoding
+        return quiet and self.accelerators_active
+
+    @cached_property
+    def recent_rise(self) -> str | None:
+        """What rose in the last day (the accelerators' or the CPU's daily mean) far above the window's typical day,
+        or None: a downsize sized on the whole window would not carry the load of the last hours."""
+        for name, days in (("accelerator", self.usage.daily_accelerator_mean), ("CPU", self.usage.daily_cpu_mean)):
+            known = [day for day in days if day is not None]
+            if len(known) < 3 or days[-1] is None:
+                continue
+            typical = sorted(known[:-1])[len(known[:-1]) // 2]
+            last = days[-1]
+            if last >= typical * self.policy.recent_rise and last - typical >= 10:
+                return (
+                    f"the {name} load of the last day ({pct(last)}) is far above the window's typical day "
+                    f"({pct(typical)})"
+                )
+        return None
+
+    def cpu_busy(self, cpu_pct: float) -> bool:
+        """Is this CPU reading work: a share of the host, or at least a whole busy vCPU on a large one?"""
+        return cpu_pct >= self.policy.cpu_idle_pct or cpu_pct * self.spec.vcpus / 100 >= self.policy.busy_vcpus
+
+    @property
+    def host_memory_held(self) -> float | None:
+        """Host RAM in use (peak %) when a process holds a real share of it (a cache, an index): a stop loses it."""
+        held = self.usage.host_memory_peak_pct
+        return held if held is not None and held >= self.policy.host_memory_held_pct else None
 
     @property
     def scarce(self) -> bool:

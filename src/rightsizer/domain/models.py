@@ -229,9 +229,10 @@ class RegimeChange:
 
     kind: RegimeKind
     since: datetime  # the current regime starts here
-    level_before: float  # the busiest unit's mean utilisation before (%)
+    level_before: float  # the busiest unit's mean utilisation before (%), or the host's mean CPU for a CPU step
     level_after: float  # ...and since
     days_before: float  # how long the earlier regime was seen in the window
+    measure: str = "accelerator"  # "accelerator", or "cpu": the host's CPU stepped while the accelerators did not
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +280,13 @@ class UsageSummary:
     # views above); empty when no GPU publishes encoder stats.
     hourly_encoder_sessions: tuple[float | None, ...] = ()
     encoder_hour_sessions: tuple[float | None, ...] = ()
-    # Share of the time from the host's first EC2 metric to the window's end that it was running (AWS/EC2 publishes
+    # Share of the recent time it was running (the last week, or the last three days where lower; AWS/EC2 publishes
     # CPUUtilization whenever the instance runs): below 1 for a host that stops itself. None: no EC2 metrics.
     running_share: float | None = None
+    # The busiest 5-minute CPU average of each hour of the week, the lowest over the weeks that saw it: a job at a
+    # fixed hour (a nightly cron) reaches it every week, a one-off spike does not. And the mean CPU per day.
+    hourly_cpu_peak: tuple[float | None, ...] = ()
+    daily_cpu_mean: tuple[float | None, ...] = ()
     # A sustained change of the work inside the window: the summary then covers only the time since (window_start
     # is `regime.since`); daily_accelerator_mean still spans the whole window, so the step shows.
     regime: RegimeChange | None = None

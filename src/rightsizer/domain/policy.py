@@ -18,7 +18,9 @@ class Policy:
     min_coverage: float = 0.25  # share of 5-minute periods with accelerator data, below: insufficient
     memory_headroom: float = 1.2  # a downsizing target's GPU memory >= observed peak x headroom
     host_headroom: float = 1.2  # ...and its RAM and network >= observed peak x this
-    idle_util_pct: float = 5.0  # a unit whose p99 stays below this does no steady work
+    idle_util_pct: float = 5.0  # a unit whose p99 stays below this does no steady work...
+    # ...unless its median is at or above this: an idle GPU reads 0 %; a steady few percent is a live service.
+    steady_util_pct: float = 1.0
     activity_peak_pct: float = 10.0  # any hourly maximum at or above this is real activity: not idle
     in_use_memory_pct: float = 5.0  # a unit holding at least this share of its memory has a model loaded
     target_max_util_pct: float = 80.0  # projected p95 on a target must stay at or below this
@@ -32,8 +34,23 @@ class Policy:
     oom_memory_pct: float = 95.0  # peak at or above this share of nvidia-smi's memory.total...
     memory_follows_load: float = 0.5  # ...on a line correlated with load at least this much: OOM risk
     cpu_idle_pct: float = 10.0  # CPU p95 (or an hour's mean, for schedules) below this: the host is quiet
-    cpu_activity_pct: float = 20.0  # any hour-of-week CPU mean at or above this: the host does work of its own
-    network_active_gbps: float = 0.05  # network p95 (in + out) at or above this: the host serves traffic
+    # ...and fewer busy vCPUs than this (p95 x vCPUs): 9 % of a 192-vCPU host is 17 vCPUs of a real service, where
+    # an idle host's agents and an idle inference server's event loop keep one or two busy.
+    busy_vcpus: float = 4.0
+    # Any hour-of-week CPU mean, or the busiest 5 minutes of an hour that recurs every week (a nightly cron), at or
+    # above this: the host does work of its own.
+    cpu_activity_pct: float = 20.0
+    # Network p95 (in + out, hourly means) at or above this: the host serves traffic. An idle host sends well under
+    # 1 Mbit/s (agents, time sync); 10 Mbit/s held is ~100 GB a day.
+    network_active_gbps: float = 0.01
+    # Host RAM in use at or above this share: a process holds state (a cache, an index) that a stop would lose.
+    host_memory_held_pct: float = 50.0
+    # NeuronCores that all went silent while the host still uses this share of its RAM: the job did not end (it
+    # would have freed it), neuron-monitor stopped.
+    host_memory_in_use_pct: float = 20.0
+    # The last day's mean (accelerators or CPU) at this many times the window's typical day, and 10 points above
+    # it: the load has just risen, too recently to be a regime; a downsize waits.
+    recent_rise: float = 1.5
     cpu_saturated_pct: float = 85.0  # CPU p95 at or above this: CPU-bound
     gpu_light_pct: float = 40.0  # busiest unit's p95 below this while the CPU is saturated: not GPU-bound
     target_max_cpu_pct: float = 70.0  # projected CPU p95 on a target

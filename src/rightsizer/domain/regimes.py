@@ -8,11 +8,11 @@ A change must be sustained and unlike the host's own rhythm, so that nights, wee
 holiday weekend are never read as one:
 
 - **went quiet**: every unit (and every video encoder) has been quiet for at least `MIN_HOURS` hours of data
-  and for at least `GAP_FACTOR` times the longest quiet gap between active hours before, after work on at least
-  `MIN_ACTIVE_DAYS` days (a one-off job is not a regime);
-- **went busy**: the window opens with such a quiet stretch, and the work since has worked on
-  `MIN_ACTIVE_DAYS` days with no quiet gap half as long, or has run without a break (`CONTINUOUS_SHARE` of its
-  hours active) for at least a day: a run that started yesterday is young, not a weekly pattern;
+  and for at least `GAP_FACTOR` times the longest quiet gap between active hours before, after at least
+  `MIN_ACTIVE_HOURS` hours of work (a weekly job's hour or two is the host's rhythm, not a regime);
+- **went busy**: the window opens with such a quiet stretch, and the work since has run `MIN_ACTIVE_HOURS` hours
+  with no quiet gap half as long, or has run without a break (`CONTINUOUS_SHARE` of its hours active) for at least
+  `MIN_CONTINUOUS_HOURS`: a run that started this morning is young, never a weekly pattern;
 - **stepped down / up**: the daily means of at least `MIN_DAYS` days on each side of a day boundary are apart
   by `STEP_RATIO` (every day of the busier side at least that many times the busiest day of the other), the busier
   side at `STEP_MIN_PCT` or more.
@@ -39,9 +39,9 @@ Flags = npt.NDArray[np.bool_]  # one per clock hour
 
 MIN_HOURS = 72  # three days: longer than any weekend
 GAP_FACTOR = 2.0
-MIN_ACTIVE_DAYS = 3
+MIN_ACTIVE_HOURS = 24  # a day's work: a weekly job's hour or two is the host's rhythm, not a regime
 CONTINUOUS_SHARE = 0.8  # a start that has kept running: at least this share of the hours since are active
-MIN_CONTINUOUS_HOURS = 24
+MIN_CONTINUOUS_HOURS = 2
 MIN_DAYS = 3
 STEP_RATIO = 2.5
 STEP_MIN_PCT = 10.0
@@ -54,6 +54,7 @@ class Found:
     kind: RegimeKind
     since: int
     days_before: float
+    measure: str = "accelerator"  # what changed: the accelerators' work, or the host's CPU (a step of its own)
 
     @property
     def since_time(self) -> datetime:
@@ -76,14 +77,20 @@ def find(timelines: Timelines) -> Found | None:
     data = np.flatnonzero(has_data)
     first_data = int(data[0])
     gaps = np.diff(hours) - 1
-    if len(np.unique(hours // 24)) >= MIN_ACTIVE_DAYS:
+    if len(hours) >= MIN_ACTIVE_HOURS:
         quiet = _went_quiet(hours, gaps, has_data)
         if quiet is not None:
             return Found(RegimeKind.WENT_QUIET, grid.first_hour + quiet * 3600, (quiet - first_data) / 24)
     busy = _went_busy(hours, gaps, has_data, first_data, len(peaks))
     if busy is not None:
         return Found(RegimeKind.WENT_BUSY, grid.first_hour + busy * 3600, (busy - first_data) / 24)
-    return _stepped(timelines.day_means, grid.start)
+    # A step of the accelerators' load, or of the host's CPU (a CPU-bound job that ended leaves the GPUs as they
+    # were): the later one starts the regime the host runs in now.
+    steps = [_stepped(timelines.day_means, grid.start)]
+    if timelines.cpu_day_means is not None:
+        found = _stepped(timelines.cpu_day_means, grid.start)
+        steps.append(Found(found.kind, found.since, found.days_before, "cpu") if found else None)
+    return max((step for step in steps if step is not None), key=lambda step: step.since, default=None)
 
 
 def _went_quiet(hours: Hours, gaps: Hours, has_data: Flags) -> int | None:
@@ -105,7 +112,7 @@ def _went_busy(hours: Hours, gaps: Hours, has_data: Flags, first_data: int, coun
     if int(has_data[:first].sum()) < MIN_HOURS or lead < GAP_FACTOR * longest_after:
         return None
     since = count - first
-    established = since >= MIN_HOURS and len(np.unique(hours // 24)) >= MIN_ACTIVE_DAYS
+    established = since >= MIN_HOURS and len(hours) >= MIN_ACTIVE_HOURS
     unbroken = since >= MIN_CONTINUOUS_HOURS and len(hours) >= CONTINUOUS_SHARE * since
     return first if established or unbroken else None
 

@@ -31,7 +31,13 @@ from rightsizer.domain.models import (
 )
 from rightsizer.domain.platforms import LINUX
 from rightsizer.domain.schedule import WeeklyPattern
-from rightsizer.domain.schedule_plan import busy_runs, one_pair_fits
+from rightsizer.domain.schedule_plan import (
+    BOOT_LEAD_MINUTES,
+    STOP_GRACE_MINUTES,
+    busy_runs,
+    one_pair_fits,
+    stopped_hours,
+)
 from rightsizer.domain.sizing import (
     candidates,
     fewest_units,
@@ -250,6 +256,30 @@ def _loaded_text(m: Measured) -> str | None:
     return None
 
 
+def neuron_monitor_silent(m: Measured) -> Draft | None:
+    """Every NeuronCore went silent at once while the host holds on to its RAM or keeps working: a job that ends
+    frees both, so neuron-monitor (or its pipe to CloudWatch) stopped. Reading that silence as idleness would stop a
+    working host."""
+    regime, usage, policy = m.usage.regime, m.usage, m.policy
+    if m.spec.accelerator_kind is not AcceleratorKind.NEURON or regime is None:
+        return None
+    if regime.kind is not RegimeKind.WENT_QUIET or not usage.devices:
+        return None
+    if any(d.silent_share < 1.0 for d in usage.devices):
+        return None  # a core still reports: neuron-monitor runs
+    ram = usage.host_memory_peak_pct
+    holds = ram is not None and ram >= policy.host_memory_in_use_pct
+    if not (holds or m.host_busy):
+        return None  # the host let go too: the job ended
+    since = f"{regime.since:%Y-%m-%d %H:%M} UTC"
+    still = f"still uses {ram:.0f}% of its RAM" if holds and ram is not None else f"keeps working ({m.host_text})"
+    return _insufficient(
+        f"neuron-monitor has reported no NeuronCore since {since} while the host {still}: a job that ends frees its "
+        "memory and its CPU, so neuron-monitor (or its CloudWatch pipe) has probably stopped. Restart it "
+        "(neuron-monitor | neuron-monitor-cloudwatch.py); nothing is judged until it reports again"
+    )
+
+
 def idle(m: Measured) -> Draft | None:
     """No unit ever worked and the host itself is quiet: the whole cost is waste."""
     if m.accelerators_active or m.host_busy:
@@ -265,7 +295,14 @@ def idle(m: Measured) -> Draft | None:
         advice="stop the host (one click: a guarded stop that never terminates and keeps its EBS volumes), or "
         "terminate it by hand if nobody claims it (snapshot its volumes first)",
     )
-    if m.cpu_p95 is None or loaded:
+    held = m.host_memory_held
+    if held is not None:
+        ram = m.spec.memory_mib * held / 100
+        draft = draft.noting(
+            f"host RAM is {held:.0f}% used ({gib(ram)} of {gib(m.spec.memory_mib)}): a process holds state (a cache, "
+            "an index, a loaded model) that a stop loses: check that nothing calls it"
+        )
+    if m.cpu_p95 is None or loaded or held is not None:
         draft = draft.capped(Confidence.MEDIUM)
     return _video_unknown(m, draft)
 
@@ -306,6 +343,21 @@ def unused_accelerator(m: Measured) -> Draft | None:
             (*reasons, m.video_unknown_text),
             confidence=Confidence.LOW,
             advice=f"if it encodes no video, {advice}; if it does, keep it on a GPU with NVENC",
+        )
+    acc = m.accelerator
+    if m.view.holding and acc is not None and acc.video_decoders:
+        # A process holds GPU memory while the SMs are quiet: video decoding (NVDEC, which no Linux metric shows)
+        # or a model nobody calls. Either way the GPU may be needed.
+        which = index_ranges([d.index for d in m.view.holding])
+        return Draft(
+            Finding.NOT_GPU_BOUND,
+            (
+                *reasons,
+                f"{m.unit}s {which} hold memory for a process while their SMs are quiet: it may decode video on NVDEC "
+                "(no metric on Linux shows it) or hold a model nobody calls; check what runs on them before moving",
+            ),
+            confidence=Confidence.LOW,
+            advice=f"if nothing on the GPU is used, {advice}",
         )
     return Draft(Finding.NOT_GPU_BOUND, reasons, confidence=m.data_confidence, advice=advice)
 
@@ -349,13 +401,40 @@ def cpu_bound(m: Measured) -> Draft | None:
         reasons.append(f"no offered {spec.accelerator_model} type with more vCPUs was found")
         return Draft(Finding.NOT_GPU_BOUND, tuple(reasons), confidence=m.data_confidence)
     reasons.extend(resize_reasons(spec, best, more_cpu, policy))
-    return Draft(
+    draft = Draft(
         Finding.NOT_GPU_BOUND,
         tuple(reasons),
         target=best.spec,
         cost_after=best.monthly,
         confidence=m.data_confidence.at_most(Confidence.MEDIUM if best.cross_family else Confidence.HIGH),
         actionable=True,
+    )
+    spinning = _cpu_pinned_whatever_the_load(m)
+    if spinning is None or cost is None or best.monthly <= cost:
+        return draft
+    return replace(
+        draft.noting(spinning).capped(Confidence.LOW),
+        actionable=False,
+        held_back="a CPU pinned whatever the load may be spinning, not short of vCPUs: check before paying more",
+    )
+
+
+def _cpu_pinned_whatever_the_load(m: Measured) -> str | None:
+    """A CPU saturated in every hour of the week while the accelerator load rises and falls does not follow the
+    work: threads that spin while they wait (busy polling) read 100 % on any number of vCPUs."""
+    cpu = [v for v in m.usage.hourly_cpu_mean if v is not None]
+    load = [v for v in m.usage.hourly_accelerator_peak if v is not None]
+    if len(cpu) < len(m.usage.hourly_cpu_mean) // 2 or not load:
+        return None
+    low, high = min(load), max(load)
+    # The load must really swing (its busiest hours at least twice its quietest): a steady loader-bound job keeps
+    # both flat, and there the CPU is the bottleneck.
+    if min(cpu) < m.policy.cpu_saturated_pct or high < 2 * low or high - low < m.policy.activity_peak_pct:
+        return None
+    return (
+        f"the CPU is at {pct(min(cpu))} or more in every hour of the week while the {m.unit} load moves between "
+        f"{pct(low)} and {pct(high)}: a CPU that does not follow the work is often threads that spin while they "
+        "wait (busy polling), which more vCPUs would not relieve; check what burns it (top, perf) before paying more"
     )
 
 
@@ -451,7 +530,8 @@ def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal | None:
     so on a host that runs part of the time they are a larger share of what it costs."""
     if m.cost_now is None:
         return None
-    share = min(1.0, pattern.idle_hours / HOURS_PER_WEEK / m.facts.running_share)
+    # The stopped hours, not the idle ones: the pair starts early for the boot and stops late for a long run.
+    share = min(1.0, stopped_hours(busy_runs(pattern.busy)) / HOURS_PER_WEEK / m.facts.running_share)
     return (m.cost_now * Decimal(str(share))).quantize(CENT)
 
 
@@ -493,6 +573,9 @@ def schedulable(m: Measured) -> Draft | None:
         f"busy only {pattern.windows}; idle {pattern.idle_hours} of {HOURS_PER_WEEK} hours a week (every "
         f"{m.unit} below {policy.idle_util_pct:g}%, CPU below {policy.cpu_idle_pct:g}% and network below "
         f"{policy.network_active_gbps:g} Gbps in those hours)",
+        f"the saving counts {stopped_hours(busy_runs(pattern.busy)):.0f} stopped hours a week: each busy window "
+        f"keeps {BOOT_LEAD_MINUTES} minutes to boot, {STOP_GRACE_MINUTES} for work that runs late and, where the "
+        "team's clock changes, an hour each side",
         m.units_text,
         m.host_text,
         m.observed_text,
@@ -571,6 +654,21 @@ def overprovisioned(m: Measured) -> Draft | None:
         confidence = confidence.at_most(Confidence.MEDIUM)
         actionable = False
         held_back = "host memory not measured: publish mem_used_percent first"
+    dropped = [d.index for d in m.view.holding][: max(0, len(m.view.holding) + m.view.needed - best.spec.compute_units)]
+    if dropped and actionable:
+        # A process holds memory on them: on a type without them it fails at its next start (cuda:1 is gone).
+        reasons.append(
+            f"{m.unit}s {index_ranges(dropped)} hold memory for processes that would lose their device on "
+            f"{best.spec.instance_type}: stop or move what runs there first"
+        )
+        confidence = confidence.at_most(Confidence.MEDIUM)
+        actionable = False
+        held_back = f"{m.unit}s {index_ranges(dropped)} hold models: move them first"
+    recent = m.recent_rise
+    if recent is not None and actionable:
+        reasons.append(f"{recent}: too recent to be a change of regime, so this downsize waits until it settles")
+        actionable = False
+        held_back = "the load rose in the last day: wait until it settles"
     if m.video_unknown and best.spec.compute_units < spec.compute_units and actionable:
         reasons.append(m.video_unknown_text)
         confidence = confidence.at_most(Confidence.MEDIUM)
@@ -615,13 +713,22 @@ def partly_idle(m: Measured) -> Draft | None:
     )
 
 
+def _light_and_video_unknown(m: Measured, draft: Draft) -> Draft:
+    """SMs that only tick over (a steady few percent, under the idle threshold at p99) on GPUs whose encoders nobody
+    measured: the GPU is kept, but what it does is unknown (a transcoder's scaling kernels look like this)."""
+    light = all(d.utilization is None or d.utilization.p99 < m.policy.idle_util_pct for d in m.view.busy)
+    if not (m.video_unknown and light):
+        return draft
+    return draft.noting(m.video_unknown_text).capped(Confidence.LOW)
+
+
 def optimized(m: Measured) -> Draft:
     """Every comparison was made and no cheaper type fits (with less certainty when part of the demand
     had to be assumed: GPU memory not measured, units that published nothing)."""
     hourly = m.facts.prices.hourly(m.spec.instance_type)
     prices, catalog = m.facts.prices, m.facts.catalog
     alternatives = neuron_alternatives(m.instance, m.spec, catalog, prices, m.demand, hourly) if hourly else ()
-    return Draft(
+    draft = Draft(
         Finding.OPTIMIZED,
         (
             m.units_text,
@@ -633,9 +740,11 @@ def optimized(m: Measured) -> Draft:
         confidence=m.data_confidence.at_most(Confidence.MEDIUM) if m.caveats else m.data_confidence,
         alternatives=alternatives,
     )
+    return _light_and_video_unknown(m, draft)
 
 
 FINDINGS: tuple[Rule, ...] = (
+    neuron_monitor_silent,
     idle,
     unused_accelerator,
     cpu_bound,
@@ -734,11 +843,27 @@ def unpriced(facts: Facts, draft: Draft) -> Draft:
 
 
 def paid_upgrade(facts: Facts, draft: Draft) -> Draft:
-    """Advice that costs more than today is never high confidence, whatever the evidence."""
+    """Advice that costs more than today is never high confidence, whatever the evidence; and never one click when
+    the work that called for it has been quiet for the last day (it may have ended)."""
     cost = facts.cost_now
     if cost is None or draft.cost_after is None or draft.cost_after <= cost:
         return draft
-    return draft.capped(Confidence.MEDIUM)
+    draft = draft.capped(Confidence.MEDIUM)
+    if not (draft.actionable and _recently_quiet(facts)):
+        return draft
+    return replace(
+        draft.noting(
+            "the accelerators have been quiet for the last day: confirm the work still runs before paying more"
+        ),
+        actionable=False,
+        held_back="quiet for the last day: confirm the work still runs",
+    )
+
+
+def _recently_quiet(facts: Facts) -> bool:
+    if facts.spec is None or facts.usage is None or facts.usage.accelerator_data is AcceleratorData.NONE:
+        return False
+    return Measured(facts, facts.spec, facts.usage).recently_quiet
 
 
 # What someone who owns the launch (an Auto Scaling group, a Spot request) changes instead of the host.

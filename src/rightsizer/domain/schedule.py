@@ -41,9 +41,11 @@ class WeeklyPattern:
         return self.recurring_share is not None and self.recurring_share < 0.5
 
 
-def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
+def weekly_pattern(usage: UsageSummary, policy: Policy, vcpus: int = 0) -> WeeklyPattern | None:
     """The host's busy hours of the week when a stop schedule is worth it: a week of nearly complete
-    history and at least the policy's idle hours a week (but not the whole week)."""
+    history and at least the policy's idle hours a week (but not the whole week). An hour is busy when an
+    accelerator works, an encoder session is open, the CPU's mean reaches the policy's share of the host or of
+    `vcpus` whole vCPUs busy, a job reaches its activity level in that hour every week, or the network serves."""
     if usage.accelerator_days < policy.min_schedule_days:
         return None
     peaks = usage.hourly_accelerator_peak
@@ -52,7 +54,9 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
     # `is None` costs less than tuple.count(None), which asks each float whether it equals None.
     if len(peaks) != HOURS_PER_WEEK or len([peak for peak in peaks if peak is None]) > _MAX_UNKNOWN_HOURS:
         return None
-    idle_util, cpu_idle, network_active = policy.idle_util_pct, policy.cpu_idle_pct, policy.network_active_gbps
+    idle_util, network_active = policy.idle_util_pct, policy.network_active_gbps
+    # A CPU mean is work from this share of the host, or from a whole busy vCPU on a large one.
+    cpu_idle = min(policy.cpu_idle_pct, 100 * policy.busy_vcpus / vcpus) if vcpus else policy.cpu_idle_pct
     if len([peak for peak in peaks if peak is not None and peak < idle_util]) < policy.min_schedule_idle_hours:
         return None  # idle hours are quiet accelerator hours first: too few of those already
     busy = tuple(
@@ -74,6 +78,14 @@ def weekly_pattern(usage: UsageSummary, policy: Policy) -> WeeklyPattern | None:
             [
                 hour_busy or (sessions is not None and sessions >= 1)
                 for hour_busy, sessions in zip(busy, _week_or_unknown(usage.hourly_encoder_sessions), strict=True)
+            ]
+        )
+    if usage.hourly_cpu_peak:  # a job at that hour every week (a nightly cron of a few minutes) keeps its hour
+        cpu_active = policy.cpu_activity_pct
+        busy = tuple(
+            [
+                hour_busy or (peak is not None and peak >= cpu_active)
+                for hour_busy, peak in zip(busy, _week_or_unknown(usage.hourly_cpu_peak), strict=True)
             ]
         )
     idle = busy.count(False)

@@ -13,6 +13,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from rightsizer.domain.wording import day_ranges, day_runs
 
 BOOT_LEAD_MINUTES = 15  # the start fires this long before the busy hours, so the host has booted by then
+# The stop fires this long after the last busy hour: a job that runs a little longer than usual is not cut off.
+STOP_GRACE_MINUTES = 30
+# In a zone that changes its clock, the schedule follows the clock, but the work may follow UTC (a cron job on a
+# UTC host): an hour more each side keeps both kinds of work inside the running hours all year.
+CLOCK_CHANGE_MARGIN_MINUTES = 60
+# The running hours a pair adds to each busy window at most, in every zone: what the saving leaves out.
+MARGIN_HOURS_PER_WINDOW = (BOOT_LEAD_MINUTES + STOP_GRACE_MINUTES + 2 * CLOCK_CHANGE_MARGIN_MINUTES) / 60
+_MIN_STOPPED_MINUTES = 60  # a pair whose stop and next start come closer than this stops nothing worth a reboot
 _HOURS_PER_WEEK = 7 * 24
 _MINUTES_PER_DAY = 24 * 60
 _MINUTES_PER_WEEK = 7 * _MINUTES_PER_DAY
@@ -95,12 +103,15 @@ def schedule_plan(windows: Sequence[tuple[int, int]], time_zone: str, at: dateti
         raise NoSchedulePair(f"{time_zone!r} is not an IANA time zone (e.g. Europe/Berlin)") from None
     offset = at.astimezone(zone).utcoffset()
     shift = int(offset.total_seconds() // 60) if offset is not None else 0
+    clock_margin = CLOCK_CHANGE_MARGIN_MINUTES if changes_clock(zone, at.year) else 0
+    lead, grace = BOOT_LEAD_MINUTES + clock_margin, STOP_GRACE_MINUTES + clock_margin
+    _check_stopped_time(windows, lead + grace)
     shapes: set[tuple[int, int]] = set()
     start_days: list[int] = []
     stop_days: list[int] = []
     for first_hour, hours in windows:
-        start = (first_hour * 60 - BOOT_LEAD_MINUTES + shift) % _MINUTES_PER_WEEK
-        stop = ((first_hour + hours) * 60 + shift) % _MINUTES_PER_WEEK
+        start = (first_hour * 60 - lead + shift) % _MINUTES_PER_WEEK
+        stop = ((first_hour + hours) * 60 + grace + shift) % _MINUTES_PER_WEEK
         shapes.add((start % _MINUTES_PER_DAY, stop % _MINUTES_PER_DAY))
         start_days.append(start // _MINUTES_PER_DAY)
         stop_days.append(stop // _MINUTES_PER_DAY)
@@ -114,18 +125,45 @@ def schedule_plan(windows: Sequence[tuple[int, int]], time_zone: str, at: dateti
     stop_cron = _cron(stop_minute, stop_days)
     description = (
         f"starts {_clock(start_minute)} {day_ranges(sorted(set(start_days)))}, "
-        f"stops {_clock(stop_minute)} {day_ranges(sorted(set(stop_days)))} ({time_zone})"
+        f"stops {_clock(stop_minute)} {day_ranges(sorted(set(stop_days)))} ({time_zone}"
+        + (", an hour's margin each side for the clock change)" if clock_margin else ")")
     )
     return SchedulePlan(stop_cron=stop_cron, start_cron=start_cron, time_zone=time_zone, description=description)
 
 
+def changes_clock(zone: ZoneInfo, year: int) -> bool:
+    """Whether the zone's UTC offset differs between midwinter and midsummer (summer time, either hemisphere)."""
+    offsets = {datetime(year, month, 15, 12, tzinfo=UTC).astimezone(zone).utcoffset() for month in (1, 7)}
+    return len(offsets) > 1
+
+
+def _check_stopped_time(windows: Sequence[tuple[int, int]], margin_minutes: int) -> None:
+    """Raise NoSchedulePair when, with the margins, a gap between busy windows leaves the host barely stopped."""
+    ordered = sorted(windows)
+    for (first, hours), (next_first, _) in zip(ordered, ordered[1:] + ordered[:1], strict=True):
+        gap = ((next_first - first - hours) % _HOURS_PER_WEEK) * 60 - margin_minutes
+        if gap < _MIN_STOPPED_MINUTES:
+            raise NoSchedulePair(
+                f"the busy hours ({describe_runs(windows)}) leave under an hour stopped between them once the "
+                "host's boot time and a margin for late-running work are kept: a schedule saves nothing"
+            )
+
+
 def one_pair_fits(windows: Sequence[tuple[int, int]]) -> bool:
-    """Whether a single stop/start pair can follow these busy hours (true in every time zone, or in none)."""
+    """Whether a single stop/start pair can follow these busy hours in every time zone (margins for a clock
+    change included, which only some zones need)."""
     try:
+        _check_stopped_time(windows, round(MARGIN_HOURS_PER_WINDOW * 60))
         schedule_plan(windows, "UTC", datetime(2026, 1, 5, tzinfo=UTC))
     except NoSchedulePair:
         return False
     return True
+
+
+def stopped_hours(windows: Sequence[tuple[int, int]]) -> float:
+    """The hours a week a pair keeps the host stopped at least: the idle hours less every margin, in any zone."""
+    idle = _HOURS_PER_WEEK - sum(hours for _, hours in windows)
+    return max(0.0, idle - len(windows) * MARGIN_HOURS_PER_WINDOW)
 
 
 def describe_runs(windows: Sequence[tuple[int, int]]) -> str:

@@ -63,7 +63,7 @@ def unit_active(device: DeviceUsage, policy: Policy) -> bool:
         return True  # the video encoder works, whatever the SMs (utilization.gpu) say
     if device.utilization is None:
         return True  # no utilisation series: it cannot be shown idle
-    if device.utilization.p99 >= policy.idle_util_pct:
+    if device.utilization.p99 >= policy.idle_util_pct or device.utilization.p50 >= policy.steady_util_pct:
         return True
     return (device.utilization_peak or 0.0) >= policy.activity_peak_pct
 

@@ -33,10 +33,12 @@ from rightsizer.domain.usage import (
     WeekViews,
     WindowGrid,
     accelerator_coverage,
+    day_means,
     encoder_views,
     gbps,
     memory_load_correlations,
     memory_low,
+    nan_as_none,
     optional_rows,
     pick_rows,
     row_stats,
@@ -198,16 +200,26 @@ def _settled(
     if found is None:
         return replace(summary, type_change=type_change) if type_change else summary
     since = found.since_time
+    start, end = int(raw.window_start.timestamp()), int(raw.window_end.timestamp())
+    level = _cpu_mean if found.measure == "cpu" else _busiest_mean
     change = RegimeChange(
         kind=found.kind,
         since=since,
-        level_before=_busiest_mean(raw, int(raw.window_start.timestamp()), found.since),
-        level_after=_busiest_mean(raw, found.since, int(raw.window_end.timestamp())),
+        level_before=level(raw, start, found.since),
+        level_after=level(raw, found.since, end),
         days_before=round(found.days_before, 2),
+        measure=found.measure,
     )
     now = usage.summarize(raw.since(since))  # the one-host reference: the cut window has a clock of its own
     # The daily means keep the whole window: they are evidence of what changed, not a basis for sizing.
     return replace(now, regime=change, type_change=type_change, daily_accelerator_mean=summary.daily_accelerator_mean)
+
+
+def _cpu_mean(raw: RawUsage, start: int, end: int) -> float:
+    """The host's mean CPU over [start, end) (0 without a reading there)."""
+    stamps, values = raw.cpu_avg.stamps, raw.cpu_avg.array
+    inside = values[stamps.searchsorted(start) : stamps.searchsorted(end)]
+    return float(inside.mean()) if len(inside) else 0.0
 
 
 def _busiest_mean(raw: RawUsage, start: int, end: int) -> float:
@@ -286,6 +298,7 @@ class _Timelines:
     network_p95: list[float | None]
     hour_peak_rows: Floats  # the same two as rows (-inf / NaN where no reading), for the reading of regimes
     daily_rows: Floats
+    cpu_daily_rows: Floats  # the host's CPU mean per day (NaN where none)
 
 
 def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Timelines:
@@ -313,13 +326,22 @@ def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Tim
     network_hours = network[:, has]
     network_hours.sort(axis=1)
     daily = np.where(day_counts > 0, day_sums / np.maximum(day_counts, 1), np.nan)
+    cpu_peaks = fine_bins.reduce(stacks.cpu, np.maximum, -np.inf)
     return _Timelines(
         hour_peak_rows=hour_peaks,
         daily_rows=daily,
+        cpu_daily_rows=day_means(day_bins, stacks.cpu),
         hour_peaks=optional_rows(hour_peaks, ~hour_bins.empty),
         daily=optional_rows(daily, day_counts[0] > 0),
         week=week_views(
-            grid, span, hour_peaks, fine_bins.reduce(stacks.cpu, np.add, 0.0), fine_bins.counts, network, has
+            grid,
+            span,
+            hour_peaks,
+            fine_bins.reduce(stacks.cpu, np.add, 0.0),
+            fine_bins.counts,
+            network,
+            has,
+            cpu_peaks,
         ),
         network_p95=[row[0] for row in pick_rows(network_hours, 95)] if network_hours.shape[1] else [None] * len(raws),
     )
@@ -379,6 +401,8 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
             daily_accelerator_mean=timelines.daily[host],
             accelerator_hour_peaks=timelines.hour_peaks[host],
             running_share=ran,
+            hourly_cpu_peak=timelines.week.cpu_peak[host],
+            daily_cpu_mean=nan_as_none(timelines.cpu_daily_rows[host]),
         )
         for host, (raw, cpu) in enumerate(zip(raws, row_stats(stacks.cpu), strict=True))
     ]
@@ -386,7 +410,11 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
     for host, (raw, summary) in enumerate(zip(raws, summaries, strict=True)):
         encoders = encoder_views(raw.devices, grid)
         line = Timelines(
-            grid, timelines.hour_peak_rows[host], timelines.daily_rows[host], encoders.hours if encoders else None
+            grid,
+            timelines.hour_peak_rows[host],
+            timelines.daily_rows[host],
+            encoders.hours if encoders else None,
+            timelines.cpu_daily_rows[host],
         )
         found.append((with_encoders(summary, encoders), line))
     return found

@@ -497,6 +497,12 @@ def _daily_mean(clocks: _Clocks, devices: Sequence[DeviceSeries], start: int, da
     return cast(Floats, np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
 
 
+def day_means(bins: Bins, rows: Floats) -> Floats:
+    """Each row's mean per bin of `bins` (the rows share its clock); NaN in bins without a sample."""
+    sums = bins.reduce(rows, np.add, 0.0)
+    return cast(Floats, np.where(bins.counts > 0, sums / np.maximum(bins.counts, 1), np.nan))
+
+
 def nan_as_none(values: Floats) -> tuple[float | None, ...]:
     """A row of floats as a tuple, None where NaN (the summary's "no data" marker)."""
     return optional_rows(values[np.newaxis], ~np.isnan(values))[0]
@@ -512,6 +518,7 @@ class Timelines:
     hour_peaks: Floats
     day_means: Floats
     encoder_hours: Floats | None = None
+    cpu_day_means: Floats | None = None  # the host's mean CPU per day (NaN: none): a CPU-bound load that changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,14 +569,27 @@ def with_encoders(summary: UsageSummary, views: EncoderViews | None) -> UsageSum
     )
 
 
+# How a host runs now: the share of the last week it ran (a weekly rhythm, such as weekends off), or of the last
+# three days when lower (a host that began stopping itself at night this week). The lower of the two can only
+# understate what a change saves, never invent it.
+_RECENT_WEEK, _RECENT_DAYS = 7 * 86400, 3 * 86400
+
+
 def running_share(cpu: Series, window_end: datetime) -> float | None:
-    """Share of the time from the first EC2 CPU reading to the window's end that the host ran: EC2 publishes
-    CPUUtilization for every period an instance runs, so the periods without one are periods it was stopped."""
+    """Share of the recent time (the last week, or the last three days when lower; from the first reading on) that
+    the host ran: EC2 publishes CPUUtilization for every period an instance runs, so the periods without one are
+    periods it was stopped."""
     if not cpu:
         return None
-    first = int(cpu.stamps[0])
-    expected = (window_end.timestamp() - first) / cpu.period_seconds
-    return min(1.0, len(cpu.array) / max(1.0, expected))
+    end = window_end.timestamp()
+    stamps = cpu.stamps
+    shares = []
+    for span in (_RECENT_WEEK, _RECENT_DAYS):
+        start = max(float(stamps[0]), end - span)
+        expected = (end - start) / cpu.period_seconds
+        seen = len(stamps) - int(stamps.searchsorted(start))
+        shares.append(min(1.0, seen / max(1.0, expected)))
+    return min(shares)
 
 
 def gbps(series: Series) -> float:
@@ -614,6 +634,9 @@ class WeekViews:
     accelerator: list[tuple[float | None, ...]]
     cpu: list[tuple[float | None, ...]]
     network: list[tuple[float | None, ...]]
+    # The busiest 5-minute CPU average of each hour of the week, the lowest over the weeks that saw that hour: what
+    # a job at a fixed time reaches every week (a nightly cron), not a one-off spike.
+    cpu_peak: list[tuple[float | None, ...]]
 
 
 def week_views(
@@ -624,20 +647,25 @@ def week_views(
     cpu_counts: npt.NDArray[Any],
     network: Floats,
     network_seen: npt.NDArray[Any],
+    cpu_peaks: Floats,
 ) -> WeekViews:
-    """From each host's (row's) clock hours: `hour_peaks` over the window's hours, CPU sums and network
-    Gbps over `span`; the sample counts and the hours with network data are the same for every row."""
+    """From each host's (row's) clock hours: `hour_peaks` over the window's hours, CPU sums, CPU peaks (-inf where
+    no reading) and network Gbps over `span`; the sample counts and the hours with network data are the same for
+    every row."""
     lead = (grid.first_hour - span.first) // 3600
     timeline = np.full((len(hour_peaks), span.count), -np.inf)
     timeline[:, lead : lead + grid.hours] = hour_peaks
     peaks = _fold_into_week(timeline, span.first, np.maximum, -np.inf)
     sums = _fold_into_week(np.stack([cpu_sums, network], axis=1), span.first, np.add, 0.0)
     counts = _fold_into_week(np.array([cpu_counts, network_seen]), span.first, np.add, 0.0)
+    # Hours without a reading do not count in the lowest: +inf there, so the fold's minimum skips them.
+    recurring = _fold_into_week(np.where(cpu_peaks > -np.inf, cpu_peaks, np.inf), span.first, np.minimum, np.inf)
     return WeekViews(
         accelerator=optional_rows(peaks, peaks[0] > -np.inf),
         cpu=_means_where_seen(sums[:, 0], counts[0]),
         # Each clock hour's mean Gbps counts once, however many samples it had.
         network=_means_where_seen(sums[:, 1], counts[1]),
+        cpu_peak=[optional_rows(row[np.newaxis], row < np.inf)[0] for row in recurring],
     )
 
 
@@ -721,9 +749,15 @@ def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         cpu_bins.counts if cpu_bins else np.zeros(span.count),
         network_gbps[np.newaxis],
         network_seen,
+        (cpu_bins.reduce(cpu.array, np.maximum, -np.inf) if cpu_bins else np.full(span.count, -np.inf))[np.newaxis],
     )
     hourly_network = network_gbps[network_seen > 0]
     daily = _daily_mean(clocks, raw.devices, grid.start, grid.days)
+    cpu_daily = (
+        day_means(clocks.of(cpu).bins(grid.start, 86400, grid.days), cpu.array[np.newaxis])[0]
+        if cpu
+        else (np.full(grid.days, np.nan))
+    )
     encoders = encoder_views(raw.devices, grid)
     summary = UsageSummary(
         instance_id=raw.instance_id,
@@ -743,6 +777,8 @@ def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         daily_accelerator_mean=nan_as_none(daily),
         accelerator_hour_peaks=optional_rows(hour_peaks[np.newaxis], hour_peaks > -np.inf)[0],
         running_share=running_share(cpu, raw.window_end),
+        hourly_cpu_peak=week.cpu_peak[0],
+        daily_cpu_mean=nan_as_none(cpu_daily),
     )
-    timelines = Timelines(grid, hour_peaks, daily, encoders.hours if encoders else None)
+    timelines = Timelines(grid, hour_peaks, daily, encoders.hours if encoders else None, cpu_daily)
     return with_encoders(summary, encoders), timelines
