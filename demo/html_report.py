@@ -142,18 +142,25 @@ def _money(value: float | None) -> str:
     return ("-" if value < 0 else "") + f"${abs(value):,.2f}"
 
 
+def _net(rec: Mapping[str, Any]) -> Any:
+    """What the advice changes on the bill: net of reservations and plans (list price for older reports)."""
+    net = rec.get("monthly_savings_net_usd")
+    return rec.get("monthly_savings_usd") if net is None else net
+
+
 def savings_chart(recommendations: Sequence[Mapping[str, Any]]) -> str:
-    """A bar per host whose advice changes its cost, coloured by where the money goes in the totals."""
-    rows = [r for r in recommendations if r.get("monthly_savings_usd")]
+    """A bar per host whose advice changes its bill (net of reservations and plans, as the report ranks),
+    coloured by where the money goes in the totals."""
+    rows = [r for r in recommendations if _net(r)]
     if not rows:
-        return "<p>No advice changes the fleet's cost.</p>"
-    widest = max(abs(r["monthly_savings_usd"]) for r in rows)
+        return "<p>No advice changes the fleet's bill.</p>"
+    widest = max(abs(_net(r)) for r in rows)
     bar, label_width, row_height = 560, 260, 26
     height = row_height * len(rows) + 10
     parts = [f'<svg class="chart" viewBox="0 0 {label_width + bar + 110} {height}" role="img" aria-label="savings">']
     for n, rec in enumerate(rows):
         y = 5 + n * row_height
-        amount = rec["monthly_savings_usd"]
+        amount = _net(rec)
         length = max(2.0, bar * abs(amount) / widest)
         color = CATEGORY_COLORS.get(Category(rec["category"]), "#9ca3af")
         name = _esc(f"{rec['name'] or rec['instance_id']} ({rec['instance_type']})")

@@ -105,7 +105,7 @@ def recommendation(
 
 
 OFFICE_HOURS = tuple((day * 24 + 8, 11) for day in range(5))  # Mon-Fri 08:00-19:00 UTC
-# Its stop/start pair in Berlin winter time (what approvals.approve writes for the team research).
+# A stop/start pair in Berlin, fixed here (approvals.approve computes its own, with its margins; test_schedule_plan).
 OFFICE_HOURS_PLAN = SchedulePlan(
     stop_cron="cron(0 19 ? * MON-FRI *)",
     start_cron="cron(45 7 ? * MON-FRI *)",

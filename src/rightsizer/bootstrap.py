@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.services.collect import Reference, RegionData, RegionSources
-    from rightsizer.services.pipeline import Mode
+    from rightsizer.services.pipeline import Mode, Target
 
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -390,7 +390,33 @@ def plan_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> d
         return context, instances
 
     shards = plan_target(run, mode, target, wiring.store, read_region, settings.shard_size, settings.policy.team_tag)
-    return {"run": run, "mode": mode.value, **asdict(target), "shards": [shard.to_dict() for shard in shards]}
+    checked = _check_schedule_registry(wiring, target) if mode is Mode.COLLECT else []
+    return {
+        "run": run,
+        "mode": mode.value,
+        **asdict(target),
+        "shards": [shard.to_dict() for shard in shards],
+        "schedule_registry": checked,
+    }
+
+
+def _check_schedule_registry(wiring: Wiring, target: Target) -> list[str]:
+    """Correct the registry's stop/start pairs of the target from EventBridge Scheduler's own list (the truth);
+    what changed, or why nothing could be checked, for the plan's output (the handler logs it). A side task: the
+    table refusing a write leaves the registry as it was and the day's plan stands."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from rightsizer.adapters.aws.scheduler import SchedulerPairs
+    from rightsizer.services.schedule_registry import describe, reconcile_schedules
+
+    client = _reach(wiring, target.role_arn).client("scheduler", target.region)
+    try:
+        reconciled = reconcile_schedules(
+            wiring.store, SchedulerPairs(client, target.region), target.account_id, target.region
+        )
+    except (ClientError, BotoCoreError) as error:
+        return [f"{target.account_id}/{target.region}: the schedule registry was not corrected ({error})"]
+    return [reconciled.warning] if reconciled.warning else list(describe(reconciled))
 
 
 def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:

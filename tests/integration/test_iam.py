@@ -57,14 +57,36 @@ def assert_least_privilege(function: str, called: set[str]) -> None:
 
 
 def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from rightsizer.adapters.aws.store import DynamoStore
     from rightsizer.handlers import collect
+    from rightsizer.services.ports import ScheduleRecord
+    from tests.slack_double import OFFICE_HOURS_PLAN
 
+    # A pair the registry lists but EventBridge Scheduler no longer has: the plan forgets it (DeleteItem).
+    store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"]))
+    gone = "i-0000000000000dead"
+    store.put_schedule(
+        ScheduleRecord(
+            account_id="111111111111",
+            region="us-east-1",
+            instance_id=gone,
+            instance_type="g5.xlarge",
+            recommendation_id="rec-gone",
+            stop_name=f"rightsizer-{gone}-stop",
+            start_name=f"rightsizer-{gone}-start",
+            plan=OFFICE_HOURS_PLAN,
+            created_by="U0APPROVER",
+            created_at=datetime(2026, 11, 1, tzinfo=UTC),
+        )
+    )
     with record_api_calls(SAVINGS_PLANS) as called:
         collect.handler(load_event("collect.json"), FakeLambdaContext())
         item = load_event("collect_target.json")
         role = "arn:aws:iam::111111111111:role/GpuRightsizerCollector"
         target = {"account_id": "111111111111", "region": "us-east-1", "role_arn": role}
         planned = collect.handler({**item, "target": target}, FakeLambdaContext())
+        assert planned["schedule_registry"] == [f"pairs gone from EventBridge Scheduler, forgotten: {gone}"]
+        assert store.schedule("111111111111", "us-east-1", gone) is None
         for shard in planned["shards"]:
             collect.handler({**load_event("collect_shard.json"), **shard}, FakeLambdaContext())
         planned_again = collect.handler({**item, "target": target}, FakeLambdaContext())  # a retried plan

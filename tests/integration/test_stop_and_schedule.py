@@ -5,7 +5,6 @@ moto (EC2, EventBridge Scheduler, DynamoDB, EventBridge), then through the real 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -16,7 +15,6 @@ from moto.scheduler.models import EventBridgeSchedulerBackend
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
-from rightsizer.services import approvals
 from tests.integration.resize_world import (
     ACCOUNT,
     MANAGED,
@@ -253,3 +251,29 @@ def test_a_stop_or_resize_of_a_host_on_a_schedule_is_refused_in_words(aws: Aws, 
     assert f"this {'stop' if kind is ActionKind.STOP else 'resize to g5.4xlarge'} is refused" in result["cause"]
     assert "remove the schedule first" in result["cause"]
     assert aws.describe(instance_id) == ("g5.12xlarge", "running") and len(schedules_of(instance_id)) == 2
+
+
+def test_a_pair_deleted_outside_the_bot_leaves_the_registry_at_the_next_check(aws: Aws) -> None:
+    # Before: a pair deleted by hand (or by a removal that ended "needs a person" after Scheduler had deleted it)
+    # stayed in /gpu schedules for ever, and every new schedule or stop of the host was refused "remove it first".
+    from rightsizer.adapters.aws.scheduler import SchedulerPairs
+    from rightsizer.services.schedule_registry import reconcile_schedules
+
+    instance_id = aws.launch("g5.xlarge", tags={MANAGED: "true"})
+    created = action(instance_id, ActionKind.SCHEDULE, "g5.xlarge")
+    approved(aws, created)
+    result = resize(aws, created)
+    deliver_everything(aws, result["executionArn"], RecordingSlack())  # the notifier records the pair
+    assert aws.store.schedule(ACCOUNT, REGION, instance_id) is not None
+    stop_name, start_name = f"rightsizer-{instance_id}-stop", f"rightsizer-{instance_id}-start"
+    scheduler().delete_schedule(Name=stop_name, GroupName="default")
+
+    half = reconcile_schedules(aws.store, SchedulerPairs(scheduler(), REGION), ACCOUNT, REGION)
+    listed = aws.store.schedule(ACCOUNT, REGION, instance_id)
+    assert half.incomplete == (instance_id,) and listed is not None and listed.missing == (stop_name,)
+
+    scheduler().delete_schedule(Name=start_name, GroupName="default")
+    gone = reconcile_schedules(aws.store, SchedulerPairs(scheduler(), REGION), ACCOUNT, REGION)
+    assert gone.forgotten == (instance_id,)
+    assert aws.store.schedule(ACCOUNT, REGION, instance_id) is None
+    assert instance_id not in {record.instance_id for record in aws.store.schedules()}

@@ -275,3 +275,17 @@ def test_ascii_charset_draws_ascii_sparklines() -> None:
 
     table.encode("ascii")  # nothing outside ASCII
     assert re.search(r"[_.:\-=+*#]{14}", table)
+
+
+def test_the_page_chart_draws_net_savings_so_a_reserved_host_gets_no_bar() -> None:
+    from demo.html_report import savings_chart
+
+    reserved = {"monthly_savings_usd": 4140.56, "monthly_savings_net_usd": 0.0, "category": "saving"}
+    paid = {"monthly_savings_usd": 300.0, "monthly_savings_net_usd": 250.0, "category": "saving"}
+    chart = savings_chart(
+        [
+            {**reserved, "name": "reserved", "instance_id": "i-1", "instance_type": "p4d.24xlarge"},
+            {**paid, "name": "paid", "instance_id": "i-2", "instance_type": "g5.xlarge"},
+        ]
+    )
+    assert chart.count("<rect") == 1 and "$250.00" in chart and "reserved" not in chart

@@ -29,6 +29,7 @@ from rightsizer.services.ports import (
     ResizeWorkflow,
     ScheduleRecord,
 )
+from rightsizer.services.report import untagged_refusal
 
 MAX_SNOOZE = timedelta(days=90)
 BUTTON_SNOOZE = timedelta(days=7)
@@ -142,7 +143,11 @@ def can_act(rec: Recommendation, scope: ActionScope | None = None) -> bool:
 def needs_capacity_confirmation(rec: Recommendation) -> bool:
     """Stopping a scarce type (p4d, p5, trn...) may leave it without capacity to start again: a person must say
     they know (Slack shows a second, explicit button for it)."""
-    return rec.action in (ActionKind.STOP, ActionKind.SCHEDULE) and is_scarce(rec.instance_type)
+    return (
+        rec.action in (ActionKind.STOP, ActionKind.SCHEDULE)
+        and is_scarce(rec.instance_type)
+        and rec.capacity_reservation is None  # a reservation holds the host's restart capacity
+    )
 
 
 def _current(store: ApprovalStore, recommendation_id: str) -> tuple[Recommendation | None, ActionResult | None]:
@@ -168,6 +173,7 @@ def approve(
     slack_channel: str = "",
     slack_ts: str = "",
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
+    managed_tag_key: str | None = None,
 ) -> ActionResult:
     """Approve the advice's one-click action (resize, stop or schedule) and start the instance workflow exactly once
     per recommendation id.
@@ -184,7 +190,7 @@ def approve(
     if not is_approver(actor):
         store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER, recommendation=rec)
-    refused = _refusal(store, rec, scope, now, capacity_risk_confirmed)
+    refused = _refusal(store, rec, scope, now, capacity_risk_confirmed, managed_tag_key)
     if refused is not None:
         decision = refused.decision
         if decision is not None or refused.detail:  # an approver tried: keep a trace
@@ -329,14 +335,23 @@ def _audit_detail(approval: Approval) -> str:
 
 
 def _refusal(
-    store: ApprovalStore, rec: Recommendation, scope: ActionScope | None, now: datetime, confirmed: bool
+    store: ApprovalStore,
+    rec: Recommendation,
+    scope: ActionScope | None,
+    now: datetime,
+    confirmed: bool,
+    managed_tag_key: str | None,
 ) -> ActionResult | None:
-    """Why `rec` cannot be approved now, or None."""
+    """Why `rec` cannot be approved now, or None. With `managed_tag_key`, a host the analysis found without that
+    tag is refused in the report's own words (the workflow would refuse it); a host whose tag is not known (advice
+    stored before tags were read) is left to the workflow, which checks the tag itself."""
     if not store.is_current(rec):
         return ActionResult(Outcome.STALE, recommendation=rec)
     if rec.action is None:
         return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
     refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region) if scope is not None else None
+    if refusal is None and managed_tag_key is not None and rec.managed is False:
+        refusal = untagged_refusal(rec, managed_tag_key)
     if refusal is not None:
         return ActionResult(Outcome.OUT_OF_SCOPE, recommendation=rec, detail=refusal)
     decision = hidden_by(rec, store.decisions_about(rec, now), now)

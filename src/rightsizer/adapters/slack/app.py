@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -29,12 +29,10 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.edge import Rejection, Verified, verify
 from rightsizer.adapters.slack.messages import MessageBoard, MessageStore
 from rightsizer.domain.models import Recommendation
-from rightsizer.domain.scope import ActionScope
 from rightsizer.services import approvals
 from rightsizer.services.approvals import ActionResult, DurationError, Outcome
 from rightsizer.services.ports import Approval, Decision, ResizeWorkflow, ScheduleRecord
 from rightsizer.services.ranking import Ranking, ranked_report
-from rightsizer.services.report import untagged_refusal
 from rightsizer.settings import Settings
 
 logger = Logger(child=True)
@@ -243,43 +241,6 @@ class _Conversation:
 # approvals: what the Slack report promises, the Approve handler keeps
 
 
-@dataclass(frozen=True)
-class _TaggedScope(ActionScope):
-    """The app's action scope, plus the hosts the instance workflow would refuse for want of the managed tag
-    (instance id -> the sentence the report shows in place of the Approve button). `approvals.approve` then
-    refuses such a host in those words, audited like any refusal, and never starts the workflow for it."""
-
-    untagged: Mapping[str, str] = field(default_factory=dict)
-
-    def refusal(self, instance_id: str, account_id: str, region: str) -> str | None:
-        return super().refusal(instance_id, account_id, region) or self.untagged.get(instance_id)
-
-
-def _reach_and_tags(scope: ActionScope | None, rec: Recommendation | None, managed_tag_key: str) -> ActionScope | None:
-    """`scope`, refusing `rec`'s host too when the analysis found it without the managed tag. A host whose tag is
-    not known (advice stored before the analyzer read tags) is left to the workflow, which checks the tag itself."""
-    if rec is None or rec.managed is not False:
-        return scope
-    sentence = untagged_refusal(rec, managed_tag_key)
-    if sentence is None:
-        return scope
-    base = scope or ActionScope.of("", member_accounts=True)  # no scope known: every account and region is in reach
-    return _TaggedScope(
-        base.home_account,
-        base.regions,
-        base.member_accounts,
-        base.action_role_name,
-        untagged={rec.instance_id: sentence},
-    )
-
-
-def _capacity_held(rec: Recommendation | None) -> bool:
-    """A stop of a scarce type whose host runs in a capacity reservation: it restarts on the reservation, so its plain
-    Approve (the only one the report offers it) needs no risk confirmation, which `approvals.approve` asks of every
-    scarce type."""
-    return rec is not None and approvals.needs_capacity_confirmation(rec) and not blocks.capacity_at_risk(rec)
-
-
 # ---------------------------------------------------------------------------------------------
 # the app
 
@@ -450,7 +411,6 @@ def build_app(
     def approve_with(capacity_risk_confirmed: bool) -> Callable[[_Conversation, WebClient], None]:
         def approve_action(talk: _Conversation, web: WebClient) -> None:
             click = talk.click
-            rec = store.recommendation(click.recommendation_id)
             result = approvals.approve(
                 store,
                 workflow_factory,
@@ -458,12 +418,13 @@ def build_app(
                 click.user,
                 is_approver=is_approver_via(web),
                 now=clock(),
-                scope=_reach_and_tags(scope, rec, settings.managed_tag_key),
+                scope=scope,
                 time_zone=lambda rec: settings.time_zone_of(rec.team),
-                capacity_risk_confirmed=capacity_risk_confirmed or _capacity_held(rec),
+                capacity_risk_confirmed=capacity_risk_confirmed,
                 slack_channel="" if click.ephemeral else click.channel,
                 slack_ts="" if click.ephemeral else click.message_ts,
                 open_thread=open_thread_in(web),
+                managed_tag_key=settings.managed_tag_key,
             )
             if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
                 _started(talk, web, result.recommendation, result.approval)

@@ -213,7 +213,7 @@ def _money_words(rec: Recommendation) -> str:
 def capacity_at_risk(rec: Recommendation) -> bool:
     """Stopping (or scheduling) a scarce type whose restart capacity nothing holds: the host is in no On-Demand
     Capacity Reservation or Capacity Block. Such advice takes the button that names the risk."""
-    return needs_capacity_confirmation(rec) and rec.capacity_reservation is None
+    return needs_capacity_confirmation(rec)
 
 
 def _capacity_words(rec: Recommendation) -> str:
@@ -751,7 +751,8 @@ def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
         text = (
             f"`{record.instance_id}`{name} (`{record.instance_type}`, {record.region}, {record.account_id})\n"
             f"{escape(record.plan.description)} · `{record.plan.stop_cron}` / `{record.plan.start_cron}`\n"
-            f"_approved by <@{record.created_by}> on {record.created_at:%Y-%m-%d}_"
+            + _missing_halves(record)
+            + f"_approved by <@{record.created_by}> on {record.created_at:%Y-%m-%d}_"
         )
         blocks.append(
             SectionBlock(
@@ -775,6 +776,14 @@ def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
     if len(ordered) > len(shown):
         blocks.append(_context(f"and {len(ordered) - len(shown)} more"))
     return Message(f"{len(ordered)} stop/start schedule(s)", tuple(blocks))
+
+
+def _missing_halves(record: ScheduleRecord) -> str:
+    """The halves EventBridge Scheduler no longer has (the daily check): the pair does not work as listed."""
+    if not record.missing:
+        return ""
+    halves = " and ".join(f"`{name}`" for name in record.missing)
+    return f":warning: EventBridge Scheduler no longer has {halves}: Remove deletes what is left\n"
 
 
 def removal_note(record: ScheduleRecord, actor: str) -> str:
