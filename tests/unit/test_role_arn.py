@@ -88,3 +88,15 @@ def test_every_role_arn_is_checked_not_only_the_first() -> None:
 
 def test_the_partitions_are_botocores() -> None:
     assert {"aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b"} <= cli.known_partitions()
+
+
+@pytest.mark.parametrize("account", ["1", "44445555666", "²³²³²³²³²³²³", "１２３４５６７８９０１２"])
+def test_the_deployed_account_role_arns_are_held_to_twelve_ascii_digits_too(account: str) -> None:
+    # ACCOUNT_ROLE_ARNS (the stack's AccountRoleArns) is read by the pipeline, not the CLI: str.isdigit() let
+    # superscripts and 11 digits through there.
+    from rightsizer.services.pipeline import role_account
+    from rightsizer.settings import ConfigError
+
+    with pytest.raises(ConfigError, match="not an IAM role ARN"):
+        role_account(f"arn:aws:iam::{account}:role/GpuRightsizerCollector")
+    assert role_account("arn:aws:iam::444455556666:role/GpuRightsizerCollector") == "444455556666"

@@ -11,6 +11,8 @@ re-running a day overwrites the same items and yields the same recommendation id
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
@@ -119,7 +121,8 @@ def run_name(now: datetime) -> str:
 def role_account(arn: str) -> str:
     """The account id of an IAM role ARN; ConfigError for anything else."""
     parts = arn.split(":")
-    if len(parts) < 6 or not parts[4].isdigit() or not parts[5].startswith("role/"):
+    # 12 ASCII digits: str.isdigit() also takes "²³" or 11 digits (ACCOUNT_ROLE_ARNS is checked like the CLI's).
+    if len(parts) < 6 or not re.fullmatch(r"[0-9]{12}", parts[4]) or not parts[5].startswith("role/"):
         raise ConfigError(f"not an IAM role ARN: {arn!r} (expected arn:aws:iam::<account>:role/<name>)")
     return parts[4]
 
