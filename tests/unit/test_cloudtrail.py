@@ -137,3 +137,11 @@ def test_the_resizes_the_plan_read_reach_the_shards_through_the_store(moto_aws: 
     planned = store.region("run-1", "111122223333", "us-east-1")
     assert planned is not None
     assert planned[0].resizes == {"i-0resized": resize}
+
+
+def test_an_endpoint_without_lookup_events_is_a_source_that_cannot_be_read(moto_aws: None) -> None:
+    # In-process moto has no LookupEvents: it raises NotImplementedError inside the call, which must not abort
+    # the region's collection (an unreadable trail is a warning).
+    resizes = CloudTrailResizes(boto3.client("cloudtrail", region_name="us-east-1"), "us-east-1")
+    with pytest.raises(SourceUnavailable, match="LookupEvents is not implemented by this endpoint"):
+        resizes.resizes(NOW - timedelta(days=14), NOW)

@@ -70,6 +70,8 @@ class CloudTrailResizes:
                     latest[found[0]] = found[1]
         except (ClientError, BotoCoreError, ResponseParserError) as error:  # an emulator's 500 fails to parse
             raise SourceUnavailable(f"CloudTrail LookupEvents: {describe_aws_error(error, self._region)}") from error
+        except NotImplementedError as error:  # in-process moto raises it for an API it lacks
+            raise SourceUnavailable(f"CloudTrail LookupEvents is not implemented by this endpoint ({error})") from error
         return latest
 
     def _events(self, start: datetime, end: datetime) -> Iterator[Mapping[str, Any]]:
