@@ -16,8 +16,9 @@ from slack_sdk.models.blocks import DividerBlock
 
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import parse_command
+from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Finding, Recommendation
-from rightsizer.services.ports import Decision
+from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
 
@@ -203,6 +204,26 @@ def test_show_lists_evidence_and_status() -> None:
     assert "p95 12%" in detail and "peak 95%" in detail and "9.1 GiB of 22.5 GiB" in detail
     assert "Snoozed by <@U9>" in detail
     assert blocks.ACTION_APPROVE not in detail  # hidden advice gets no buttons
+
+
+@pytest.mark.parametrize(
+    ("status", "buttons"),
+    [(ApprovalStatus.FAILED, True), (ApprovalStatus.UNCHANGED, True), (ApprovalStatus.RUNNING, False)],
+)
+def test_show_offers_approve_again_after_an_attempt_that_did_not_succeed(status: ApprovalStatus, buttons: bool) -> None:
+    # Before: "Approved by … · status failed" and no button: a failed attempt could never be retried from Slack,
+    # though approvals.approve retries it as a new attempt.
+    rec = recommendation(1)
+    approval = Approval(
+        rec.recommendation_id, rec.account_id, rec.region, rec.instance_id, "g5.12xlarge", "g5.4xlarge", "U0A", NOW
+    )
+    approval = replace(approval, status=status)
+
+    detail = json.dumps(blocks.detail_message(rec, approval=approval, now=NOW).payload(), ensure_ascii=False)
+
+    assert f"status {status} (attempt 1)" in detail
+    assert (blocks.ACTION_APPROVE in detail) is buttons
+    assert ("an approver may try again" in detail) is buttons
 
 
 @given(st.lists(st.integers(min_value=1, max_value=50), max_size=60))

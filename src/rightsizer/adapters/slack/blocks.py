@@ -25,6 +25,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from rightsizer.domain.approval import retryable
 from rightsizer.domain.models import ActionKind, Finding, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
@@ -613,7 +614,8 @@ def reasons_text(rec: Recommendation, limit: int = SECTION_TEXT_MAX) -> str:
 
 def status_text(rec: Recommendation, decision: Decision | None, approval: Approval | None) -> str | None:
     if approval is not None and approval.recommendation_id == rec.recommendation_id:
-        return f"Approved by <@{approval.approver}> · status {approval.status}"
+        again = " · an approver may try again: Approve below" if retryable(approval.status) else ""
+        return f"Approved by <@{approval.approver}> · status {approval.status} (attempt {approval.attempt}){again}"
     if decision is None:
         return None
     if decision.kind == "snooze" and decision.until is not None:
@@ -650,7 +652,9 @@ def detail_message(
     status = status_text(rec, decision, approval)
     if status:
         blocks.append(_context(status))
-    elif rec.finding in ATTENTION:
+    # An attempt that ended without success may be retried (approvals._start): its buttons come back.
+    retry = decision is None and approval is not None and retryable(approval.status)
+    if (not status or retry) and rec.finding in ATTENTION:
         blocks.extend(recommendation_blocks(rec, scope, managed_tag_key)[1:])
     return Message(f"{rec.instance_id}: {FINDING_LABELS[rec.finding]}", tuple(blocks))
 
