@@ -31,7 +31,8 @@ a partition each, so a day's writes spread over the table instead of queueing on
   SCHEDULE                    / <acct>#<region>#<id>            a stop/start schedule pair the workflow created
   IDEMPOTENCY#<function>      / <function>#<hash>               Powertools idempotency records
 Items that expire carry `expiration` (epoch seconds), the table's TTL attribute, which Powertools'
-idempotency records use as well.
+idempotency records use as well. Every key is built by adapters/aws/dynamo/keys.py, the one source of these
+formats (the state machines' audit, lock and failure items take theirs from it too).
 """
 
 from __future__ import annotations
@@ -39,15 +40,16 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from rightsizer.adapters import bundled
+from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
@@ -75,8 +77,8 @@ HISTORY_RETENTION = timedelta(days=400)
 RECOMMENDATION_RETENTION = timedelta(days=90)
 AUDIT_RETENTION = timedelta(days=800)
 MESSAGE_RETENTION = timedelta(days=30)
-OPEN_APPROVALS = "APPROVAL#PENDING"  # GSI1 partition of the approvals still waiting for an outcome
-DECISIONS = "DECISIONS"  # GSI1 partition listing the snoozes and dismissals
+OPEN_APPROVALS = keys.OPEN_APPROVALS  # GSI1 partition of the approvals still waiting for an outcome
+DECISIONS = keys.DECISIONS  # GSI1 partition listing the snoozes and dismissals
 LATEST_BUCKETS = 16  # GSI1 partitions listing the latest recommendations: writes spread, listing is 16 queries
 BATCH_GET = 100  # BatchGetItem's limit
 # Approval fields that change after creation; each is an attribute of its own (see create_approval).
@@ -107,18 +109,18 @@ def _expires(now: datetime, keep: timedelta) -> int:
     return int((now + keep).timestamp())
 
 
-def _instance_key(account_id: str, region: str, instance_id: str) -> str:
-    return f"{account_id}#{region}#{instance_id}"
+_T = TypeVar("_T")
+CONDITION_FAILED = "ConditionalCheckFailedException"
 
 
-def _latest_key(instance_id: str) -> dict[str, str]:
-    # By instance id alone: that is all `/gpu show <instance-id>` knows (EC2 instance ids are unique).
-    return {"PK": f"LATEST#{instance_id}", "SK": "LATEST"}
-
-
-def _decision_sort_key(kind: str, recommendation_id: str | None) -> str:
-    # A snooze is the host's (one at a time); a dismissal answers one piece of advice.
-    return "snooze" if kind == "snooze" else f"{kind}#{recommendation_id or '*'}"
+def _unless_condition_fails(write: Callable[[], _T]) -> _T | None:
+    """`write()`'s answer, or None when DynamoDB refused it on its ConditionExpression; other errors raise."""
+    try:
+        return write()
+    except ClientError as error:
+        if error.response["Error"]["Code"] == CONDITION_FAILED:
+            return None
+        raise
 
 
 def _in_force(decisions: Iterable[Decision], now: datetime) -> list[Decision]:
@@ -131,10 +133,6 @@ def _digest(rec: Recommendation) -> str:
     content = to_jsonable(rec)
     content.pop("generated_at", None)
     return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
-
-
-def _shard_key(kind: str, index: int) -> str:
-    return f"{kind}#{index:05d}"
 
 
 def _context_item(context: RegionContext) -> dict[str, Any]:
@@ -181,8 +179,7 @@ def _context_of(raw: Mapping[str, Any]) -> RegionContext:
 
 def _message_item(message: PostedMessage) -> dict[str, Any]:
     return {
-        "PK": f"MESSAGE#{message.channel}#{message.ts}",
-        "SK": "MESSAGE",
+        **keys.message_key(message.channel, message.ts),
         "text": message.text,
         "blocks": _pack(list(message.blocks)),
         "recommendation_ids": list(message.recommendation_ids),
@@ -190,7 +187,7 @@ def _message_item(message: PostedMessage) -> dict[str, Any]:
 
 
 def _message_of(item: Mapping[str, Any]) -> PostedMessage:
-    channel, _, ts = str(item["PK"]).removeprefix("MESSAGE#").partition("#")
+    channel, ts = keys.message_of(str(item[keys.PK]))
     return PostedMessage(
         channel=channel,
         ts=ts,
@@ -232,26 +229,31 @@ class DynamoStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        item: dict[str, Any] | None = self._table.get_item(Key={"PK": pk, "SK": sk}, ConsistentRead=True).get("Item")
+        return self._item(keys.key(pk, sk))
+
+    def _item(self, key: keys.Key) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
         return item
 
     # -- runs and collected data ---------------------------------------------------------------
 
     def put_run(self, run: str, now: datetime) -> None:
-        self._table.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: _expires(now, RUN_RETENTION)})
+        self._table.put_item(Item={**keys.key(keys.RUNS, run), TTL_ATTRIBUTE: _expires(now, RUN_RETENTION)})
 
     def runs(self, limit: int = 7) -> list[str]:
         """Run names, newest first."""
-        items = self._table.query(KeyConditionExpression=Key("PK").eq("RUN"), ScanIndexForward=False, Limit=limit)
-        return [str(item["SK"]) for item in items.get("Items", [])]
+        items = self._table.query(
+            KeyConditionExpression=Key(keys.PK).eq(keys.RUNS), ScanIndexForward=False, Limit=limit
+        )
+        return [str(item[keys.SK]) for item in items.get("Items", [])]
 
     def latest_run(self) -> str | None:
         """The newest run that planned at least one region (a day whose collection failed is skipped)."""
         for run in self.runs():
             if self._table.query(
-                KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("REGION#"),
+                KeyConditionExpression=Key(keys.PK).eq(keys.run_pk(run)) & Key(keys.SK).begins_with(keys.REGION_PREFIX),
                 Limit=1,
-                ProjectionExpression="PK",
+                ProjectionExpression=keys.PK,
             ).get("Items"):
                 return run
         return None
@@ -268,17 +270,16 @@ class DynamoStore:
         overwrites, never duplicates."""
         covers = covers or {}
         expiration = _expires(context.collected_at, RUN_RETENTION)
-        scope = f"SCOPE#{run}#{context.account_id}#{context.region}"
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
-            batch.put_item(Item={"PK": "RUN", "SK": run, TTL_ATTRIBUTE: expiration})  # also for ad-hoc runs
+        scope = keys.scope_pk(run, context.account_id, context.region)
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
+            batch.put_item(Item={**keys.key(keys.RUNS, run), TTL_ATTRIBUTE: expiration})  # also for ad-hoc runs
             batch.put_item(
-                Item={"PK": scope, "SK": "CONTEXT", "data": _pack(_context_item(context)), TTL_ATTRIBUTE: expiration}
+                Item={**keys.key(scope, keys.CONTEXT), "data": _pack(_context_item(context)), TTL_ATTRIBUTE: expiration}
             )
             for index, instances in enumerate(shards):
                 batch.put_item(
                     Item={
-                        "PK": scope,
-                        "SK": _shard_key("SHARD", index),
+                        **keys.key(scope, keys.shard_sk(index)),
                         "data": _pack(list(instances)),
                         "covers": _pack(
                             {i.instance_id: covers[i.instance_id] for i in instances if i.instance_id in covers}
@@ -288,8 +289,7 @@ class DynamoStore:
                 )
             batch.put_item(
                 Item={
-                    "PK": f"RUN#{run}",
-                    "SK": f"REGION#{context.account_id}#{context.region}",
+                    **keys.key(keys.run_pk(run), keys.region_sk(context.account_id, context.region)),
                     "shards": len(shards),
                     TTL_ATTRIBUTE: expiration,
                 }
@@ -297,8 +297,8 @@ class DynamoStore:
 
     def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None:
         """A planned region's context and its number of shards."""
-        marker = self._get(f"RUN#{run}", f"REGION#{account_id}#{region}")
-        item = self._get(f"SCOPE#{run}#{account_id}#{region}", "CONTEXT")
+        marker = self._get(keys.run_pk(run), keys.region_sk(account_id, region))
+        item = self._get(keys.scope_pk(run, account_id, region), keys.CONTEXT)
         if marker is None or item is None:
             return None
         return _context_of(_unpack(item["data"])), int(marker.get("shards", 0))
@@ -307,7 +307,7 @@ class DynamoStore:
         self, run: str, account_id: str, region: str, index: int
     ) -> tuple[tuple[Instance, ...], dict[str, CoverRef]]:
         """A planned shard's instances, and what covers each of them on the bill (hosts nothing covers: absent)."""
-        item = self._get(f"SCOPE#{run}#{account_id}#{region}", _shard_key("SHARD", index))
+        item = self._get(keys.scope_pk(run, account_id, region), keys.shard_sk(index))
         if item is None:
             return (), {}
         instances = tuple(from_jsonable(Instance, i) for i in _unpack(item["data"]))
@@ -319,7 +319,7 @@ class DynamoStore:
         for earlier in self.runs(limit=40):
             if earlier >= run:
                 continue
-            marker = self._get(f"RUN#{earlier}", f"REGION#{account_id}#{region}")
+            marker = self._get(keys.run_pk(earlier), keys.region_sk(account_id, region))
             if marker is None:
                 continue
             return {
@@ -331,13 +331,11 @@ class DynamoStore:
 
     def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None:
         expiration = _expires(context.collected_at, RUN_RETENTION)
-        scope = f"{run}#{context.account_id}#{context.region}"
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
             for instance_id, summary in usage.items():
                 batch.put_item(
                     Item={
-                        "PK": f"USAGE#{scope}#{instance_id}",
-                        "SK": "USAGE",
+                        **keys.usage_key(run, context.account_id, context.region, instance_id),
                         "data": _pack(summary),
                         TTL_ATTRIBUTE: expiration,
                     }
@@ -345,18 +343,18 @@ class DynamoStore:
 
     def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]:
         """Usage summaries of these instances, read by key."""
-        scope = f"{run}#{account_id}#{region}"
-        keys = [{"PK": f"USAGE#{scope}#{iid}", "SK": "USAGE"} for iid in instance_ids]
-        found = self._batch_get(keys)
-        return {str(item["PK"]).rsplit("#", 1)[1]: from_jsonable(UsageSummary, _unpack(item["data"])) for item in found}
+        found = self._batch_get([keys.usage_key(run, account_id, region, iid) for iid in instance_ids])
+        return {
+            keys.usage_instance(str(item[keys.PK])): from_jsonable(UsageSummary, _unpack(item["data"]))
+            for item in found
+        }
 
     def put_shard_ranking(
         self, run: str, account_id: str, region: str, index: int, ranking: Ranking, now: datetime
     ) -> None:
         self._table.put_item(
             Item={
-                "PK": f"RUN#{run}",
-                "SK": f"RANK#{account_id}#{region}#{index:05d}",
+                **keys.key(keys.run_pk(run), keys.rank_sk(account_id, region, index)),
                 "data": _pack(ranking),
                 TTL_ATTRIBUTE: _expires(now, RUN_RETENTION),
             }
@@ -365,28 +363,32 @@ class DynamoStore:
     def shard_rankings(self, run: str) -> list[Ranking]:
         from rightsizer.services.ranking import Ranking
 
-        items = self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("RANK#"))
+        items = self._query(
+            KeyConditionExpression=Key(keys.PK).eq(keys.run_pk(run)) & Key(keys.SK).begins_with(keys.RANK_PREFIX)
+        )
         return [from_jsonable(Ranking, _unpack(item["data"])) for item in items]
 
     def failures(self, run: str) -> list[dict[str, str]]:
         """The shards (and plans) the pipeline recorded as failed in `run`, as the state machine wrote them."""
-        items = self._query(KeyConditionExpression=Key("PK").eq(f"RUN#{run}") & Key("SK").begins_with("FAILED#"))
-        return [{k: str(v) for k, v in item.items() if k not in ("PK", TTL_ATTRIBUTE)} for item in items]
+        items = self._query(
+            KeyConditionExpression=Key(keys.PK).eq(keys.run_pk(run)) & Key(keys.SK).begins_with(keys.FAILED_PREFIX)
+        )
+        return [{k: str(v) for k, v in item.items() if k not in (keys.PK, TTL_ATTRIBUTE)} for item in items]
 
     def put_ranking(self, run: str, ranking: Ranking) -> None:
-        self._table.put_item(Item={"PK": "RANKING", "SK": "LATEST", "run": run, "data": _pack(ranking)})
+        self._table.put_item(Item={**keys.key(keys.RANKING, keys.LATEST), "run": run, "data": _pack(ranking)})
 
     def ranking(self) -> Ranking | None:
         from rightsizer.services.ranking import Ranking
 
-        item = self._get("RANKING", "LATEST")
+        item = self._get(keys.RANKING, keys.LATEST)
         return None if item is None else from_jsonable(Ranking, _unpack(item["data"]))
 
-    def _batch_get(self, keys: Sequence[Mapping[str, str]], projection: str | None = None) -> list[dict[str, Any]]:
+    def _batch_get(self, wanted: Sequence[Mapping[str, str]], projection: str | None = None) -> list[dict[str, Any]]:
         client = self._table.meta.client
         found: list[dict[str, Any]] = []
-        for start in range(0, len(keys), BATCH_GET):
-            request: dict[str, Any] = {"Keys": list(keys[start : start + BATCH_GET]), "ConsistentRead": True}
+        for start in range(0, len(wanted), BATCH_GET):
+            request: dict[str, Any] = {"Keys": list(wanted[start : start + BATCH_GET]), "ConsistentRead": True}
             if projection:
                 request["ProjectionExpression"] = projection
             pending: dict[str, Any] = {self._table.name: request}
@@ -403,8 +405,7 @@ class DynamoStore:
     ) -> None:
         self._table.put_item(
             Item={
-                "PK": "PRICES",
-                "SK": _prices_key(region, billing),
+                **keys.key(keys.PRICES, _prices_key(region, billing)),
                 "prices": {k: str(v) for k, v in prices.items()},
                 "source": source,
                 "fetched_at": now.isoformat(),
@@ -412,7 +413,7 @@ class DynamoStore:
         )
 
     def prices(self, region: str, billing: Billing = LINUX) -> tuple[dict[str, Decimal], str, datetime] | None:
-        item = self._get("PRICES", _prices_key(region, billing))
+        item = self._get(keys.PRICES, _prices_key(region, billing))
         if item is None:
             return None
         prices = {k: Decimal(str(v)) for k, v in item["prices"].items()}
@@ -426,19 +427,19 @@ class DynamoStore:
         An instance whose advice did not change (same content, whatever the analysis time) is not rewritten:
         the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written."""
         latest = {
-            str(item["PK"]): str(item.get("digest", ""))
-            for item in self._batch_get([_latest_key(r.instance_id) for r in recommendations], "PK, digest")
+            str(item[keys.PK]): str(item.get("digest", ""))
+            for item in self._batch_get([keys.latest_key(r.instance_id) for r in recommendations], f"{keys.PK}, digest")
         }
         written = 0
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
             for rec in recommendations:
                 digest = _digest(rec)
-                key = _latest_key(rec.instance_id)
-                if latest.get(key["PK"]) == digest:
+                key = keys.latest_key(rec.instance_id)
+                if latest.get(key[keys.PK]) == digest:
                     continue
                 written += 1
                 data = _pack(rec)
-                scope = _instance_key(rec.account_id, rec.region, rec.instance_id)
+                scope = keys.instance_sk(rec.account_id, rec.region, rec.instance_id)
                 bucket = int(hashlib.sha256(rec.instance_id.encode()).hexdigest(), 16) % LATEST_BUCKETS
                 batch.put_item(
                     Item={
@@ -447,14 +448,13 @@ class DynamoStore:
                         "recommendation_id": rec.recommendation_id,
                         "digest": digest,
                         "data": data,
-                        "GSI1PK": f"LATEST#{bucket:02d}",
-                        "GSI1SK": scope,
+                        keys.GSI1PK: keys.latest_bucket(bucket),
+                        keys.GSI1SK: scope,
                     }
                 )
                 batch.put_item(
                     Item={
-                        "PK": f"REC#{rec.recommendation_id}",
-                        "SK": "REC",
+                        **keys.recommendation_key(rec.recommendation_id),
                         "run": run,
                         "data": data,
                         TTL_ATTRIBUTE: _expires(now, RECOMMENDATION_RETENTION),
@@ -462,8 +462,7 @@ class DynamoStore:
                 )
                 batch.put_item(
                     Item={
-                        "PK": f"INSTANCE#{scope}",
-                        "SK": f"REC#{run}",
+                        **keys.key(keys.history_pk(rec.account_id, rec.region, rec.instance_id), keys.history_sk(run)),
                         "data": data,
                         TTL_ATTRIBUTE: _expires(now, HISTORY_RETENTION),
                     }
@@ -472,9 +471,9 @@ class DynamoStore:
 
     def forget_instances(self, instance_ids: Iterable[str]) -> None:
         """Terminated hosts leave the latest view (their history and by-id copies expire on their own)."""
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
             for instance_id in instance_ids:
-                batch.delete_item(Key=_latest_key(instance_id))
+                batch.delete_item(Key=keys.latest_key(instance_id))
 
     def latest_recommendations(self, account_id: str | None = None, region: str | None = None) -> list[Recommendation]:
         """Every latest recommendation (of one account or region): a query per GSI1 bucket. Only an export (the
@@ -483,29 +482,29 @@ class DynamoStore:
         prefix = "" if not account_id else (f"{account_id}#{region}#" if region else f"{account_id}#")
         found: list[dict[str, Any]] = []
         for bucket in range(LATEST_BUCKETS):
-            condition: Any = Key("GSI1PK").eq(f"LATEST#{bucket:02d}")
+            condition: Any = Key(keys.GSI1PK).eq(keys.latest_bucket(bucket))
             if prefix:
-                condition = condition & Key("GSI1SK").begins_with(prefix)
+                condition = condition & Key(keys.GSI1SK).begins_with(prefix)
             found.extend(self._query(IndexName="GSI1", KeyConditionExpression=condition))
         return [from_jsonable(Recommendation, _unpack(item["data"])) for item in found]
 
     def latest_for_instance(self, instance_id: str) -> Recommendation | None:
-        item = self._get(f"LATEST#{instance_id}", "LATEST")
+        item = self._item(keys.latest_key(instance_id))
         return None if item is None else from_jsonable(Recommendation, _unpack(item["data"]))
 
     def recommendation(self, recommendation_id: str) -> Recommendation | None:
-        item = self._get(f"REC#{recommendation_id}", "REC")
+        item = self._item(keys.recommendation_key(recommendation_id))
         return None if item is None else from_jsonable(Recommendation, _unpack(item["data"]))
 
     def is_current(self, rec: Recommendation) -> bool:
         """True when `rec` is still the latest advice for its instance (the buttons act only on that)."""
-        item = self._get(f"LATEST#{rec.instance_id}", "LATEST")
+        item = self._item(keys.latest_key(rec.instance_id))
         return item is not None and str(item.get("recommendation_id")) == rec.recommendation_id
 
     def history(self, account_id: str, region: str, instance_id: str, limit: int = 30) -> list[Recommendation]:
         items = self._table.query(
-            KeyConditionExpression=Key("PK").eq(f"INSTANCE#{_instance_key(account_id, region, instance_id)}")
-            & Key("SK").begins_with("REC#"),
+            KeyConditionExpression=Key(keys.PK).eq(keys.history_pk(account_id, region, instance_id))
+            & Key(keys.SK).begins_with(keys.HISTORY_PREFIX),
             ScanIndexForward=False,
             Limit=limit,
         ).get("Items", [])
@@ -517,14 +516,17 @@ class DynamoStore:
         """Keyed by instance, so that one host's decisions are read by key; listed (GSI1) for `top` and the report.
         A new snooze of a host replaces its earlier one, as a dismissal of the same advice does."""
         keep_until = decision.until or (decision.at + RECOMMENDATION_RETENTION)
-        listed = _instance_key(decision.account_id, decision.region, decision.instance_id)
+        listed = keys.decision_gsi1sk(
+            decision.account_id, decision.region, decision.instance_id, decision.kind, decision.recommendation_id
+        )
         self._table.put_item(
             Item={
-                "PK": f"DECISION#{decision.instance_id}",
-                "SK": _decision_sort_key(decision.kind, decision.recommendation_id),
+                **keys.key(
+                    keys.decision_pk(decision.instance_id), keys.decision_sk(decision.kind, decision.recommendation_id)
+                ),
                 "data": json.dumps(to_jsonable(decision)),
-                "GSI1PK": DECISIONS,
-                "GSI1SK": f"{listed}#{decision.kind}#{decision.recommendation_id or '*'}",
+                keys.GSI1PK: keys.DECISIONS,
+                keys.GSI1SK: listed,
                 TTL_ATTRIBUTE: int(keep_until.timestamp()),
             }
         )
@@ -533,15 +535,15 @@ class DynamoStore:
         """The decisions in force that can hide `rec`: its host's snooze and its own dismissal (two GetItems,
         whatever the number of hosts or decisions)."""
         found = (
-            self._get(f"DECISION#{rec.instance_id}", _decision_sort_key(kind, rec.recommendation_id))
-            for kind in ("snooze", "dismiss")
+            self._get(keys.decision_pk(rec.instance_id), keys.decision_sk(kind, rec.recommendation_id))
+            for kind in (keys.SNOOZE, "dismiss")
         )
         return _in_force((from_jsonable(Decision, json.loads(item["data"])) for item in found if item), now)
 
     def active_decisions(self, now: datetime) -> list[Decision]:
         """Every decision in force (`top` and the report hide what they hide): one GSI1 partition, as long as
         the list of what people snoozed and dismissed, not as the fleet."""
-        items = self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq(DECISIONS))
+        items = self._query(IndexName="GSI1", KeyConditionExpression=Key(keys.GSI1PK).eq(keys.DECISIONS))
         return _in_force((from_jsonable(Decision, json.loads(item["data"])) for item in items), now)
 
     # -- approvals and audit -------------------------------------------------------------------
@@ -549,25 +551,23 @@ class DynamoStore:
     def create_approval(self, approval: Approval) -> bool:
         """Record an approval once. False when this recommendation was already approved."""
         item = {
-            "PK": f"APPROVAL#{approval.recommendation_id}",
-            "SK": "APPROVAL",
+            **keys.approval_key(approval.recommendation_id),
             # What an approval is (who, what, when) never changes; its mutable fields are attributes of
             # their own, so that updates are conditional UpdateItems instead of read-then-put.
             "data": json.dumps({k: v for k, v in to_jsonable(approval).items() if k not in _APPROVAL_MUTABLE}),
             **{name: value for name, value in _approval_attributes(approval).items() if value},
-            "GSI1PK": OPEN_APPROVALS,
-            "GSI1SK": approval.approved_at.isoformat(),
+            keys.GSI1PK: keys.OPEN_APPROVALS,
+            keys.GSI1SK: approval.approved_at.isoformat(),
         }
-        try:
-            self._table.put_item(Item=item, ConditionExpression=Attr("PK").not_exists())
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return (
+            _unless_condition_fails(
+                lambda: self._table.put_item(Item=item, ConditionExpression=Attr(keys.PK).not_exists())
+            )
+            is not None
+        )
 
     def approval(self, recommendation_id: str) -> Approval | None:
-        item = self._get(f"APPROVAL#{recommendation_id}", "APPROVAL")
+        item = self._item(keys.approval_key(recommendation_id))
         return None if item is None else _approval_of(item)
 
     def update_approval(
@@ -592,18 +592,12 @@ class DynamoStore:
             always["slack_ts"] = slack_ts
         if status is not None:
             moving = {"status": status.value, **({"detail": detail} if detail is not None else {})}
-            try:
-                moved = self._update_approval(recommendation_id, always, execution_arn, moving, attempt)
+            moved = self._update_approval(recommendation_id, always, execution_arn, moving, attempt)
+            if moved is not None:
                 return ApprovalUpdate(moved, True)
-            except ClientError as error:
-                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                    raise
-                # Either the lifecycle refused the move, or there is no such approval: tell them apart.
-        try:
-            item = self._update_approval(recommendation_id, always, execution_arn, {}, attempt)
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
+            # Either the lifecycle refused the move, or there is no such approval: tell them apart.
+        item = self._update_approval(recommendation_id, always, execution_arn, {}, attempt)
+        if item is None:
             current = self.approval(recommendation_id)  # another attempt: leave it be
             if current is None:
                 raise KeyError(recommendation_id) from None
@@ -622,16 +616,16 @@ class DynamoStore:
                 ":attempt": str(attempt),
                 ":approver": approver,
                 ":at": at.isoformat(),
-                ":open": OPEN_APPROVALS,
+                ":open": keys.OPEN_APPROVALS,
                 ":empty": "",
             }
         )
         same_attempt = (
             "#attempt = :attempt" if attempt > 1 else "(attribute_not_exists(#attempt) OR #attempt = :attempt)"
         )
-        try:
-            answer = self._table.update_item(
-                Key={"PK": f"APPROVAL#{recommendation_id}", "SK": "APPROVAL"},
+        answer = _unless_condition_fails(
+            lambda: self._table.update_item(
+                Key=keys.approval_key(recommendation_id),
                 UpdateExpression="SET #status = :pending, #attempt = :next, approver = :approver, approved_at = :at, "
                 "#detail = :empty, GSI1PK = :open, GSI1SK = :at REMOVE #arn",
                 ConditionExpression=f"#status IN ({', '.join(f':from{n}' for n in range(len(sources)))}) "
@@ -640,11 +634,8 @@ class DynamoStore:
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_NEW",
             )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return None
-            raise
-        return _approval_of(answer["Attributes"])
+        )
+        return None if answer is None else _approval_of(answer["Attributes"])
 
     def _update_approval(
         self,
@@ -653,9 +644,10 @@ class DynamoStore:
         execution_arn: str | None,
         moving: Mapping[str, str],
         attempt: int | None = None,
-    ) -> Approval:
-        key = {"PK": f"APPROVAL#{recommendation_id}", "SK": "APPROVAL"}
-        names: dict[str, str] = {"#pk": "PK"}
+    ) -> Approval | None:
+        """The approval as updated; None when the condition refused the write (the status move, or the attempt)."""
+        key = keys.approval_key(recommendation_id)
+        names: dict[str, str] = {"#pk": keys.PK}
         values: dict[str, Any] = {}
         sets: list[str] = []
         for number, (name, value) in enumerate({**always, **moving}.items()):
@@ -665,7 +657,7 @@ class DynamoStore:
             names["#arn"], values[":arn"] = "execution_arn", execution_arn
             sets.append("#arn = if_not_exists(#arn, :arn)")
         if not sets:
-            found = self._get(key["PK"], key["SK"])
+            found = self._item(key)
             if found is None:
                 raise KeyError(recommendation_id)
             return _approval_of(found)
@@ -685,8 +677,8 @@ class DynamoStore:
             condition += f" AND #status IN ({', '.join(f':from{n}' for n in range(len(sources)))})"
             if requested.terminal:  # sparse index: only open approvals are listed
                 expression += " REMOVE GSI1PK, GSI1SK"
-        try:
-            answer = self._table.update_item(
+        answer = _unless_condition_fails(
+            lambda: self._table.update_item(
                 Key=key,
                 UpdateExpression=expression,
                 ConditionExpression=condition,
@@ -694,24 +686,22 @@ class DynamoStore:
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_NEW",
             )
-        except ClientError as error:
-            if not moving and attempt is None and error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise KeyError(recommendation_id) from None
-            raise
-        return _approval_of(answer["Attributes"])
+        )
+        if answer is None and not moving and attempt is None:  # only attribute_exists(#pk) was asked
+            raise KeyError(recommendation_id)
+        return None if answer is None else _approval_of(answer["Attributes"])
 
     def pending_approvals(self) -> list[Approval]:
         """Approvals still waiting for an outcome (pending, start_failed, running)."""
         return [
             _approval_of(item)
-            for item in self._query(IndexName="GSI1", KeyConditionExpression=Key("GSI1PK").eq(OPEN_APPROVALS))
+            for item in self._query(IndexName="GSI1", KeyConditionExpression=Key(keys.GSI1PK).eq(keys.OPEN_APPROVALS))
         ]
 
     def audit(self, entry: AuditEntry) -> None:
         self._table.put_item(
             Item={
-                "PK": f"AUDIT#{entry.recommendation_id}",
-                "SK": f"{entry.at.isoformat()}#{entry.event}",
+                **keys.key(keys.audit_pk(entry.recommendation_id), keys.audit_sk(entry.at.isoformat(), entry.event)),
                 "actor": entry.actor,
                 "event": entry.event,
                 "detail": entry.detail,
@@ -721,8 +711,8 @@ class DynamoStore:
 
     def audit_log(self, recommendation_id: str) -> list[AuditEntry]:
         entries = []
-        for item in self._query(KeyConditionExpression=Key("PK").eq(f"AUDIT#{recommendation_id}")):
-            at = str(item["SK"]).rsplit("#", 1)[0]
+        for item in self._query(KeyConditionExpression=Key(keys.PK).eq(keys.audit_pk(recommendation_id))):
+            at = keys.audit_time(str(item[keys.SK]))
             entries.append(
                 AuditEntry(
                     recommendation_id=recommendation_id,
@@ -739,17 +729,16 @@ class DynamoStore:
     def save_message(self, message: PostedMessage, now: datetime, *, post_key: str = "", index: int = 0) -> None:
         """Keep a posted message (and which recommendations it shows); with `post_key`, also note it as
         message `index` of that report post, so that a retried post resumes after it."""
-        key = f"{message.channel}#{message.ts}"
+        shown = keys.shown_sk(message.channel, message.ts)
         expiration = _expires(now, MESSAGE_RETENTION)
-        with self._table.batch_writer(overwrite_by_pkeys=["PK", "SK"]) as batch:
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
             batch.put_item(Item={**_message_item(message), TTL_ATTRIBUTE: expiration})
             for recommendation_id in message.recommendation_ids:
-                batch.put_item(Item={"PK": f"SHOWN#{recommendation_id}", "SK": key, TTL_ATTRIBUTE: expiration})
+                batch.put_item(Item={**keys.key(keys.shown_pk(recommendation_id), shown), TTL_ATTRIBUTE: expiration})
             if post_key:
                 batch.put_item(
                     Item={
-                        "PK": f"REPORTPOST#{post_key}",
-                        "SK": f"{index:04d}",
+                        **keys.key(keys.report_post_pk(post_key), keys.report_post_sk(index)),
                         "ts": message.ts,
                         TTL_ATTRIBUTE: expiration,
                     }
@@ -759,17 +748,15 @@ class DynamoStore:
         """Store an edited copy of a message saved before (nothing happens for a message never saved), whatever
         its version (which moves on, so that a conditional edit racing this one redoes its change)."""
         item = _message_item(message)
-        try:
-            self._table.update_item(
-                Key={"PK": item["PK"], "SK": item["SK"]},
+        _unless_condition_fails(
+            lambda: self._table.update_item(
+                Key=keys.message_key(message.channel, message.ts),
                 UpdateExpression="SET #text = :text, #blocks = :blocks ADD #version :one",
-                ConditionExpression=Attr("PK").exists(),
+                ConditionExpression=Attr(keys.PK).exists(),
                 ExpressionAttributeNames={"#text": "text", "#blocks": "blocks", "#version": "version"},
                 ExpressionAttributeValues={":text": item["text"], ":blocks": item["blocks"], ":one": 1},
             )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
+        )
 
     def replace_message_if(self, message: PostedMessage) -> bool:
         """Save an edited copy over the saved one only if that is still at `message.version` (a copy saved
@@ -777,10 +764,10 @@ class DynamoStore:
         was saved first (re-read, redo the edit) or the message was never saved (or expired)."""
         item = _message_item(message)
         same = Attr("version").eq(message.version)
-        current = Attr("PK").exists() & (Attr("version").not_exists() | same) if message.version == 0 else same
-        try:
-            self._table.update_item(
-                Key={"PK": item["PK"], "SK": item["SK"]},
+        current = Attr(keys.PK).exists() & (Attr("version").not_exists() | same) if message.version == 0 else same
+        answer = _unless_condition_fails(
+            lambda: self._table.update_item(
+                Key=keys.message_key(message.channel, message.ts),
                 UpdateExpression="SET #text = :text, #blocks = :blocks, #version = :next",
                 ConditionExpression=current,
                 ExpressionAttributeNames={"#text": "text", "#blocks": "blocks", "#version": "version"},
@@ -790,20 +777,17 @@ class DynamoStore:
                     ":next": message.version + 1,
                 },
             )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        )
+        return answer is not None
 
     def message(self, channel: str, ts: str) -> PostedMessage | None:
-        item = self._get(f"MESSAGE#{channel}#{ts}", "MESSAGE")
+        item = self._item(keys.message_key(channel, ts))
         return None if item is None else _message_of(item)
 
     def messages_showing(self, recommendation_id: str) -> list[PostedMessage]:
         found = []
-        for shown in self._query(KeyConditionExpression=Key("PK").eq(f"SHOWN#{recommendation_id}")):
-            channel, _, ts = str(shown["SK"]).partition("#")
+        for shown in self._query(KeyConditionExpression=Key(keys.PK).eq(keys.shown_pk(recommendation_id))):
+            channel, ts = keys.shown_of(str(shown[keys.SK]))
             message = self.message(channel, ts)
             if message is not None:
                 found.append(message)
@@ -811,58 +795,56 @@ class DynamoStore:
 
     def report_progress(self, post_key: str) -> dict[int, str]:
         """The messages of report post `post_key` already in Slack: index -> ts."""
-        items = self._query(KeyConditionExpression=Key("PK").eq(f"REPORTPOST#{post_key}"), ConsistentRead=True)
-        return {int(item["SK"]): str(item["ts"]) for item in items}
+        items = self._query(KeyConditionExpression=Key(keys.PK).eq(keys.report_post_pk(post_key)), ConsistentRead=True)
+        return {int(item[keys.SK]): str(item["ts"]) for item in items}
 
     # -- the resize workflow's per-instance lock -------------------------------------------------
 
     def release_instance_lock(self, instance_id: str, holder: str) -> bool:
         """Delete the lock the resize state machine took for `instance_id`, if `holder` (an execution ARN)
         still holds it. The state machine releases it at each end it can catch; this is for the others."""
-        try:
-            self._table.delete_item(
-                Key={"PK": f"LOCK#{instance_id}", "SK": "LOCK"},
-                ConditionExpression=Attr("holder").eq(holder),
+        answer = _unless_condition_fails(
+            lambda: self._table.delete_item(
+                Key=keys.lock_key(instance_id), ConditionExpression=Attr("holder").eq(holder)
             )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        )
+        return answer is not None
 
     # -- stop/start schedules the instance workflow created ------------------------------------------
 
     def put_schedule(self, record: ScheduleRecord) -> None:
         """Record a schedule pair (the notifier, when the workflow reports it created). Idempotent."""
-        self._table.put_item(Item={"PK": "SCHEDULE", "SK": record.key, "data": json.dumps(to_jsonable(record))})
+        self._table.put_item(
+            Item={
+                **keys.schedule_key(record.account_id, record.region, record.instance_id),
+                "data": json.dumps(to_jsonable(record)),
+            }
+        )
 
     def schedule(self, account_id: str, region: str, instance_id: str) -> ScheduleRecord | None:
-        item = self._get("SCHEDULE", _instance_key(account_id, region, instance_id))
+        item = self._item(keys.schedule_key(account_id, region, instance_id))
         return None if item is None else from_jsonable(ScheduleRecord, json.loads(item["data"]))
 
     def schedules(self) -> list[ScheduleRecord]:
-        items = self._query(KeyConditionExpression=Key("PK").eq("SCHEDULE"))
+        items = self._query(KeyConditionExpression=Key(keys.PK).eq(keys.SCHEDULE))
         return [from_jsonable(ScheduleRecord, json.loads(item["data"])) for item in items]
 
     def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None:
-        self._table.delete_item(Key={"PK": "SCHEDULE", "SK": _instance_key(account_id, region, instance_id)})
+        self._table.delete_item(Key=keys.schedule_key(account_id, region, instance_id))
 
     # -- Slack replay guard ----------------------------------------------------------------------
 
     def claim_request(self, digest: str, now: datetime, keep: timedelta = timedelta(minutes=10)) -> bool:
         """True the first time a signed Slack request is seen; False for a replay or a retry."""
-        try:
-            self._table.put_item(
-                Item={"PK": f"SLACKREQ#{digest}", "SK": "SLACKREQ", TTL_ATTRIBUTE: _expires(now, keep)},
-                ConditionExpression=Attr("PK").not_exists(),
+        answer = _unless_condition_fails(
+            lambda: self._table.put_item(
+                Item={**keys.slack_request_key(digest), TTL_ATTRIBUTE: _expires(now, keep)},
+                ConditionExpression=Attr(keys.PK).not_exists(),
             )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        )
+        return answer is not None
 
 
 def _prices_key(region: str, billing: Billing) -> str:
     """Linux prices under the region (as before platforms were priced), others under region#platform."""
-    return region if billing.key == LINUX.key else f"{region}#{billing.key}"
+    return keys.prices_sk(region, None if billing.key == LINUX.key else billing.key)
