@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from rightsizer.domain.approval import TERMINAL, ApprovalStatus, attempt_of
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.domain.workflow_contract import InputKey, WorkflowError
 from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord
 
 PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL
@@ -177,13 +178,13 @@ def known_action(value: Any) -> ActionKind | None:
 
 # The resize state machine's Fail states (statemachine/resize.asl.json) and the outcome each one means.
 # Their causes are written for people by the state machine itself.
-_FAIL_OUTCOMES = {
-    "ResizeRefused": ApprovalStatus.REFUSED,
-    "InvalidRequest": ApprovalStatus.REFUSED,
-    "ResizeUnchanged": ApprovalStatus.UNCHANGED,
-    "AuditUnavailable": ApprovalStatus.UNCHANGED,
-    "ResizeRolledBack": ApprovalStatus.ROLLED_BACK,
-    "RollbackFailed": ApprovalStatus.FAILED,
+_FAIL_OUTCOMES: Mapping[str, ApprovalStatus] = {
+    WorkflowError.REFUSED: ApprovalStatus.REFUSED,
+    WorkflowError.INVALID_REQUEST: ApprovalStatus.REFUSED,
+    WorkflowError.UNCHANGED: ApprovalStatus.UNCHANGED,
+    WorkflowError.AUDIT_UNAVAILABLE: ApprovalStatus.UNCHANGED,
+    WorkflowError.ROLLED_BACK: ApprovalStatus.ROLLED_BACK,
+    WorkflowError.ROLLBACK_FAILED: ApprovalStatus.FAILED,
 }
 _UNCATCHABLE = {  # {workflow}: the action's, e.g. "The stop workflow ran out of time"
     "TIMED_OUT": "The {workflow} ran out of time (its TimeoutSeconds)",
@@ -201,10 +202,10 @@ def progress_of_execution_end(detail: Mapping[str, Any]) -> ResizeProgress | Non
     if status not in _ENDS:
         return None
     run = _json_object(detail.get("input"))
-    recommendation_id = run.get("recommendation_id")
+    recommendation_id = run.get(InputKey.RECOMMENDATION_ID)
     if not isinstance(recommendation_id, str) or not recommendation_id:
         raise MalformedProgress("the execution's input names no recommendation_id")
-    instance_id = str(run.get("instance_id") or "the host")
+    instance_id = str(run.get(InputKey.INSTANCE_ID) or "the host")
     # The execution input's action is not used: the approval's is (ResizeProgress.for_action), as for old events.
     outcome, message = _describe_end(detail, instance_id, None)
     return ResizeProgress(
@@ -213,8 +214,8 @@ def progress_of_execution_end(detail: Mapping[str, Any]) -> ResizeProgress | Non
         step=f"execution_{status.lower()}",
         status=outcome,
         message=message,
-        from_type=str(run.get("expected_type") or "?"),
-        to_type=str(run.get("target_type") or "?"),
+        from_type=str(run.get(InputKey.EXPECTED_TYPE) or "?"),
+        to_type=str(run.get(InputKey.TARGET_TYPE) or "?"),
         execution_arn=str(detail.get("executionArn") or ""),
         execution_end=dict(detail),
     )

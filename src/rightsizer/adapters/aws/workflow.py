@@ -22,11 +22,21 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.adapters.codec import to_jsonable
+from rightsizer.domain import workflow_contract
 from rightsizer.domain.approval import attempt_key
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
+from rightsizer.domain.workflow_contract import (
+    MAX_POLLS,
+    MAX_WAIT_SECONDS,
+    RESIZABLE_STATES,
+    ScheduleInput,
+    SchedulePair,
+    WorkflowInput,
+)
 from rightsizer.services.ports import Approval
 from rightsizer.settings import Settings
 
@@ -35,16 +45,13 @@ AUDIT_RETENTION = timedelta(days=800)
 # Step Functions keeps a closed execution (and so its name) for 90 days; the idempotency record covers
 # the same window. After that the approval record's conditional write is what stops a second resize.
 IDEMPOTENCY_TTL = timedelta(days=90)
-IDEMPOTENCY_PK = "IDEMPOTENCY#resize-start"
-RESIZABLE_STATES = ("running", "stopped")
+IDEMPOTENCY_FUNCTION = "resize-start"
+IDEMPOTENCY_PK = keys.idempotency_pk(IDEMPOTENCY_FUNCTION)
 SCHEDULER_ROLE_NAME = "GpuRightsizerScheduler"  # member-account/template.yaml's role EventBridge Scheduler runs as
-# statemachine/resize.asl.json's TimeoutSeconds: no execution outlives it, so a lock older than this (plus a
-# margin for the start) belongs to an execution that has ended without releasing it.
-EXECUTION_TIMEOUT = timedelta(hours=3)
+# The state machine's TimeoutSeconds: no execution outlives it, so a lock older than this (plus a margin for the
+# start) belongs to an execution that has ended without releasing it.
+EXECUTION_TIMEOUT = workflow_contract.EXECUTION_TIMEOUT
 LOCK_TTL = EXECUTION_TIMEOUT + timedelta(minutes=10)
-# The state machine's bounds on its wait loops (CheckRequest): larger values are refused as invalid input.
-MAX_WAIT_SECONDS = 60
-MAX_POLLS = 30
 
 _NAME_MAX = 80
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -265,61 +272,67 @@ class StepFunctionsResizeWorkflow:
     # -- internals ---------------------------------------------------------------------------------
 
     def execution_input(self, approval: dict[str, Any], expected_state: str) -> dict[str, Any]:
-        """The state machine's input. A repeated StartExecution of the same approval is answered with the
+        """The state machine's input, as JSON. A repeated StartExecution of the same approval is answered with the
         first execution's ARN (see _start_from_approval), whatever the lock's expiry says."""
+        return self.workflow_input(approval, expected_state).to_json()
+
+    def workflow_input(self, approval: dict[str, Any], expected_state: str) -> WorkflowInput:
+        """The state machine's input (`approval` as JSON: to_jsonable of an Approval)."""
         approved_at = str(approval["approved_at"])
         expires = int((datetime.fromisoformat(approved_at) + AUDIT_RETENTION).timestamp())
         lock_until = self._clock().astimezone(UTC) + LOCK_TTL
         action = ActionKind(approval.get("action") or ActionKind.RESIZE)
         account_id = str(approval["account_id"])
-        payload: dict[str, Any] = {
-            "recommendation_id": approval["recommendation_id"],
-            "instance_id": approval["instance_id"],
-            "account_id": account_id,
-            "region": approval["region"],
-            "action": action.value,
-            "change": _change_text(action, approval),
-            "action_role_arn": self._roles.action_role(account_id),
-            "expected_type": approval["from_type"],
-            "target_type": approval["to_type"],
-            "expected_state": expected_state,
-            "approver": approval["approver"],
-            "approved_at": approved_at,
-            "managed_tag_key": self._managed_tag_key,
-            "opt_out_tag": self._opt_out_tag,
-            "wait_seconds": self._wait_seconds,
-            "table_name": self._table_name,
-            "max_polls": self._max_polls,
-            # DynamoDB wants N as a string; the state machine cannot do date arithmetic itself.
-            "audit_expiration": str(expires),
-            # Compared as text with $$.State.EnteredTime (ISO 8601, UTC): same prefix format.
-            "lock_expires_at": lock_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "lock_expiration": str(int(lock_until.timestamp())),
-        }
-        stop_name, start_name = schedule_names(str(approval["instance_id"]))
-        # Every action knows the host's pair: a stop or resize is refused while one exists (Scheduler is asked).
-        payload["pair"] = {"group": self._schedule_group, "stop_name": stop_name, "start_name": start_name}
+        instance_id = str(approval["instance_id"])
+        stop_name, start_name = schedule_names(instance_id)
+        schedule: ScheduleInput | None = None
         plan = approval.get("schedule")
         if action in (ActionKind.SCHEDULE, ActionKind.UNSCHEDULE):
             if not isinstance(plan, dict):
                 raise ValueError(f"a {action.value} approval needs its schedule plan")
             role = self._roles.scheduler_role(account_id)
             instance = json.dumps({"InstanceIds": [approval["instance_id"]]})
-            payload["schedule"] = {
-                "group": self._schedule_group,
-                "stop_name": stop_name,
-                "start_name": start_name,
-                "stop_cron": str(plan["stop_cron"]),
-                "start_cron": str(plan["start_cron"]),
-                "time_zone": str(plan["time_zone"]),
-                "description": str(plan["description"]),
-                "scheduler_role_arn": role,
+            schedule = ScheduleInput(
+                group=self._schedule_group,
+                stop_name=stop_name,
+                start_name=start_name,
+                stop_cron=str(plan["stop_cron"]),
+                start_cron=str(plan["start_cron"]),
+                time_zone=str(plan["time_zone"]),
+                description=str(plan["description"]),
+                scheduler_role_arn=role,
                 # What each schedule does when it fires: EventBridge Scheduler's universal target for EC2, run as
                 # the account's scheduler role (tag-scoped, opt-out honoured at every firing).
-                "stop_target": _target("stopInstances", role, instance),
-                "start_target": _target("startInstances", role, instance),
-            }
-        return payload
+                stop_target=_target("stopInstances", role, instance),
+                start_target=_target("startInstances", role, instance),
+            )
+        return WorkflowInput(
+            recommendation_id=approval["recommendation_id"],
+            instance_id=approval["instance_id"],
+            account_id=account_id,
+            region=approval["region"],
+            action=action,
+            change=_change_text(action, approval),
+            action_role_arn=self._roles.action_role(account_id),
+            expected_type=approval["from_type"],
+            target_type=approval["to_type"],
+            expected_state=expected_state,
+            approver=approval["approver"],
+            approved_at=approved_at,
+            managed_tag_key=self._managed_tag_key,
+            opt_out_tag=self._opt_out_tag,
+            wait_seconds=self._wait_seconds,
+            table_name=self._table_name,
+            max_polls=self._max_polls,
+            # DynamoDB wants N as a string; the state machine cannot do date arithmetic itself.
+            audit_expiration=str(expires),
+            # Compared as text with $$.State.EnteredTime (ISO 8601, UTC): same prefix format.
+            lock_expires_at=lock_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            lock_expiration=str(int(lock_until.timestamp())),
+            # Every action knows the host's pair: a stop or resize is refused while one exists (Scheduler is asked).
+            pair=SchedulePair(group=self._schedule_group, stop_name=stop_name, start_name=start_name),
+            schedule=schedule,
+        )
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
         name = attempt_execution_name(str(approval["recommendation_id"]), int(approval.get("attempt") or 1))
@@ -373,8 +386,8 @@ def idempotency_store(table_name: str, dynamodb_client: Any | None = None) -> An
 
     return DynamoDBPersistenceLayer(
         table_name=table_name,
-        key_attr="PK",
-        sort_key_attr="SK",
+        key_attr=keys.PK,
+        sort_key_attr=keys.SK,
         static_pk_value=IDEMPOTENCY_PK,
         expiry_attr="expiration",
         boto3_client=dynamodb_client,
@@ -400,6 +413,6 @@ def _make_idempotent(function: Callable[..., str], persistence_store: Any, confi
         data_keyword_argument="approval",
         persistence_store=persistence_store,
         config=config,
-        key_prefix="resize-start",
+        key_prefix=IDEMPOTENCY_FUNCTION,
     )
     return wrapped
