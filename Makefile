@@ -55,6 +55,12 @@ template: $(DEV_STAMP)
 unit: $(DEV_STAMP)
 	$(BIN)/pytest
 
+# statemachine/resize.asl.json is generated from statemachine/resize.py: regenerate it after editing the fragments
+# (tests/unit/test_statemachine_build.py fails while the file and the fragments differ).
+.PHONY: asl
+asl: $(DEV_STAMP)
+	$(BIN)/python -m statemachine.build --write
+
 bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
 

@@ -1,0 +1,111 @@
+"""statemachine/resize.asl.json is generated from statemachine/resize.py, and agrees with the Python around it: the
+execution input's fields (WorkflowInput), the Fail states' errors (WorkflowError), the table's key formats."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from typing import Any
+
+import pytest
+from statemachine import build, resize
+from statemachine.asl import Fields, Path, fmt
+
+from rightsizer.adapters.aws.dynamo import keys
+from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.domain.workflow_contract import InputKey, ScheduleInput, SchedulePair, WorkflowError, WorkflowInput
+from rightsizer.services.notify import progress_of_execution_end
+
+
+def _definition() -> dict[str, Any]:
+    return build.build()
+
+
+def _states() -> dict[str, dict[str, Any]]:
+    states: dict[str, dict[str, Any]] = _definition()["States"]
+    return states
+
+
+def test_the_committed_file_is_what_the_fragments_generate() -> None:
+    assert build.ASL_PATH.read_text() == build.serialise(build.build()), "run `make asl`"
+    assert build.main(["--check"]) == 0
+
+
+def test_every_input_path_the_machine_reads_is_a_field_of_the_input() -> None:
+    text = build.serialise(_definition())
+    read = set(re.findall(r"(?<![$\w])\$\.([a-z_]+)", text))
+    written = {
+        str(state["ResultPath"]).removeprefix("$.").split(".")[0]
+        for state in _states().values()
+        if state.get("ResultPath")
+    } | {str(c["ResultPath"]).removeprefix("$.") for s in _states().values() for c in s.get("Catch", [])}
+    inputs = {key.value for key in InputKey}
+    # Lower-case names under $ are the input's fields or what a state wrote; the SDK's answers are capitalised.
+    assert read - written <= inputs, read - written - inputs
+    assert {"pair", "schedule"} <= read
+    nested = set(re.findall(r"\$\.(pair|schedule)\.([a-z_]+)", text))
+    declared = {("pair", f.name) for f in fields(SchedulePair)} | {("schedule", f.name) for f in fields(ScheduleInput)}
+    assert nested - {("pair", "found")} <= declared  # $.pair.found: FindSchedulePair writes it
+
+
+def test_paths_are_checked_against_the_dataclass() -> None:
+    paths: Any = Fields(WorkflowInput)
+    assert paths.instance_id == "$.instance_id" and isinstance(paths.instance_id, Path)
+    assert paths.schedule.stop_target.dot("Arn") == "$.schedule.stop_target.Arn"
+    with pytest.raises(AttributeError):
+        _ = paths.instance
+    with pytest.raises(AttributeError):
+        _ = paths.pair.stop_cron
+
+
+def test_formats_inline_literals_and_splice_formats() -> None:
+    action = Path("$.action")
+    started = fmt("{}_started", action)
+    assert fmt("{}#{}", Path("$$.State.EnteredTime"), started) == (
+        "States.Format('{}#{}_started', $$.State.EnteredTime, $.action)"
+    )
+    assert fmt("{}#{}", Path("$$.State.EnteredTime"), "validated") == (
+        "States.Format('{}#validated', $$.State.EnteredTime)"
+    )
+    with pytest.raises(ValueError):
+        fmt("{} and {}", action)
+    with pytest.raises(ValueError):
+        fmt("it's {}", action)
+
+
+def test_the_fail_states_raise_exactly_the_errors_the_notifier_reads() -> None:
+    raised = {state["Error"] for state in _states().values() if state["Type"] == "Fail"}
+    assert raised == {error.value for error in WorkflowError}
+
+
+@pytest.mark.parametrize("kind", [k for k, (_, _, error) in resize.ENDINGS.items() if error is not None])
+def test_the_notifier_reads_each_fail_state_as_the_status_its_outcome_states(kind: str) -> None:
+    status, fail_state, error = resize.ENDINGS[kind]
+    assert _states()[fail_state] == {"Type": "Fail", "Error": error, "CausePath": "$.outcome.message"}
+    stated = {s["Parameters"]["status"] for s in _states().values() if s.get("Parameters", {}).get("kind") == kind}
+    assert stated == {status}
+    detail = {"status": "FAILED", "error": error, "cause": "why", "input": json.dumps({"recommendation_id": "rec-1"})}
+    ended = progress_of_execution_end(detail)
+    assert ended is not None and ended.status == status
+
+
+def test_audit_and_lock_items_use_the_tables_key_formats() -> None:
+    text = build.serialise(_definition())
+    partitions = re.findall(r"\"PK\": \{\s*\"S\.\$\": \"States\.Format\('([^']*)'", text)
+    assert set(partitions) == {keys.AUDIT_PK, keys.LOCK_PK}
+    assert partitions.count(keys.AUDIT_PK) == 15 and partitions.count(keys.LOCK_PK) == 3
+    audit_sorts = {sk for sk in re.findall(r"\"SK\": \{\s*\"S\.\$\": \"States\.Format\('([^']*)'", text)}
+    assert all(sk.startswith("{}#") for sk in audit_sorts)  # keys.AUDIT_SK: time, then the event
+    assert '"S": "LOCK"' in text and keys.LOCK_SK == "LOCK"
+
+
+def test_the_pair_prefix_is_the_one_schedule_names_gives() -> None:
+    stop, start = schedule_names("i-0abc")
+    listed = [s["Parameters"]["NamePrefix.$"] for s in _states().values() if "listSchedules" in s.get("Resource", "")]
+    assert listed == ["States.Format('rightsizer-{}-', $.instance_id)"] * 2
+    assert stop.startswith("rightsizer-i-0abc-") and start.startswith("rightsizer-i-0abc-")
+
+
+def test_the_definition_is_json_the_file_holds() -> None:
+    assert json.loads(build.ASL_PATH.read_text()) == _definition()
