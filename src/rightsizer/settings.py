@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
+from enum import Enum, StrEnum
+from typing import Any, Generic, TypeVar
 
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY, Policy
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
 
 
 class ConfigError(ValueError):
@@ -53,6 +57,10 @@ class SlackSettings:
     api_url: str = "https://slack.com/api/"  # GovSlack: https://slack-gov.com/api/; the demo: a local double
 
 
+# The parts of Settings that are settings objects of their own, as SETTINGS' fields name them ("policy.team_tag").
+_SECTIONS: dict[str, type[Any]] = {"policy": Policy, "metrics": MetricNames, "slack": SlackSettings}
+
+
 @dataclass(frozen=True)
 class Settings:
     regions: tuple[str, ...] = ("us-east-1",)
@@ -87,7 +95,9 @@ class Settings:
     action_role_arn: str = ""  # the home account's action role (the workflow assumes it for EC2 and Scheduler)
     scheduler_role_name: str = "GpuRightsizerScheduler"  # what EventBridge Scheduler runs a member's pair as
     scheduler_role_arn: str = ""  # ...and in the home account
-    schedule_group: str = "default"  # the EventBridge Scheduler group of every pair (IAM scopes rightsizer-* in it)
+    # The EventBridge Scheduler group of every pair: not a setting, since the IAM (schedule/default/rightsizer-*) and
+    # the schedule registry's listing (adapters/aws/scheduler.py) know only this one.
+    schedule_group: str = "default"
     schedule_time_zone: str = "UTC"  # schedules' default time zone (the stack's ScheduleTimezone)
     regional_table_name: str = ""  # regional/template.yaml's table (locks, audit) in each other action region
     team_time_zones: Mapping[str, str] = field(default_factory=dict)  # team tag value -> IANA time zone
@@ -136,81 +146,127 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Settings for a Lambda function, from its environment variables (see template.yaml)."""
+        """Settings for a Lambda function, from the environment variables SETTINGS names (template.yaml sets them).
+        A variable that is unset, or empty where empty means nothing, leaves its field's default."""
         env = os.environ if env is None else env
-        lookback = _int(env, "LOOKBACK_DAYS", 14)
-        policy = Policy(
-            lookback_days=lookback,
-            memory_headroom=_float(env, "MEMORY_HEADROOM", Policy.memory_headroom),
-            min_days=_float(env, "MIN_HISTORY_DAYS", Policy.min_days),
-            opt_out_tag=env.get("OPT_OUT_TAG", Policy.opt_out_tag),
-            team_tag=env.get("TEAM_TAG_KEY") or Policy.team_tag,
-        )
-        metrics = MetricNames(
-            neuron_namespace=env.get("NEURON_NAMESPACE", MetricNames.neuron_namespace),
-            neuron_utilization=env.get("NEURON_UTILIZATION_METRIC", MetricNames.neuron_utilization),
-            neuron_core_dimension=env.get("NEURON_CORE_DIMENSION", MetricNames.neuron_core_dimension),
-        )
-        slack = SlackSettings(
-            secret_name=env.get("SLACK_SECRET_NAME", ""),
-            channel=env.get("SLACK_CHANNEL", ""),
-            approvers=_list(env, "SLACK_APPROVERS"),
-            approver_group=env.get("SLACK_APPROVER_GROUP", ""),
-            command=env.get("SLACK_COMMAND", "/gpu"),
-            top_n=_int(env, "REPORT_TOP_N", 10),
-            api_url=env.get("SLACK_API_URL") or SlackSettings.api_url,
-        )
-        try:
-            price_mode = PriceMode(env.get("PRICE_SOURCE", "auto"))
-        except ValueError:
-            raise ConfigError("PRICE_SOURCE must be one of auto, api, snapshot") from None
-        default_region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        return cls(
-            regions=_list(env, "REGIONS") or (default_region,),
-            lookback_days=lookback,
-            price_mode=price_mode,
-            policy=policy,
-            metrics=metrics,
-            table_name=env.get("TABLE_NAME", ""),
-            account_role_arns=_list(env, "ACCOUNT_ROLE_ARNS"),
-            use_organizations=env.get("USE_ORGANIZATIONS", "false").lower() == "true",
-            member_role_name=env.get("MEMBER_ROLE_NAME", "GpuRightsizerCollector"),
-            managed_tag_key=env.get("MANAGED_TAG_KEY") or DEFAULT_MANAGED_TAG_KEY,
-            resize_state_machine_arn=env.get("RESIZE_STATE_MACHINE_ARN", ""),
-            pipeline_state_machine_arn=env.get("PIPELINE_STATE_MACHINE_ARN", ""),
-            resize_poll_seconds=_int(env, "RESIZE_POLL_SECONDS", 30),
-            home_region=default_region,
-            home_account_id=env.get("HOME_ACCOUNT_ID", ""),
-            slack=slack,
-            shard_size=_int(env, "SHARD_SIZE", 500),
-            plan_bucket=env.get("PLAN_BUCKET", ""),
-            action_regions=_list(env, "ACTION_REGIONS"),
-            member_actions=env.get("MEMBER_ACTIONS", "false").lower() == "true",
-            member_action_role_name=env.get("MEMBER_ACTION_ROLE_NAME") or ACTION_ROLE_NAME,
-            action_role_arn=env.get("ACTION_ROLE_ARN", ""),
-            scheduler_role_name=env.get("MEMBER_SCHEDULER_ROLE_NAME") or Settings.scheduler_role_name,
-            scheduler_role_arn=env.get("SCHEDULER_ROLE_ARN", ""),
-            schedule_group=env.get("SCHEDULE_GROUP") or Settings.schedule_group,
-            schedule_time_zone=env.get("SCHEDULE_TIMEZONE") or "UTC",
-            team_time_zones=_pairs(env, "TEAM_TIME_ZONES"),
-            regional_table_name=env.get("REGIONAL_TABLE_NAME", ""),
-        )
+        given: dict[str, dict[str, Any]] = {"": {}, **{section: {} for section in _SECTIONS}}
+        for setting in SETTINGS:
+            raw = setting.raw(env)
+            if raw is not None:
+                section, _, name = setting.into.rpartition(".")
+                given[section][name] = setting.parse(raw)
+        values = given.pop("")
+        if "lookback_days" in values:  # one window for the collector and the analyzer
+            given["policy"]["lookback_days"] = values["lookback_days"]
+        values["regions"] = values.get("regions") or (values.get("home_region", cls.home_region),)
+        return cls(**values, **{section: kind(**given[section]) for section, kind in _SECTIONS.items()})
 
 
-def environment_region(env: Mapping[str, str] | None = None) -> str | None:
-    """The region AWS_REGION or AWS_DEFAULT_REGION names (the CLI's default after --region)."""
-    env = os.environ if env is None else env
-    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
+# =============================================================================================
+# The table: every environment variable the functions read, once, with its type, where it goes and what it means.
+# Defaults are the dataclasses' (Policy's for "policy.*"); README.md's list of settings is generated from here.
 
 
-def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
-    return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+class SetBy(StrEnum):
+    PARAMETER = "parameter"  # template.yaml, from the stack parameter `Setting.parameter`
+    STACK = "stack"  # template.yaml, from something the stack creates (a table, a state machine, a role)
+    LAMBDA = "lambda"  # the Lambda runtime
+    NOBODY = "nobody"  # nothing: add it to a function's environment to change the default
 
 
-def _pairs(env: Mapping[str, str], name: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """A setting's type: how the README names it, and how a raw value becomes one (a ConfigError naming the variable
+    when it cannot)."""
+
+    description: str
+    parse: Callable[[str, str], T]  # (variable, raw value) -> value
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One environment variable: where its value goes, its type, who sets it and what it means."""
+
+    name: str  # the environment variable
+    into: str  # the field it sets: one of Settings, or "policy.<field>", "metrics.<field>", "slack.<field>"
+    kind: Kind[T]
+    source: SetBy = SetBy.NOBODY
+    parameter: str = ""  # with SetBy.PARAMETER: the template.yaml parameter
+    doc: str = field(kw_only=True)  # what it means, for the README
+    fallbacks: tuple[str, ...] = ()  # variables read, in order, when this one is unset or empty
+    keep_empty: bool = False  # an empty value is taken as it is, not as the default
+
+    def __post_init__(self) -> None:
+        if (self.source is SetBy.PARAMETER) != bool(self.parameter):
+            raise ValueError(f"{self.name}: a parameter exactly when the source is {SetBy.PARAMETER}")
+
+    def raw(self, env: Mapping[str, str]) -> str | None:
+        """The variable's value in `env` (else a fallback's); None where the default applies."""
+        for name in (self.name, *self.fallbacks):
+            value = env.get(name)
+            if value or (value is not None and self.keep_empty):
+                return value
+        return None
+
+    def parse(self, raw: str) -> T:
+        return self.kind.parse(self.name, raw)
+
+    @property
+    def default(self) -> object:
+        """The default of the field it sets: what an unset variable leaves."""
+        section, _, name = self.into.rpartition(".")
+        (found,) = (item for item in fields(_SECTIONS.get(section, Settings)) if item.name == name)
+        if found.default is not MISSING:
+            return found.default
+        if found.default_factory is not MISSING:
+            return found.default_factory()
+        raise TypeError(f"{self.into} has no default")
+
+    @property
+    def default_text(self) -> str:
+        """The default written as the variable's value (the README shows it; template.yaml's parameter has it)."""
+        value = self.default
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, tuple):
+            return ",".join(value)
+        if isinstance(value, Mapping):
+            return ",".join(f"{key}={item}" for key, item in value.items())
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+
+def _text(name: str, raw: str) -> str:
+    return raw
+
+
+def _whole_number(name: str, raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def _number(name: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _list(name: str, raw: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def _flag(name: str, raw: str) -> bool:
+    return raw.lower() == "true"
+
+
+def _pairs(name: str, raw: str) -> dict[str, str]:
     """`team-a=Europe/Berlin,team-b=America/New_York` -> {"team-a": "Europe/Berlin", ...}."""
     pairs: dict[str, str] = {}
-    for item in _list(env, name):
+    for item in _list(name, raw):
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise ConfigError(f"{name} must be comma-separated key=value pairs, got {item!r}")
@@ -218,21 +274,169 @@ def _pairs(env: Mapping[str, str], name: str) -> dict[str, str]:
     return pairs
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+def _one_of(choices: type[E]) -> Kind[E]:
+    values = [str(member.value) for member in choices]
+
+    def parse(name: str, raw: str) -> E:
+        try:
+            return choices(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be one of {', '.join(values)}") from None
+
+    shown = [f"`{value}`" for value in values]
+    return Kind(f"{', '.join(shown[:-1])} or {shown[-1]}" if len(shown) > 1 else shown[0], parse)
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+TEXT = Kind("text", _text)
+WHOLE_NUMBER = Kind("whole number", _whole_number)
+NUMBER = Kind("number", _number)
+LIST = Kind("comma-separated list", _list)
+FLAG = Kind("`true` or `false`", _flag)
+PAIRS = Kind("comma-separated `key=value`", _pairs)
+
+PARAM, STACK, LAMBDA = SetBy.PARAMETER, SetBy.STACK, SetBy.LAMBDA
+# fmt: off
+SETTINGS: tuple[Setting[Any], ...] = (
+    # Collection
+    Setting("REGIONS", "regions", LIST, PARAM, "Regions",
+            doc="Regions analysed in every account (unset: the function's region)."),
+    Setting("ACCOUNT_ROLE_ARNS", "account_role_arns", LIST, PARAM, "AccountRoleArns",
+            doc="IAM roles assumed in member accounts; none (and no Organizations): this account only."),
+    Setting("USE_ORGANIZATIONS", "use_organizations", FLAG, PARAM, "UseOrganizations",
+            doc="List the accounts with AWS Organizations and assume `MEMBER_ROLE_NAME` in each."),
+    Setting("MEMBER_ROLE_NAME", "member_role_name", TEXT, PARAM, "MemberRoleName", keep_empty=True,
+            doc="The collector role's name in Organizations accounts."),
+    Setting("LOOKBACK_DAYS", "lookback_days", WHOLE_NUMBER, PARAM, "LookbackDays",
+            doc="Days of CloudWatch history collected and judged (1-62; the parameter allows 3-62)."),
+    Setting("SHARD_SIZE", "shard_size", WHOLE_NUMBER, PARAM, "ShardSize",
+            doc="At most this many instances per collect invocation (1-5000)."),
+    # Tags
+    Setting("MANAGED_TAG_KEY", "managed_tag_key", TEXT, PARAM, "ManagedTagKey",
+            doc="One click acts only on hosts tagged `<key>=true` (the action roles' IAM says the same)."),
+    Setting("OPT_OUT_TAG", "policy.opt_out_tag", TEXT, PARAM, "OptOutTagKey", keep_empty=True,
+            doc="Hosts with this tag are reported as `excluded`, never analysed or acted on (empty: nobody opts out)."),
+    Setting("TEAM_TAG_KEY", "policy.team_tag", TEXT, PARAM, "TeamTagKey",
+            doc="Hosts with one value of this tag in one zone are a team: consolidated together, scheduled in its "
+                "time zone."),
+    # Neuron metrics: neuron-monitor's CloudWatch companion lets users pick the names
+    Setting("NEURON_NAMESPACE", "metrics.neuron_namespace", TEXT, PARAM, "NeuronNamespace", keep_empty=True,
+            doc="The namespace neuron-monitor's CloudWatch companion publishes to."),
+    Setting("NEURON_UTILIZATION_METRIC", "metrics.neuron_utilization", TEXT, PARAM, "NeuronUtilizationMetric",
+            keep_empty=True, doc="Its NeuronCore utilisation metric (percent)."),
+    Setting("NEURON_CORE_DIMENSION", "metrics.neuron_core_dimension", TEXT, PARAM, "NeuronCoreDimension",
+            keep_empty=True, doc="Its dimension naming the NeuronCore."),
+    # Slack
+    Setting("SLACK_CHANNEL", "slack.channel", TEXT, PARAM, "SlackChannel",
+            doc="Channel id (`C...`) of the daily report (empty: not posted)."),
+    Setting("SLACK_APPROVERS", "slack.approvers", LIST, PARAM, "SlackApprovers",
+            doc="Slack user ids allowed to approve."),
+    Setting("SLACK_APPROVER_GROUP", "slack.approver_group", TEXT, PARAM, "SlackApproverGroup",
+            doc="A Slack user group id (`S...`) whose members may approve."),
+    Setting("SLACK_COMMAND", "slack.command", TEXT, PARAM, "SlackCommand", keep_empty=True,
+            doc="The slash command the app answers."),
+    # One click beyond the home account and region (docs/multi-account.md)
+    Setting("ACTION_REGIONS", "action_regions", LIST, PARAM, "ActionRegions",
+            doc="Regions besides the home one running a copy of the instance workflow (regional/template.yaml); "
+                "advice elsewhere gets no Approve button."),
+    Setting("MEMBER_ACTIONS", "member_actions", FLAG, PARAM, "MemberActions",
+            doc="One click also acts in member accounts, through their action role (member-account/template.yaml "
+                "with `EnableActions=true`)."),
+    Setting("MEMBER_ACTION_ROLE_NAME", "member_action_role_name", TEXT, PARAM, "MemberActionRoleName",
+            doc="The action role's name in member accounts."),
+    Setting("MEMBER_SCHEDULER_ROLE_NAME", "scheduler_role_name", TEXT, PARAM, "MemberSchedulerRoleName",
+            doc="The role EventBridge Scheduler runs a member account's stop/start pairs as."),
+    Setting("SCHEDULE_TIMEZONE", "schedule_time_zone", TEXT, PARAM, "ScheduleTimezone",
+            doc="IANA time zone of the stop/start schedules of teams `TEAM_TIME_ZONES` does not name (the parameter "
+                "is also the zone of the stack's own schedules)."),
+    Setting("TEAM_TIME_ZONES", "team_time_zones", PAIRS, PARAM, "TeamTimeZones",
+            doc="A team's time zone for its stop/start schedules, e.g. `research=Europe/Berlin`."),
+    # What the stack creates
+    Setting("TABLE_NAME", "table_name", TEXT, STACK, doc="The DynamoDB table."),
+    Setting("PLAN_BUCKET", "plan_bucket", TEXT, STACK,
+            doc="The S3 bucket of each run's targets (the Distributed Map reads it)."),
+    Setting("PIPELINE_STATE_MACHINE_ARN", "pipeline_state_machine_arn", TEXT, STACK, doc="The daily pipeline."),
+    Setting("RESIZE_STATE_MACHINE_ARN", "resize_state_machine_arn", TEXT, STACK,
+            doc="The home region's instance workflow (resize, stop, schedule)."),
+    Setting("HOME_ACCOUNT_ID", "home_account_id", TEXT, STACK,
+            doc="The stack's account (unset: `RESIZE_STATE_MACHINE_ARN`'s); other accounts are reached through their "
+                "action role."),
+    Setting("ACTION_ROLE_ARN", "action_role_arn", TEXT, STACK,
+            doc="The home account's action role, which the workflow assumes for EC2 and Scheduler."),
+    Setting("SCHEDULER_ROLE_ARN", "scheduler_role_arn", TEXT, STACK,
+            doc="The role EventBridge Scheduler runs the home account's pairs as."),
+    Setting("SLACK_SECRET_NAME", "slack.secret_name", TEXT, STACK,
+            doc="The Secrets Manager secret holding `bot_token` and `signing_secret`."),
+    Setting("REGIONAL_TABLE_NAME", "regional_table_name", TEXT, STACK,
+            doc="The table (locks, audit) of regional/template.yaml in each other action region."),
+    Setting("AWS_REGION", "home_region", TEXT, LAMBDA, fallbacks=("AWS_DEFAULT_REGION",),
+            doc="The home region: where the table, secret and state machines live."),
+    # Nothing sets these: a function's environment may
+    Setting("PRICE_SOURCE", "price_mode", _one_of(PriceMode), keep_empty=True,
+            doc="`auto`: the Price List API, else the bundled snapshot; `api`: the API or fail; `snapshot`: never "
+                "asks AWS for prices."),
+    Setting("RESIZE_POLL_SECONDS", "resize_poll_seconds", WHOLE_NUMBER,
+            doc="The instance workflow's wait between EC2 state checks (at most 60)."),
+    Setting("SLACK_API_URL", "slack.api_url", TEXT,
+            doc="Slack's Web API (GovSlack: `https://slack-gov.com/api/`)."),
+    Setting("REPORT_TOP_N", "slack.top_n", WHOLE_NUMBER,
+            doc="Recommendations in the daily report's first message (the others in its thread) and in `/gpu top`."),
+    Setting("MEMORY_HEADROOM", "policy.memory_headroom", NUMBER,
+            doc="A target's GPU memory must hold the observed peak times this (resizes, consolidation)."),
+    Setting("MIN_HISTORY_DAYS", "policy.min_days", NUMBER,
+            doc="Fewer days of accelerator metrics than this is `insufficient_data`."),
+)
+# fmt: on
+
+(_HOME_REGION,) = (setting for setting in SETTINGS if setting.into == "home_region")
+
+
+def environment_region(env: Mapping[str, str] | None = None) -> str | None:
+    """The region AWS_REGION or AWS_DEFAULT_REGION names (the CLI's default after --region)."""
+    env = os.environ if env is None else env
+    return _HOME_REGION.raw(env)
+
+
+# =============================================================================================
+# README.md's list of settings: `python -m rightsizer.settings` rewrites it; a test checks it is current.
+
+README_BEGIN, README_END = "<!-- settings:begin -->", "<!-- settings:end -->"
+_SOURCES = {STACK: "the stack", LAMBDA: "Lambda", SetBy.NOBODY: "—"}
+
+
+def settings_markdown() -> str:
+    """The README's table of SETTINGS."""
+    rows = ["| Variable | Parameter | Type | Default | Meaning |", "| --- | --- | --- | --- | --- |"]
+    for setting in SETTINGS:
+        variable = " or ".join(f"`{name}`" for name in (setting.name, *setting.fallbacks))
+        source = f"`{setting.parameter}`" if setting.parameter else _SOURCES[setting.source]
+        default = f"`{setting.default_text}`" if setting.default_text else "empty"
+        rows.append(f"| {variable} | {source} | {setting.kind.description} | {default} | {setting.doc} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_settings_markdown(readme: str) -> str:
+    """`readme` with the table between README_BEGIN and README_END generated afresh."""
+    head, begin, rest = readme.partition(README_BEGIN)
+    _, end, tail = rest.partition(README_END)
+    if not (begin and end):
+        raise ValueError(f"no {README_BEGIN} ... {README_END} block")
+    return f"{head}{README_BEGIN}\n{settings_markdown()}{README_END}{tail}"
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    """`python -m rightsizer.settings [README.md]`: regenerate the README's list of settings."""
+    from pathlib import Path
+
+    path = Path(argv[0] if argv else "README.md")
+    readme = path.read_text(encoding="utf-8")
+    updated = with_settings_markdown(readme)
+    if updated != readme:
+        path.write_text(updated, encoding="utf-8")
+    print(f"{path}: {'rewritten' if updated != readme else 'already current'} ({len(SETTINGS)} settings)")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

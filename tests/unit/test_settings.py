@@ -1,11 +1,26 @@
-"""Settings.from_env: what each environment variable sets, its default, and the errors that name it."""
+"""Settings.from_env: what each environment variable sets, its default, and the errors that name it; the one table
+of settings (SETTINGS) against template.yaml's function environments and parameters."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from rightsizer.domain.policy import Policy
-from rightsizer.settings import ConfigError, MetricNames, PriceMode, Settings, SlackSettings
+from rightsizer.settings import (
+    SETTINGS,
+    ConfigError,
+    MetricNames,
+    PriceMode,
+    SetBy,
+    Settings,
+    SlackSettings,
+    environment_region,
+)
+from tests.unit.test_template import functions, sam
+
+TABLE = {setting.name: setting for setting in SETTINGS}
 
 EVERY_VARIABLE = {
     "AWS_REGION": "eu-west-1",
@@ -140,3 +155,50 @@ def test_a_malformed_value_is_an_error_that_names_the_variable(name: str, value:
     with pytest.raises(ConfigError) as raised:
         Settings.from_env({name: value})
     assert str(raised.value) == message
+
+
+def test_the_schedule_group_is_not_a_setting() -> None:
+    # The IAM (schedule/default/rightsizer-*) and the schedule registry's listing know only the default group.
+    assert Settings.from_env({"SCHEDULE_GROUP": "mine"}).schedule_group == Settings.schedule_group == "default"
+
+
+def test_the_cli_reads_the_region_as_the_functions_do() -> None:
+    assert environment_region({"AWS_REGION": "", "AWS_DEFAULT_REGION": "ap-south-1"}) == "ap-south-1"
+    assert environment_region({}) is None
+
+
+def test_the_table_names_each_variable_once_and_sets_a_field_that_exists() -> None:
+    names = [name for setting in SETTINGS for name in (setting.name, *setting.fallbacks)]
+    assert len(names) == len(set(names))
+    assert len({setting.into for setting in SETTINGS}) == len(SETTINGS)
+    for setting in SETTINGS:
+        assert setting.parse(setting.default_text) == setting.default or setting.default_text == "", setting.name
+
+
+def _template_environment() -> list[tuple[str, str, Any]]:
+    """(where, variable, value) of every variable template.yaml sets: Globals' and each function's."""
+    found = [("Globals", *item) for item in sam()["Globals"]["Function"]["Environment"]["Variables"].items()]
+    for function, resource in functions().items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        found += [(function, *item) for item in variables.items()]
+    return found
+
+
+def test_every_variable_a_function_is_given_is_a_setting_and_every_setting_the_stack_sets_is_given() -> None:
+    given = [item for item in _template_environment() if not item[1].startswith("POWERTOOLS_")]  # Powertools' own
+    parameters = sam()["Parameters"]
+
+    assert {name for _, name, _ in given} == {s.name for s in SETTINGS if s.source in (SetBy.PARAMETER, SetBy.STACK)}
+    for where, name, value in given:
+        setting = TABLE[name]
+        if setting.source is SetBy.PARAMETER:
+            assert value == {"Ref": setting.parameter}, (where, name)
+        else:  # from what the stack creates, never from a parameter
+            assert not (isinstance(value, dict) and value.get("Ref") in parameters), (where, name)
+
+
+def test_each_parameter_defaults_to_what_its_setting_defaults_to() -> None:
+    parameters = sam()["Parameters"]
+    for setting in SETTINGS:
+        if setting.parameter:
+            assert str(parameters[setting.parameter].get("Default", "")) == setting.default_text, setting.name
