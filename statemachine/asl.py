@@ -182,22 +182,20 @@ def one_of(path: Path, *values: str) -> Rule:
 # -- Retry and Catch ----------------------------------------------------------------------------------------------
 
 
-def retry(errors: Sequence[str], *, interval: int, attempts: int, backoff: int = 2) -> dict[str, Any]:
-    return {"ErrorEquals": list(errors), "IntervalSeconds": interval, "MaxAttempts": attempts, "BackoffRate": backoff}
-
-
-def jittered(
-    errors: Sequence[str], *, interval: int, attempts: int, max_delay: int, backoff: int = 2
+def retry(
+    errors: Sequence[str], *, interval: int, attempts: int, backoff: int = 2, max_delay: int | None = None
 ) -> dict[str, Any]:
-    """Exponential backoff with FULL jitter, each wait capped at `max_delay` seconds."""
-    return {
+    """A Retry policy: exponential backoff from `interval` seconds; with `max_delay`, each wait is drawn with FULL
+    jitter and capped at `max_delay` seconds."""
+    policy: dict[str, Any] = {
         "ErrorEquals": list(errors),
         "IntervalSeconds": interval,
-        "BackoffRate": backoff,
         "MaxAttempts": attempts,
-        "MaxDelaySeconds": max_delay,
-        "JitterStrategy": "FULL",
+        "BackoffRate": backoff,
     }
+    if max_delay is not None:
+        policy.update({"MaxDelaySeconds": max_delay, "JitterStrategy": "FULL"})
+    return policy
 
 
 def never(errors: Sequence[str]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.workflow_contract import WorkflowInput
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
-from statemachine.asl import Dyn, Fields, Format, Path, State, catch, fmt, intrinsic, jittered, never, retry, state
+from statemachine.asl import Dyn, Fields, Format, Path, State, catch, fmt, intrinsic, never, retry, state
 
 IN: Any = Fields(WorkflowInput)  # IN.instance_id == "$.instance_id"; IN.pair.group == "$.pair.group"
 ENTERED = Path("$$.State.EnteredTime")
@@ -37,9 +37,9 @@ OUTCOME, HEALTH, POLL = Path("$.outcome"), Path("$.health"), Path("$.poll")
 RETRY_WRITE = retry(["States.TaskFailed", "States.Timeout"], interval=1, attempts=2)
 # Step Functions names every EC2 error Ec2.Ec2Exception, throttling included (moto: ec2.ec2Exception).
 EC2_ERRORS = ("Ec2.Ec2Exception", "ec2.ec2Exception", "States.Timeout")
-RETRY_EC2 = jittered(EC2_ERRORS, interval=1, attempts=5, max_delay=20)
-RETRY_EC2_ROLLBACK = jittered(EC2_ERRORS, interval=5, attempts=6, max_delay=60)  # undoing: try harder
-RETRY_SCHEDULER = jittered(
+RETRY_EC2 = retry(EC2_ERRORS, interval=1, attempts=5, max_delay=20)
+RETRY_EC2_ROLLBACK = retry(EC2_ERRORS, interval=5, attempts=6, max_delay=60)  # undoing: try harder
+RETRY_SCHEDULER = retry(
     ("Scheduler.ThrottlingException", "Scheduler.InternalServerException", "States.Timeout"),
     interval=1,
     attempts=5,

@@ -111,17 +111,6 @@ ENDINGS: dict[str, tuple[str, str, WorkflowError | None]] = {
 UNKNOWN_END = "rollback_failed"  # Finish's Default: an outcome it does not know needs a person
 
 
-def _comment_last(body: State, comment: str) -> State:
-    """As the hand-written file had it (key order only; the next commit drops this)."""
-    return {**body, "Comment": comment}
-
-
-def _next_last(body: State) -> State:
-    """As the hand-written file had it (key order only; the next commit drops this)."""
-    next_state = body.pop("Next")
-    return {**body, "Next": next_state}
-
-
 def ends_as(kind: str, step: str, message: Format | Path, comment: str | None = None) -> State:
     return outcome(kind, ENDINGS[kind][0], step, message, comment)
 
@@ -192,20 +181,18 @@ def request_checks() -> dict[str, State]:
             Choices=[goto(not_(all_of(*required)), "InvalidRequest")],
             Default="CheckScheduleRequest",
         ),
-        "CheckScheduleRequest": _comment_last(
-            state(
-                "Choice",
-                Choices=[
-                    goto(not_(one_of(IN.action, RESIZE, STOP, SCHEDULE, UNSCHEDULE)), "InvalidRequest"),
-                    goto(all_of(one_of(IN.action, RESIZE, STOP), not_(all_of(*pair))), "InvalidRequest"),
-                    goto(all_of(one_of(IN.action, SCHEDULE, UNSCHEDULE), not_(all_of(*schedule))), "InvalidRequest"),
-                ],
-                Default="RecordApproval",
-            ),
-            (
+        "CheckScheduleRequest": state(
+            "Choice",
+            Comment=(
                 "A schedule or its removal also needs the pair: names, expressions, time zone and each schedule's "
                 "target (EC2 call, the account's scheduler role, the instance), which the starter writes."
             ),
+            Choices=[
+                goto(not_(one_of(IN.action, RESIZE, STOP, SCHEDULE, UNSCHEDULE)), "InvalidRequest"),
+                goto(all_of(one_of(IN.action, RESIZE, STOP), not_(all_of(*pair))), "InvalidRequest"),
+                goto(all_of(one_of(IN.action, SCHEDULE, UNSCHEDULE), not_(all_of(*schedule))), "InvalidRequest"),
+            ],
+            Default="RecordApproval",
         ),
         "InvalidRequest": state(
             "Fail",
@@ -732,14 +719,12 @@ def stop_and_modify() -> dict[str, State]:
             "stopped", fmt("{} stopped", IN.instance_id), "StopOnly", on_error="AuditFailedAfterTouch"
         ),
         "StopOnly": state("Choice", Choices=[goto(equals(IN.action, STOP), "StoppedAsApproved")], Default="ModifyType"),
-        "StoppedAsApproved": _next_last(
-            health(
-                "stopped as approved; its EBS volumes are kept and nothing was terminated",
-                comment=(
-                    "Never terminate: the host is stopped, its EBS volumes and its type are kept (EBS snapshots are "
-                    "not taken)."
-                ),
-            )
+        "StoppedAsApproved": health(
+            "stopped as approved; its EBS volumes are kept and nothing was terminated",
+            comment=(
+                "Never terminate: the host is stopped, its EBS volumes and its type are kept (EBS snapshots are not "
+                "taken)."
+            ),
         ),
         "ModifyType": ec2(
             "modifyInstanceAttribute",
@@ -923,7 +908,7 @@ def _create_schedule(half: str, next_state: str, on_error: str) -> State:
     )
 
 
-def _delete_schedule(half: str, next_state: str, on_error: str) -> State:
+def _delete_schedule(half: str, next_state: str, on_error: str, comment: str | None = None) -> State:
     name = getattr(SCHEDULE_IN, f"{half}_name")
     return scheduler(
         "deleteSchedule",
@@ -931,6 +916,7 @@ def _delete_schedule(half: str, next_state: str, on_error: str) -> State:
         next_state,
         on_error=on_error,
         error_path=Path("$.delete_error"),
+        comment=comment,
     )
 
 
@@ -946,8 +932,10 @@ def _scheduled(half: str) -> Format:
 
 def schedules() -> dict[str, State]:
     """Create the pair, the start half first (alone it is harmless); undo what was created when anything fails."""
-    delete_stop_again = _comment_last(
-        _delete_schedule("stop", "DeleteStartScheduleAgain", "ScheduleUndoFailed"),
+    delete_stop_again = _delete_schedule(
+        "stop",
+        "DeleteStartScheduleAgain",
+        "ScheduleUndoFailed",
         "Undo, the stop half first: a start half left alone is harmless.",
     )
     return {
@@ -984,8 +972,10 @@ def schedules() -> dict[str, State]:
 
 def unschedule() -> dict[str, State]:
     """Delete both halves, then decide from what Scheduler still lists (a half deleted by hand is no error)."""
-    delete_stop = _comment_last(
-        _delete_schedule("stop", "DeleteStartSchedule", "DeleteStartSchedule"),
+    delete_stop = _delete_schedule(
+        "stop",
+        "DeleteStartSchedule",
+        "DeleteStartSchedule",
         "A schedule deleted by hand is no error: the listing below decides, from what exists, never from error names.",
     )
     return {
