@@ -1,8 +1,10 @@
 """Settings.from_env: what each environment variable sets, its default, and the errors that name it; the one table
-of settings (SETTINGS) against template.yaml's function environments and parameters."""
+of settings (SETTINGS) against template.yaml's function environments and parameters, and the README's list."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +19,11 @@ from rightsizer.settings import (
     Settings,
     SlackSettings,
     environment_region,
+    with_settings_markdown,
 )
 from tests.unit.test_template import functions, sam
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 TABLE = {setting.name: setting for setting in SETTINGS}
 
 EVERY_VARIABLE = {
@@ -202,3 +206,11 @@ def test_each_parameter_defaults_to_what_its_setting_defaults_to() -> None:
     for setting in SETTINGS:
         if setting.parameter:
             assert str(parameters[setting.parameter].get("Default", "")) == setting.default_text, setting.name
+
+
+def test_the_readme_lists_the_settings_as_the_table_generates_them_and_names_every_parameter() -> None:
+    readme = README.read_text(encoding="utf-8")
+
+    assert with_settings_markdown(readme) == readme, "stale: run .venv/bin/python -m rightsizer.settings"
+    named = set(re.findall(r"`(\w+)`", readme))
+    assert not set(sam()["Parameters"]) - named, "template.yaml parameters the README does not name"
