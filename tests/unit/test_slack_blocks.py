@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from slack_sdk.models.blocks import DividerBlock
 
 from rightsizer.adapters.slack import blocks
-from rightsizer.adapters.slack.app import parse_command
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.ports import Approval, Decision
@@ -237,52 +236,6 @@ def test_paginate_never_splits_a_group_or_drops_a_block(sizes: list[int]) -> Non
     starts = {id(g[0]) for g in groups}
     for page in pages:
         assert id(page[0]) in starts  # each page begins a group
-
-
-# -- command parsing (the ack path) --------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "name", "detail"),
-    [
-        ("", "help", None),
-        ("help", "help", None),
-        ("report", "report", None),
-        ("top", "top", 10),
-        ("TOP 3", "top", 3),
-        ("show i-0123456789abcdef0", "show", "i-0123456789abcdef0"),
-        ("why  I-0123456789ABCDEF0", "why", "i-0123456789abcdef0"),
-        ("snooze i-0123456789abcdef0 2w", "snooze", timedelta(weeks=2)),
-        ("snooze i-01234567 3 days", "snooze", timedelta(days=3)),
-    ],
-)
-def test_parse_command(text: str, name: str, detail: object) -> None:
-    command = parse_command(text)
-
-    assert (command.name, command.error) == (name, "")
-    assert detail in (None, command.count, command.instance_id, command.duration)
-
-
-@pytest.mark.parametrize(
-    ("text", "hint"),
-    [
-        ("top zero", "positive number"),
-        ("top 0", "positive number"),
-        ("show", "needs an EC2 instance id"),
-        ("show banana", "got `banana`"),
-        ("why i-012 extra", "needs an EC2 instance id"),
-        ("snooze i-0123456789abcdef0", "needs a duration"),
-        ("snooze i-0123456789abcdef0 91d", "at most 90 days"),
-        ("snooze i-0123456789abcdef0 soon", "12h, 3d, 2w"),
-        ("report now", "no arguments"),
-        ("<!channel> hello", "I don't know `&lt;!channel&gt;`"),
-    ],
-)
-def test_malformed_commands_explain_themselves(text: str, hint: str) -> None:
-    command = parse_command(text)
-
-    assert hint in command.error
-    assert not command.needs_data
 
 
 def test_a_recommendation_a_reservation_pays_for_shows_list_and_net_savings() -> None:

@@ -665,22 +665,6 @@ def why_message(rec: Recommendation) -> Message:
     return Message(f"Why {rec.instance_id}: {FINDING_LABELS[rec.finding]}", blocks)
 
 
-def help_text(command: str) -> str:
-    return "\n".join(
-        [
-            f"*{command}*: GPU right-sizing. Commands:",
-            f"• `{command} report`: the fleet summary",
-            f"• `{command} top [N]`: the N biggest savings, with buttons (default 10, at most {MAX_TOP})",
-            f"• `{command} show <instance-id>`: one host's advice and evidence",
-            f"• `{command} why <instance-id>`: the reasoning behind the advice",
-            f"• `{command} snooze <instance-id> <duration>`: hide a host's advice for e.g. 12h, 3d or 2w (at most 90d)",
-            f"• `{command} schedules`: the stop/start schedules approved here, each with a Remove button",
-            f"• `{command} help`: this message",
-            "Approve (a resize, a stop or a schedule), dismiss or snooze with the buttons under each recommendation.",
-        ]
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # button outcomes
 
