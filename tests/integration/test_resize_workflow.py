@@ -31,7 +31,6 @@ from tests.integration.resize_world import (
     OPT_OUT,
     REGION,
     TABLE,
-    TEMPLATE_PATH,
     Aws,
     approval,
     audit_events,
@@ -570,10 +569,10 @@ def test_from_settings_uses_the_stack_tag_keys() -> None:
 
 
 def _template() -> dict[str, Any]:
-    from samtranslator.yaml_helper import yaml_parse
+    """template.yaml with its Fn::ForEach loops expanded, as the Serverless transform sees it."""
+    from tests.unit.test_template import sam
 
-    parsed: dict[str, Any] = yaml_parse(TEMPLATE_PATH.read_text())
-    return parsed
+    return sam()
 
 
 EC2_WRITE = re.compile(r"^ec2:(Stop|Start|Modify|Terminate|Reboot|Run|Create|Delete|Attach|Detach|Associate)", re.I)

@@ -18,12 +18,64 @@ TEMPLATE = ROOT / "template.yaml"
 SUPPORTED_RUNTIMES = {"python3.12", "python3.13"}
 
 
+LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
+
+
 @cache
-def sam() -> dict[str, Any]:
+def raw() -> dict[str, Any]:
+    """template.yaml as written (Fn::ForEach loops unexpanded)."""
     from samtranslator.yaml_helper import yaml_parse
 
     parsed: dict[str, Any] = yaml_parse(TEMPLATE.read_text())
     return parsed
+
+
+@cache
+def sam() -> dict[str, Any]:
+    """The SAM template CloudFormation hands to the Serverless transform: the Fn::ForEach loops expanded."""
+    return language_extensions(raw())
+
+
+def language_extensions(template: dict[str, Any]) -> dict[str, Any]:
+    """What the AWS::LanguageExtensions transform makes of Fn::ForEach in Resources (this template's one use of
+    it): each loop's fragment once per item of its collection, with `${Identifier}` replaced in every key and
+    string and {"Ref": Identifier} by the item, and a reference to a copy, {"Ref": {"Fn::Sub": "X${Identifier}"}},
+    made {"Ref": "XA"} (docs: intrinsic-function-reference-foreach, transform-aws-languageextensions); the transform
+    then leaves the Transform list. Offline, and without SAM CLI's local expansion, which resolves Fn::Sub too."""
+
+    def substitute(node: Any, name: str, item: str) -> Any:
+        if isinstance(node, str):
+            return node.replace("${" + name + "}", item)
+        if isinstance(node, list):
+            return [substitute(value, name, item) for value in node]
+        if isinstance(node, dict):
+            if node == {"Ref": name}:
+                return item
+            if set(node) == {"Ref"} and isinstance(node["Ref"], dict) and set(node["Ref"]) == {"Fn::Sub"}:
+                target = substitute(node["Ref"]["Fn::Sub"], name, item)
+                return {"Ref": target} if "${" not in target else {"Ref": {"Fn::Sub": target}}
+            return {substitute(key, name, item): substitute(value, name, item) for key, value in node.items()}
+        return node
+
+    def expand(section: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in section.items():
+            generated = {key: value}
+            if key.startswith("Fn::ForEach::"):
+                name, collection, fragment = value
+                generated = {}
+                for item in collection:
+                    generated.update(expand(substitute(fragment, name, item)))
+            for made in generated:
+                assert made not in out, f"{made} is defined twice"
+            out.update(generated)
+        return out
+
+    expanded = copy.deepcopy(template)
+    expanded["Resources"] = expand(expanded["Resources"])
+    transforms = [t for t in template.get("Transform", []) if t != LANGUAGE_EXTENSIONS]
+    expanded["Transform"] = transforms[0] if len(transforms) == 1 else transforms
+    return expanded
 
 
 @cache
@@ -146,7 +198,7 @@ def test_only_the_resize_workflow_may_change_instances() -> None:
 def test_the_demos_plain_yaml_reading_of_the_template_equals_sams() -> None:
     from demo.aws_table import cloudformation_yaml
 
-    assert cloudformation_yaml(TEMPLATE.read_text()) == sam()
+    assert cloudformation_yaml(TEMPLATE.read_text()) == raw()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,6 +222,25 @@ def _alarms_on(namespace: str, metric: str, dimension: str, value: Any) -> list[
             if (stat["Namespace"], stat["MetricName"]) == (namespace, metric) and dims.get(dimension) == value:
                 found.append(props)
     return found
+
+
+def test_the_function_alarms_are_one_definition_for_every_function_and_signal() -> None:
+    """template.yaml defines the Lambda alarms once (Fn::ForEach); expanded, each says what it watches in words."""
+    (loop,) = [value for key, value in raw()["Resources"].items() if key.startswith("Fn::ForEach::")]
+    _, names, _ = loop
+    assert {f"{name}Function" for name in names} == set(functions())  # a new function joins the loop
+    says = {
+        "Errors": "failed (an invocation raised or timed out)",
+        "Throttles": "was throttled (account concurrency exhausted)",
+    }
+    for name in names:
+        for signal, words in says.items():
+            props = sam()["Resources"][f"{name}{signal}Alarm"]["Properties"]
+            text, variables = props["AlarmDescription"]["Fn::Sub"]
+            mapping, key, field = variables["Says"]["Fn::FindInMap"]
+            assert text.replace("${Says}", sam()["Mappings"][mapping][key][field]) == f"{name}Function {words}"
+            assert (props["Namespace"], props["MetricName"]) == ("AWS/Lambda", signal)
+            assert props["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": f"{name}Function"}}]
 
 
 def _notifies_the_topic(alarm: dict[str, Any]) -> bool:
