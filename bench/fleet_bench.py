@@ -105,6 +105,7 @@ def show_latency(count: int) -> None:
 
     from rightsizer.adapters.aws.store import DynamoStore, _pack
     from rightsizer.adapters.slack import blocks
+    from rightsizer.domain.models import DecisionKind
     from rightsizer.services.ports import Decision
 
     with mock_aws():
@@ -128,7 +129,11 @@ def show_latency(count: int) -> None:
         now = datetime.now(UTC)
         decided = range(0, count, DECIDED_SHARE)
         for n in decided:  # through the store: the keys and the GSI1 listing as the Slack app writes them
-            kind, until = ("snooze", now + timedelta(days=3)) if n // DECIDED_SHARE % 2 else ("dismiss", None)
+            kind, until = (
+                (DecisionKind.SNOOZE, now + timedelta(days=3))
+                if n // DECIDED_SHARE % 2
+                else (DecisionKind.DISMISS, None)
+            )
             rec_id = template.recommendation_id
             store.put_decision(
                 Decision(kind, template.account_id, template.region, f"i-{n:017x}", "U0", now, until, rec_id)

@@ -30,7 +30,7 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
 from rightsizer.adapters.slack.messages import MessageBoard
 from rightsizer.adapters.slack.poster import post_daily_report
-from rightsizer.domain.models import ActionKind, Recommendation
+from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings
@@ -304,13 +304,19 @@ def test_show_why_and_snooze_read_their_host_by_key_whatever_the_fleet(world: Wo
     recs = [recommendation(n, cost_after=f"{700 + n}.00") for n in range(1, 121)]
     world.publish(*recs)
     for rec in recs[:40]:  # people decided on many other hosts
-        kind, until = ("snooze", now + timedelta(days=3)) if rec.instance_id[-1] in "02468" else ("dismiss", None)
+        kind, until = (
+            (DecisionKind.SNOOZE, now + timedelta(days=3))
+            if rec.instance_id[-1] in "02468"
+            else (DecisionKind.DISMISS, None)
+        )
         world.store.put_decision(
             Decision(kind, rec.account_id, rec.region, rec.instance_id, "U0BOB", now, until, rec.recommendation_id)
         )
     host = recs[90]
     world.store.put_decision(
-        Decision("snooze", host.account_id, host.region, host.instance_id, "U0CAROL", now, now + timedelta(days=2))
+        Decision(
+            DecisionKind.SNOOZE, host.account_id, host.region, host.instance_id, "U0CAROL", now, now + timedelta(days=2)
+        )
     )
 
     reads: dict[str, list[Any]] = {}

@@ -10,6 +10,7 @@ from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.approval import ApprovalStatus, allowed
+from rightsizer.domain.models import DecisionKind
 from rightsizer.services.ports import Approval, Decision, PostedMessage
 from tests.fakes import MemoryStore
 from tests.slack_double import recommendation
@@ -121,14 +122,14 @@ def test_a_recommendations_decisions_are_read_by_key_and_all_of_them_listed(stor
     rec, other = recommendation(1), recommendation(2)
     later = NOW + timedelta(days=3)
 
-    def decision(kind: str, on: str, until: datetime | None = None, about: str | None = None) -> Decision:
+    def decision(kind: DecisionKind, on: str, until: datetime | None = None, about: str | None = None) -> Decision:
         return Decision(kind, "123456789012", "us-east-1", on, "U1", NOW, until, about)
 
-    store.put_decision(decision("snooze", rec.instance_id, NOW + timedelta(hours=1)))
-    store.put_decision(decision("snooze", rec.instance_id, later))  # a new snooze replaces the host's earlier one
-    store.put_decision(decision("dismiss", rec.instance_id, about=rec.recommendation_id))
-    store.put_decision(decision("dismiss", rec.instance_id, about="rec-of-yesterday"))
-    store.put_decision(decision("snooze", other.instance_id, NOW + timedelta(hours=2)))
+    store.put_decision(decision(DecisionKind.SNOOZE, rec.instance_id, NOW + timedelta(hours=1)))
+    store.put_decision(decision(DecisionKind.SNOOZE, rec.instance_id, later))  # replaces the host's earlier snooze
+    store.put_decision(decision(DecisionKind.DISMISS, rec.instance_id, about=rec.recommendation_id))
+    store.put_decision(decision(DecisionKind.DISMISS, rec.instance_id, about="rec-of-yesterday"))
+    store.put_decision(decision(DecisionKind.SNOOZE, other.instance_id, NOW + timedelta(hours=2)))
 
     about = store.decisions_about(rec, NOW)
     assert sorted((d.kind, d.until, d.recommendation_id) for d in about) == [

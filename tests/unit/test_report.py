@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 
 from rightsizer import cli
 from rightsizer.adapters.slack import blocks
-from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.models import Confidence, DecisionKind, Evidence, Finding, Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import ASCII_BARS
 from rightsizer.services.ports import Decision
@@ -157,7 +157,9 @@ def test_the_slack_report_and_the_cli_print_the_same_totals() -> None:
 def test_what_people_snoozed_leaves_the_slack_totals() -> None:
     report = mixed_report()
     idle = next(rec for rec in report.recommendations if rec.finding is Finding.IDLE)
-    snooze = Decision("snooze", ACCOUNT, "us-east-1", idle.instance_id, "U1", NOW, until=NOW + timedelta(days=1))
+    snooze = Decision(
+        DecisionKind.SNOOZE, ACCOUNT, "us-east-1", idle.instance_id, "U1", NOW, until=NOW + timedelta(days=1)
+    )
 
     view = blocks.ReportView.of(report, [snooze])
 

@@ -16,12 +16,13 @@ from slack_sdk.models.blocks import DividerBlock
 
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.models import DecisionKind, Finding, Recommendation
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
 
 INSTANCE = re.compile(r"i-[0-9a-f]{17}")
+SNOOZE, DISMISS = DecisionKind.SNOOZE, DecisionKind.DISMISS
 
 
 def fleet(listed: int, missing: int = 0, optimized: int = 0) -> list[Recommendation]:
@@ -97,12 +98,12 @@ def test_snoozed_and_dismissed_recommendations_leave_the_list_and_are_counted() 
     snoozed, dismissed = recs[0], recs[1]
     expired = NOW - timedelta(hours=1)
     decisions = [
-        Decision("snooze", snoozed.account_id, snoozed.region, snoozed.instance_id, "U1", NOW, NOW + timedelta(3)),
-        Decision("dismiss", dismissed.account_id, dismissed.region, dismissed.instance_id, "U2", NOW, None,
+        Decision(SNOOZE, snoozed.account_id, snoozed.region, snoozed.instance_id, "U1", NOW, NOW + timedelta(3)),
+        Decision(DISMISS, dismissed.account_id, dismissed.region, dismissed.instance_id, "U2", NOW, None,
                  dismissed.recommendation_id),
         # An expired snooze and a dismissal of older advice hide nothing.
-        Decision("snooze", recs[2].account_id, recs[2].region, recs[2].instance_id, "U1", NOW, expired),
-        Decision("dismiss", recs[3].account_id, recs[3].region, recs[3].instance_id, "U2", NOW, None, "rec-old"),
+        Decision(SNOOZE, recs[2].account_id, recs[2].region, recs[2].instance_id, "U1", NOW, expired),
+        Decision(DISMISS, recs[3].account_id, recs[3].region, recs[3].instance_id, "U2", NOW, None, "rec-old"),
     ]  # fmt: skip
 
     sent = payloads(blocks.daily_report_messages(build_report(recs, NOW, 14), decisions, top_n=10))
@@ -196,7 +197,7 @@ def test_top_messages_cap_and_paginate() -> None:
 
 def test_show_lists_evidence_and_status() -> None:
     rec = recommendation(1)
-    snooze = Decision("snooze", rec.account_id, rec.region, rec.instance_id, "U9", NOW, until=NOW + timedelta(days=2))
+    snooze = Decision(SNOOZE, rec.account_id, rec.region, rec.instance_id, "U9", NOW, until=NOW + timedelta(days=2))
 
     detail = json.dumps(blocks.detail_message(rec, decisions=[snooze], now=NOW).payload(), ensure_ascii=False)
 

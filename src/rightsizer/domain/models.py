@@ -40,6 +40,13 @@ class ActionKind(StrEnum):
     UNSCHEDULE = "unschedule"  # remove that pair again (`/gpu schedules`)
 
 
+class DecisionKind(StrEnum):
+    """What a person decided about advice in Slack (stored as these strings)."""
+
+    SNOOZE = "snooze"  # hides every recommendation of the host until a time
+    DISMISS = "dismiss"  # hides one recommendation: different advice for the host shows again
+
+
 class Confidence(StrEnum):
     HIGH = "high"
     MEDIUM = "medium"

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
-from rightsizer.domain.models import ActionKind, Recommendation
+from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
 from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import (
@@ -115,10 +115,10 @@ def hidden_by(rec: Recommendation, decisions: Iterable[Decision], now: datetime)
         )
         if not same_host:
             continue
-        if decision.kind == "snooze" and decision.until is not None and decision.until > now:
+        if decision.kind is DecisionKind.SNOOZE and decision.until is not None and decision.until > now:
             return decision
         # A dismissal answers one piece of advice: different advice for the same host shows again.
-        if decision.kind == "dismiss" and decision.recommendation_id == rec.recommendation_id:
+        if decision.kind is DecisionKind.DISMISS and decision.recommendation_id == rec.recommendation_id:
             return decision
     return None
 
@@ -384,7 +384,7 @@ def dismiss(store: ApprovalStore, recommendation_id: str, actor: str, *, now: da
         return problem or ActionResult(Outcome.NOT_FOUND)
     store.put_decision(
         Decision(
-            kind="dismiss",
+            kind=DecisionKind.DISMISS,
             account_id=rec.account_id,
             region=rec.region,
             instance_id=rec.instance_id,
@@ -423,7 +423,7 @@ def _snooze(store: ApprovalStore, rec: Recommendation, actor: str, now: datetime
     until = now + duration
     store.put_decision(
         Decision(
-            kind="snooze",
+            kind=DecisionKind.SNOOZE,
             account_id=rec.account_id,
             region=rec.region,
             instance_id=rec.instance_id,

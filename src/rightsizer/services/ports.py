@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
-from rightsizer.domain.models import ActionKind, Instance, InstanceTypeSpec, Resize
+from rightsizer.domain.models import ActionKind, DecisionKind, Instance, InstanceTypeSpec, Resize
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
 
@@ -120,7 +120,7 @@ class NullProgress:
 class Decision:
     """What a person decided about an instance in Slack: a snooze (until a time) or a dismissal."""
 
-    kind: str  # "snooze" | "dismiss"
+    kind: DecisionKind  # stored as its value, "snooze" or "dismiss"
     account_id: str
     region: str
     instance_id: str

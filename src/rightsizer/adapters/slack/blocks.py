@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from rightsizer.domain.approval import retryable
-from rightsizer.domain.models import ActionKind, Finding, Recommendation
+from rightsizer.domain.models import ActionKind, DecisionKind, Finding, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by, needs_capacity_confirmation, split_hidden
@@ -618,7 +618,7 @@ def status_text(rec: Recommendation, decision: Decision | None, approval: Approv
         return f"Approved by <@{approval.approver}> · status {approval.status} (attempt {approval.attempt}){again}"
     if decision is None:
         return None
-    if decision.kind == "snooze" and decision.until is not None:
+    if decision.kind is DecisionKind.SNOOZE and decision.until is not None:
         return f"Snoozed by <@{decision.actor}> until {decision.until:%Y-%m-%d %H:%M} UTC"
     return f"Dismissed by <@{decision.actor}>"
 
