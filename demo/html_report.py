@@ -3,7 +3,8 @@ font, nothing fetched): the Slack messages rendered from their Block Kit JSON, a
 utilisation over the look-back window, one line per GPU or NeuronCore, with the analyzer's thresholds drawn.
 
 Built from the report's JSON (schema/report.schema.json), so a new field or finding shows up without changes
-here: findings are labelled and coloured from the Finding enum, money from the totals function's categories.
+here: findings are labelled from their registry (domain/findings.py) and coloured in its order, money from the totals
+function's categories.
 """
 
 from __future__ import annotations
@@ -17,15 +18,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rightsizer.adapters.slack.blocks import FINDING_LABELS
-from rightsizer.domain.models import Finding
+from rightsizer.domain.findings import FINDINGS, Finding
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage import Series
 from rightsizer.services.formatting import printable
 from rightsizer.services.report import Category
 
 PALETTE = ("#2563eb", "#db2777", "#16a34a", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626")
-FINDING_COLORS = {finding: PALETTE[i % len(PALETTE)] for i, finding in enumerate(Finding)}
+FINDING_COLORS = {finding: PALETTE[i % len(PALETTE)] for i, finding in enumerate(FINDINGS)}
 CATEGORY_COLORS = {Category.SAVING: "#16a34a", Category.OTHER_OWNER: "#d97706", Category.UPSIZE: "#dc2626"}
 EMOJI = {
     "warning": "⚠️",
@@ -246,7 +246,7 @@ def _host(rec: Mapping[str, Any], units: Sequence[UnitSeries], start: datetime, 
     finding = Finding(rec["finding"])
     instance = _esc(rec["instance_id"])
     target = f" → {_esc(rec['target_type'])}" if rec["target_type"] else ""
-    label = html.escape(FINDING_LABELS[finding])
+    label = html.escape(FINDINGS[finding].label)
     badge = f'<span class="badge" style="background:{FINDING_COLORS[finding]}">{label}</span>'
     chart = (
         utilisation_chart(units, start, end, thresholds(policy))

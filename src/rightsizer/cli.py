@@ -21,7 +21,8 @@ from functools import cache
 from typing import Any, NoReturn, TextIO
 
 from rightsizer import __version__
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.findings import FINDINGS
+from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.services.formatting import (
     ASCII_BARS,
@@ -549,7 +550,7 @@ def render_table(
         if first:
             out.append(note(first))
         why_not = not_actionable_reason(rec, report.action_scope)
-        if why_not and why_not != first and rec.finding is not Finding.OPTIMIZED:
+        if why_not and why_not != first and not FINDINGS[rec.finding].needs_nothing:
             out.append(note(f"ACT no: {why_not}"))
     totals = report.totals
     unpriced = f" ({totals.unpriced} without a price)" if totals.unpriced else ""

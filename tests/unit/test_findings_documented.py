@@ -1,4 +1,4 @@
-"""Every finding is something people can read: a Slack label, a README row saying when and what to do."""
+"""Every finding is something people can read: a label in its registry, a README row saying when and what to do."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rightsizer.adapters.slack.blocks import FINDING_LABELS
-from rightsizer.domain.models import Finding
+from rightsizer.domain.findings import FINDINGS, Finding
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -20,8 +19,8 @@ def _how_it_decides_rows() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("finding", list(Finding))
-def test_every_finding_has_a_slack_label(finding: Finding) -> None:
-    assert FINDING_LABELS.get(finding), f"{finding} has no Slack label"
+def test_every_finding_has_a_label(finding: Finding) -> None:
+    assert FINDINGS[finding].label, f"{finding} has no label"
 
 
 @pytest.mark.parametrize("finding", list(Finding))
@@ -32,4 +31,4 @@ def test_every_finding_has_a_readme_row(finding: Finding) -> None:
 
 
 def test_the_readme_names_no_finding_that_does_not_exist() -> None:
-    assert set(_how_it_decides_rows()) <= {f.value for f in Finding}
+    assert set(_how_it_decides_rows()) <= {f.value for f in FINDINGS}

@@ -12,32 +12,15 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
+# Re-exported (`X as X`): the kinds live with their registries, and code imports them from here too.
+from rightsizer.domain.actions import ActionKind as ActionKind  # noqa: PLC0414
+from rightsizer.domain.findings import Finding as Finding  # noqa: PLC0414
+from rightsizer.domain.findings import advised_action
 from rightsizer.domain.platforms import Billing, billing
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")  # no money, to the cent
-
-
-class Finding(StrEnum):
-    IDLE = "idle"
-    OVERPROVISIONED = "overprovisioned"
-    UNDERPROVISIONED = "underprovisioned"
-    NOT_GPU_BOUND = "not_gpu_bound"
-    SCHEDULABLE = "schedulable"
-    OPTIMIZED = "optimized"
-    INSUFFICIENT_DATA = "insufficient_data"
-    EXCLUDED = "excluded"
-    CONSOLIDATE = "consolidate"  # fleet level: part-used hosts of one team and zone fit on fewer hosts
-
-
-class ActionKind(StrEnum):
-    """What one approved click does to a host (the instance workflow runs each, see docs/resize-workflow.md)."""
-
-    RESIZE = "resize"
-    STOP = "stop"
-    SCHEDULE = "schedule"  # an EventBridge Scheduler stop/start pair
-    UNSCHEDULE = "unschedule"  # remove that pair again (`/gpu schedules`)
 
 
 class DecisionKind(StrEnum):
@@ -404,16 +387,9 @@ class Recommendation:
     @property
     def action(self) -> ActionKind | None:
         """The one-click action this advice offers (None: advice only). `actionable` says whether there is one;
-        the finding says which, so stored recommendations need no field of their own."""
-        if not self.actionable:
-            return None
-        if self.target_type:
-            return ActionKind.RESIZE
-        if self.finding is Finding.IDLE:
-            return ActionKind.STOP
-        if self.finding is Finding.SCHEDULABLE:
-            return ActionKind.SCHEDULE
-        return None
+        the finding and the target say which (`findings.advised_action`), so stored recommendations need no field of
+        their own."""
+        return advised_action(self.finding, self.target_type) if self.actionable else None
 
 
 def monthly(hourly: Decimal) -> Decimal:

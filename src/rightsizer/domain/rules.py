@@ -6,7 +6,8 @@
 - `ADJUSTMENTS` then refine whatever was decided: hosts someone else owns (Auto Scaling, Spot), types
   no longer offered, unpriced types.
 
-Adding a finding means one rule here, one `Finding` member and its label (Slack, README).
+Adding a finding means one rule here and its entry in domain/findings.py (the `Finding` member and its `FindingSpec`:
+label, attention, action), plus its value in the JSON schema's enum and its README row (tests check both).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
+from rightsizer.domain.actions import ACTIONS, PairChange
 from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
@@ -144,7 +145,8 @@ def needs_capacity_confirmation(rec: Recommendation) -> bool:
     """Stopping a scarce type (p4d, p5, trn...) may leave it without capacity to start again: a person must say
     they know (Slack shows a second, explicit button for it)."""
     return (
-        rec.action in (ActionKind.STOP, ActionKind.SCHEDULE)
+        rec.action is not None
+        and ACTIONS[rec.action].stops_host
         and is_scarce(rec.instance_type)
         and rec.capacity_reservation is None  # a reservation holds the host's restart capacity
     )
@@ -197,9 +199,11 @@ def approve(
             reason = f"{decision.kind} by {decision.actor}" if decision is not None else refused.detail
             store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", reason[:1000]))
         return refused
-    action = rec.action or ActionKind.RESIZE
+    action = rec.action
+    if action is None:  # _refusal answers this first
+        return ActionResult(Outcome.NOT_ACTIONABLE, recommendation=rec)
     plan = None
-    if action is ActionKind.SCHEDULE:
+    if ACTIONS[action].pair is PairChange.CREATES:
         try:
             plan = schedule_plan(rec.evidence.busy_windows, time_zone(rec), now)
         except NoSchedulePair as why:
@@ -211,7 +215,7 @@ def approve(
         region=rec.region,
         instance_id=rec.instance_id,
         from_type=rec.instance_type,
-        to_type=_to_text(action, rec.target_type),
+        to_type=ACTIONS[action].becomes.format(target=rec.target_type or ""),
         approver=actor,
         approved_at=now,
         slack_channel=slack_channel,
@@ -252,18 +256,13 @@ def remove_schedule(
         region=record.region,
         instance_id=record.instance_id,
         from_type=record.instance_type,
-        to_type="no schedule",
+        to_type=ACTIONS[ActionKind.UNSCHEDULE].becomes,
         approver=actor,
         approved_at=now,
         action=ActionKind.UNSCHEDULE,
         schedule=record.plan,
     )
     return _start(store, workflow_factory, None, approval, actor, now, open_thread)
-
-
-def _to_text(action: ActionKind, target_type: str | None) -> str:
-    """What the host becomes, as the thread and the audit show it (`from_type → to_type`)."""
-    return {ActionKind.RESIZE: target_type or "", ActionKind.STOP: "stopped"}.get(action, "stop/start schedule")
 
 
 def _start(

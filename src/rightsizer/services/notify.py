@@ -24,6 +24,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from rightsizer.domain.actions import ACTIONS, PairChange
 from rightsizer.domain.approval import TERMINAL, ApprovalStatus, attempt_of
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
@@ -49,18 +50,6 @@ _ICONS = {
     ApprovalStatus.REFUSED: ":no_entry_sign:",
     ApprovalStatus.FAILED: ":rotating_light:",
 }
-_DONE = {
-    ActionKind.RESIZE: "Resized",
-    ActionKind.STOP: "Stopped",
-    ActionKind.SCHEDULE: "Scheduled",
-    ActionKind.UNSCHEDULE: "Schedule removed",
-}
-_ACTION_WORDS = {
-    ActionKind.RESIZE: "Resize",
-    ActionKind.STOP: "Stop",
-    ActionKind.SCHEDULE: "Schedule",
-    ActionKind.UNSCHEDULE: "Schedule removal",
-}
 UNNAMED_WORKFLOW = "instance workflow"  # before the approval has said which action ran
 _ENDINGS = {
     ApprovalStatus.ROLLED_BACK: "rolled back",
@@ -72,14 +61,15 @@ _ENDINGS = {
 
 def headline(action: ActionKind, status: ApprovalStatus) -> str:
     """'Resized', 'Stop refused', 'Schedule removal failed, needs a person', ..."""
+    spec = ACTIONS[action]
     if status is ApprovalStatus.SUCCEEDED:
-        return _DONE[action]
-    return f"{_ACTION_WORDS[action]} {_ENDINGS.get(status, status.value)}"
+        return spec.done
+    return f"{spec.name} {_ENDINGS.get(status, status.value)}"
 
 
 def workflow_name(action: ActionKind | None) -> str:
     """'resize workflow', 'stop workflow', 'schedule removal workflow'; 'instance workflow' when not known."""
-    return f"{_ACTION_WORDS[action].lower()} workflow" if action is not None else UNNAMED_WORKFLOW
+    return ACTIONS[action].workflow if action is not None else UNNAMED_WORKFLOW
 
 
 def for_slack(text: str, limit: int = SLACK_TEXT_MAX) -> str:
@@ -374,9 +364,10 @@ def _skipped(progress: ResizeProgress, error: Exception) -> NotifyResult:
 
 def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
     """A created pair joins the `/gpu schedules` registry, a removed one leaves it (written once: the outcome is)."""
-    if approval.action is ActionKind.UNSCHEDULE:
+    pair = ACTIONS[approval.action].pair
+    if pair is PairChange.REMOVES:
         registry.delete_schedule(approval.account_id, approval.region, approval.instance_id)
-    elif approval.action is ActionKind.SCHEDULE and approval.schedule is not None:
+    elif pair is PairChange.CREATES and approval.schedule is not None:
         stop_name, start_name = schedule_names(approval.instance_id)
         registry.put_schedule(
             ScheduleRecord(

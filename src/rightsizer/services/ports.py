@@ -254,8 +254,8 @@ class ResizeWorkflow(Protocol):
 
 
 # Progress events the instance workflow puts on the default EventBridge bus; the notifier posts them
-# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" ("resize",
-# "stop", "schedule", "unschedule"), "step", "status" ("running" or an outcome: "succeeded" |
+# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" (an ActionKind
+# value), "step", "status" ("running" or an outcome: "succeeded" |
 # "rolled_back" | "unchanged" | "refused" | "failed"), "message", "from_type", "to_type"}.
 RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
 RESIZE_EVENT_DETAIL_TYPE = "Resize progress"

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.findings import ATTENTION, NO_METRICS
+from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by
 from rightsizer.services.ports import Decision
-from rightsizer.services.report import ATTENTION, FleetReport, Totals, build_report, fleet_totals, savings_key
+from rightsizer.services.report import FleetReport, Totals, build_report, fleet_totals, savings_key
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
 RANKING_SIZE = 50
@@ -38,7 +39,7 @@ class Ranking:
     ) -> Ranking:
         recs = list(recommendations)
         listed = sorted((r for r in recs if r.finding in ATTENTION), key=savings_key)[:RANKING_SIZE]
-        no_data = sorted((r for r in recs if r.finding is Finding.INSUFFICIENT_DATA), key=lambda r: r.instance_id)
+        no_data = sorted((r for r in recs if r.finding in NO_METRICS), key=lambda r: r.instance_id)
         return cls(
             listed=tuple(listed),
             no_data=tuple(no_data[:NO_DATA_SAMPLE]),

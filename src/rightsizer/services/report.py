@@ -16,6 +16,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from rightsizer.domain.findings import FINDINGS, advised_action
 from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
@@ -24,18 +25,6 @@ from rightsizer.services.formatting import usd
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
 SCHEMA_VERSION = "1.0"
-
-
-# Findings that ask for a decision: listed with buttons in Slack, ranked by savings. Insufficient data gets a
-# list of its own; optimized and excluded hosts only show up in the counts.
-ATTENTION = (
-    Finding.IDLE,
-    Finding.OVERPROVISIONED,
-    Finding.UNDERPROVISIONED,
-    Finding.NOT_GPU_BOUND,
-    Finding.SCHEDULABLE,
-    Finding.CONSOLIDATE,
-)
 
 
 class Category(StrEnum):
@@ -105,14 +94,6 @@ def category(rec: Recommendation, scope: ActionScope | None) -> Category:
     return Category.SAVING
 
 
-# Why a finding offers no one-click action, when nothing more specific applies.
-_NO_ACTION = {
-    Finding.OPTIMIZED: "it is right-sized",
-    Finding.INSUFFICIENT_DATA: "no GPU metrics to size it on",
-    Finding.CONSOLIDATE: "consolidation is advice only: the team moves the work, then stops the freed hosts",
-}
-
-
 def not_actionable_reason(
     rec: Recommendation, scope: ActionScope | None, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
 ) -> str | None:
@@ -126,12 +107,13 @@ def not_actionable_reason(
     if rec.action is not None:
         refusal = scope.refusal(rec.instance_id, rec.account_id, rec.region) if scope is not None else None
         return refusal or untagged_refusal(rec, managed_tag_key)
-    if rec.finding in _NO_ACTION:
-        return _NO_ACTION[rec.finding]
+    spec = FINDINGS[rec.finding]
+    if spec.no_action is not None:  # why the finding never offers one, when nothing more specific applies
+        return spec.no_action
     # Excluded hosts and held-back actions: the analyzer states the cause in a reason (first for exclusions,
     # last for a resize or schedule it holds back, e.g. a type no longer offered in the region).
     if rec.reasons:
-        held_back = rec.finding is not Finding.EXCLUDED and (rec.target_type or rec.finding is Finding.SCHEDULABLE)
+        held_back = spec.held_back_last and advised_action(rec.finding, rec.target_type) is not None
         return rec.reasons[-1] if held_back else rec.reasons[0]
     return "no one-click action"
 

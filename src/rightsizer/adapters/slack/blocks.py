@@ -25,15 +25,16 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import retryable
-from rightsizer.domain.models import ActionKind, DecisionKind, Finding, Recommendation
+from rightsizer.domain.findings import ATTENTION, FINDINGS, NO_METRICS, Finding, advised_action
+from rightsizer.domain.models import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by, needs_capacity_confirmation, split_hidden
 from rightsizer.services.formatting import printable, shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision, ScheduleRecord
 from rightsizer.services.report import (
-    ATTENTION,
     FleetReport,
     Totals,
     fleet_totals,
@@ -60,21 +61,8 @@ SNOOZE_BUTTON_DAYS = 7
 AGENT_POINTER = (
     'install the CloudWatch agent with its NVIDIA GPU plugin (README, section "Install the CloudWatch agent")'
 )
-DOWNTIME = "The host is stopped and started: typically a few minutes of downtime."
 CAPACITY_RISK = "Restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again."
 CAPACITY_HELD = "Restart capacity is held for it by capacity reservation {reservation}."
-
-FINDING_LABELS = {
-    Finding.IDLE: "idle",
-    Finding.OVERPROVISIONED: "over-provisioned",
-    Finding.UNDERPROVISIONED: "under-provisioned",
-    Finding.NOT_GPU_BOUND: "not GPU-bound",
-    Finding.SCHEDULABLE: "schedulable",
-    Finding.OPTIMIZED: "right-sized",
-    Finding.INSUFFICIENT_DATA: "no GPU metrics",
-    Finding.EXCLUDED: "excluded",
-    Finding.CONSOLIDATE: "consolidate",
-}
 
 
 @dataclass(frozen=True)
@@ -122,13 +110,15 @@ def label(rec: Recommendation) -> str:
     return f"*{escape(name)}* `{rec.instance_id}`" if name else f"`{rec.instance_id}`"
 
 
+def finding_label(finding: Finding) -> str:
+    return FINDINGS[finding].label
+
+
 def target_text(rec: Recommendation) -> str:
-    if rec.target_type:
-        return f"`{rec.instance_type}` → `{rec.target_type}`"
-    if rec.finding is Finding.IDLE:
-        return f"`{rec.instance_type}` → stop"
-    if rec.finding is Finding.SCHEDULABLE:
-        return f"`{rec.instance_type}` → stop/start on a schedule"
+    """What the advice does to the host (its action's words, whether or not one click may carry it out)."""
+    action = advised_action(rec.finding, rec.target_type)
+    if action is not None:
+        return f"`{rec.instance_type}` → {ACTIONS[action].target_text.format(target=rec.target_type)}"
     if rec.consolidation is not None:
         keep = ", ".join(f"`{i}`" for i in rec.consolidation.keep)
         return f"`{rec.instance_type}` → consolidate onto {keep}"
@@ -158,7 +148,7 @@ def spark_text(rec: Recommendation) -> str:
 
 
 def why_line(rec: Recommendation) -> str:
-    return escape(shorten(printable(rec.reasons[0]), 280)) if rec.reasons else FINDING_LABELS[rec.finding]
+    return escape(shorten(printable(rec.reasons[0]), 280)) if rec.reasons else finding_label(rec.finding)
 
 
 def _execution_name(execution_arn: str) -> str:
@@ -180,23 +170,11 @@ def actions_id(recommendation_id: str) -> str:
 def recommendation_section(rec: Recommendation) -> SectionBlock:
     text = (
         f"{label(rec)} · {rec.region} · {rec.account_id}\n"
-        f"{target_text(rec)} · {money_text(rec)} · {rec.confidence.value} confidence · {FINDING_LABELS[rec.finding]}\n"
+        f"{target_text(rec)} · {money_text(rec)} · {rec.confidence.value} confidence · {finding_label(rec.finding)}\n"
         f"_{why_line(rec)}_\n"
         f"{spark_text(rec)}"
     )
     return _section(text, block_id=section_id(rec))
-
-
-_CONFIRM = {
-    ActionKind.RESIZE: ("Resize this host?", "Resize"),
-    ActionKind.STOP: ("Stop this host?", "Stop"),
-    ActionKind.SCHEDULE: ("Schedule this host?", "Create schedule"),
-}
-_APPROVE_LABEL = {
-    ActionKind.RESIZE: "Approve resize",
-    ActionKind.STOP: "Approve stop",
-    ActionKind.SCHEDULE: "Approve schedule",
-}
 
 
 def _money_words(rec: Recommendation) -> str:
@@ -218,7 +196,7 @@ def capacity_at_risk(rec: Recommendation) -> bool:
 
 
 def _capacity_words(rec: Recommendation) -> str:
-    if rec.action not in (ActionKind.STOP, ActionKind.SCHEDULE):
+    if rec.action is None or not ACTIONS[rec.action].stops_host:
         return ""
     if capacity_at_risk(rec):
         return f" {CAPACITY_RISK.format(type=rec.instance_type)}"
@@ -228,21 +206,18 @@ def _capacity_words(rec: Recommendation) -> str:
 
 
 def approve_confirm(rec: Recommendation) -> ConfirmObject:
-    action = rec.action or ActionKind.RESIZE
+    if rec.action is None:
+        raise ValueError(f"{rec.recommendation_id} offers no one-click action to confirm")
+    spec = ACTIONS[rec.action]
     name = f" ({shorten(printable(rec.instance_name), 40)})" if printable(rec.instance_name) else ""
-    change = {
-        ActionKind.RESIZE: f"{rec.instance_type} → {rec.target_type}. {DOWNTIME}",
-        ActionKind.STOP: f"stop the {rec.instance_type} (never terminated; EBS volumes kept, no snapshot taken).",
-        ActionKind.SCHEDULE: f"stop and start the {rec.instance_type} on a schedule ({rec.evidence.schedule}).",
-    }[action]
+    change = spec.confirm_text.format(type=rec.instance_type, target=rec.target_type, schedule=rec.evidence.schedule)
     risk = _capacity_words(rec)
-    title, confirm = _CONFIRM[action]
     return ConfirmObject(
-        title=PlainTextObject(text=title),
+        title=PlainTextObject(text=spec.confirm_title),
         text=PlainTextObject(
             text=shorten(f"{rec.instance_id}{name}: {change} {_money_words(rec).capitalize()}.{risk}", 300)
         ),
-        confirm=PlainTextObject(text=confirm),
+        confirm=PlainTextObject(text=spec.confirm_button),
         deny=PlainTextObject(text="Cancel"),
     )
 
@@ -253,7 +228,8 @@ def recommendation_actions(rec: Recommendation, scope: ActionScope | None = None
     buttons: list[ButtonElement] = []
     if one_click(rec, scope) and rec.action is not None:
         scarce = capacity_at_risk(rec)
-        label = f"{_APPROVE_LABEL[rec.action]} (capacity risk)" if scarce else _APPROVE_LABEL[rec.action]
+        approve = ACTIONS[rec.action].approve_label
+        label = f"{approve} (capacity risk)" if scarce else approve
         buttons.append(
             ButtonElement(
                 text=label,
@@ -380,7 +356,7 @@ class ReportView:
         not among its own; the fleet's totals less all hidden ones are the visible totals."""
         at = now or report.generated_at
         visible, hidden = split_hidden(report.recommendations, list(decisions), at)
-        relevant = (*ATTENTION, Finding.INSUFFICIENT_DATA)
+        relevant = (*ATTENTION, *NO_METRICS)
         if report.fleet is None:
             totals = fleet_totals(visible, scope or report.action_scope)
         else:
@@ -391,7 +367,7 @@ class ReportView:
             report=report,
             listed=tuple(r for r in visible if r.finding in ATTENTION),
             hidden=tuple(r for r in hidden if r.finding in relevant),
-            no_data=tuple(r for r in visible if r.finding is Finding.INSUFFICIENT_DATA),
+            no_data=tuple(r for r in visible if r.finding in NO_METRICS),
             totals=totals,
             scope=scope,
         )
@@ -399,11 +375,14 @@ class ReportView:
     @property
     def listed_count(self) -> int:
         """Visible recommendations that ask for a decision, in the whole fleet."""
-        return sum(self.totals.by_finding.get(finding.value, 0) for finding in ATTENTION)
+        return self._count(ATTENTION)
 
     @property
     def no_data_count(self) -> int:
-        return self.totals.by_finding.get(Finding.INSUFFICIENT_DATA.value, 0)
+        return self._count(NO_METRICS)
+
+    def _count(self, findings: Iterable[Finding]) -> int:
+        return sum(self.totals.by_finding.get(finding.value, 0) for finding in findings)
 
 
 def _bold(text: str) -> str:
@@ -431,7 +410,7 @@ def summary_text(view: ReportView) -> str:
 
 def counts_text(report: FleetReport) -> str:
     counts = report.totals.by_finding
-    parts = [f"{FINDING_LABELS[f]}: *{counts.get(f.value, 0)}*" for f in Finding if counts.get(f.value, 0)]
+    parts = [f"{spec.label}: *{counts.get(f.value, 0)}*" for f, spec in FINDINGS.items() if counts.get(f.value, 0)]
     return "Findings · " + " · ".join(parts) if parts else "Findings · none"
 
 
@@ -584,7 +563,7 @@ def evidence_text(rec: Recommendation) -> str:
 
 def _fields(rec: Recommendation) -> list[MarkdownTextObject]:
     values = [
-        ("Advice", f"{FINDING_LABELS[rec.finding]}: {target_text(rec)}"),
+        ("Advice", f"{finding_label(rec.finding)}: {target_text(rec)}"),
         ("Money", money_text(rec)),
         ("Cost now", f"{usd(rec.monthly_cost)}/month"),
         ("Cost after", f"{usd(rec.monthly_cost_after)}/month"),
@@ -654,32 +633,24 @@ def detail_message(
         blocks.append(_context(status))
     # An attempt that ended without success may be retried (approvals._start): its buttons come back.
     retry = decision is None and approval is not None and retryable(approval.status)
-    if (not status or retry) and rec.finding in ATTENTION:
+    if (not status or retry) and FINDINGS[rec.finding].attention:
         blocks.extend(recommendation_blocks(rec, scope, managed_tag_key)[1:])
-    return Message(f"{rec.instance_id}: {FINDING_LABELS[rec.finding]}", tuple(blocks))
+    return Message(f"{rec.instance_id}: {finding_label(rec.finding)}", tuple(blocks))
 
 
 def why_message(rec: Recommendation) -> Message:
-    head = f"{label(rec)}: {FINDING_LABELS[rec.finding]}, {target_text(rec)} · {money_text(rec)}"
+    head = f"{label(rec)}: {finding_label(rec.finding)}, {target_text(rec)} · {money_text(rec)}"
     blocks: tuple[Block, ...] = (_section(head), _section(reasons_text(rec)), _context(spark_text(rec)))
-    return Message(f"Why {rec.instance_id}: {FINDING_LABELS[rec.finding]}", blocks)
+    return Message(f"Why {rec.instance_id}: {finding_label(rec.finding)}", blocks)
 
 
 # ---------------------------------------------------------------------------------------------
 # button outcomes
 
 
-_ACTION_NAMES = {
-    ActionKind.RESIZE: "Resize",
-    ActionKind.STOP: "Stop",
-    ActionKind.SCHEDULE: "Schedule",
-    ActionKind.UNSCHEDULE: "Schedule removal",
-}
-
-
 def started_note(approval: Approval) -> str:
     return (
-        f":white_check_mark: {_ACTION_NAMES[approval.action]} started by <@{approval.approver}>: "
+        f":white_check_mark: {ACTIONS[approval.action].name} started by <@{approval.approver}>: "
         f"`{approval.from_type}` → `{approval.to_type}` · execution `{_execution_name(approval.execution_arn)}`. "
         "Progress follows in this thread."
     )
@@ -687,7 +658,7 @@ def started_note(approval: Approval) -> str:
 
 def approved_note(approval: Approval) -> str:
     return (
-        f":hourglass_flowing_sand: {_ACTION_NAMES[approval.action]} approved by <@{approval.approver}>: "
+        f":hourglass_flowing_sand: {ACTIONS[approval.action].name} approved by <@{approval.approver}>: "
         f"`{approval.instance_id}` `{approval.from_type}` → `{approval.to_type}`; starting the workflow…"
     )
 

@@ -1,0 +1,137 @@
+"""The one-click actions, one `ActionSpec` per `ActionKind` in `ACTIONS`: the one place their words and rights live.
+
+The Slack buttons and their confirmations, the notifier's headlines, the approval's `to_type` and what the advice
+says of a host read them here; a test checks that the action role (template.yaml and member-account/template.yaml)
+grants each spec's permissions and that the instance workflow's branch of the action calls each of them. Adding an
+action is one member and one entry here, plus its workflow fragment (its branch of statemachine/resize.asl.json and
+what adapters/aws/workflow.py puts in the execution input).
+
+Pure data: no I/O; the Slack app's cold start imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+
+class ActionKind(StrEnum):
+    """What one approved click does to a host (the instance workflow runs each, see docs/resize-workflow.md)."""
+
+    RESIZE = "resize"
+    STOP = "stop"
+    SCHEDULE = "schedule"  # an EventBridge Scheduler stop/start pair
+    UNSCHEDULE = "unschedule"  # remove that pair again (`/gpu schedules`)
+
+
+class PairChange(StrEnum):
+    """What an action does to the host's stop/start pair: the `/gpu schedules` registry follows it on success."""
+
+    CREATES = "creates"
+    REMOVES = "removes"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """One action in every surface's words. Texts may hold `{type}` (the host's type), `{target}` (the target type)
+    and `{schedule}` (the busy hours in words) where the field says so."""
+
+    kind: ActionKind
+    name: str  # what its workflow is called: "Resize started by", "Resize refused", "the resize workflow"
+    done: str  # the headline of a success: "Resized"
+    becomes: str  # what the host becomes, as `from_type → to_type` shows it (Approval.to_type); {target}
+    # Only what advice carries (an Approve button, /gpu show): what it says after "`{type}` →"; {target}.
+    target_text: str = ""
+    approve_label: str = ""  # the Approve button
+    confirm_title: str = ""  # the Approve button's confirmation: its title, its confirm button, what will happen
+    confirm_button: str = ""
+    confirm_text: str = ""  # {type}, {target}, {schedule}
+    needs_target: bool = False  # advice carries it only with a target type (and a target type always means it)
+    # Leaves the host stopped, for good or for hours: a scarce type may find no capacity to start again, so such
+    # advice takes the button that names the risk (unless a capacity reservation holds the host's capacity).
+    stops_host: bool = False
+    pair: PairChange | None = None  # the approval carries a stop/start plan, and the registry follows the change
+    # The AWS actions its branch of the instance workflow calls as the action role (sts:GetCallerIdentity, which
+    # every branch calls first, needs none). A test checks both templates grant them and the branch calls them.
+    permissions: frozenset[str] = frozenset()
+
+    @property
+    def offered(self) -> bool:
+        """Advice can carry it (an Approve button); the others start elsewhere (`/gpu schedules` → Remove)."""
+        return bool(self.approve_label)
+
+    @property
+    def workflow(self) -> str:
+        """'resize workflow', 'schedule removal workflow'."""
+        return f"{self.name.lower()} workflow"
+
+
+_DESCRIBE = frozenset({"ec2:DescribeInstances"})  # the host checks every action on a host starts with
+_SAFE_FROM_PAIRS = frozenset({"scheduler:ListSchedules"})  # a stop or resize is refused while the host has a pair
+
+ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
+    {
+        ActionKind.RESIZE: ActionSpec(
+            ActionKind.RESIZE,
+            name="Resize",
+            done="Resized",
+            becomes="{target}",
+            target_text="`{target}`",
+            approve_label="Approve resize",
+            confirm_title="Resize this host?",
+            confirm_button="Resize",
+            confirm_text="{type} → {target}. The host is stopped and started: typically a few minutes of downtime.",
+            needs_target=True,
+            permissions=_DESCRIBE
+            | _SAFE_FROM_PAIRS
+            | {
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeInstanceTypeOfferings",
+                "ec2:DescribeInstanceStatus",
+                "ec2:StopInstances",
+                "ec2:ModifyInstanceAttribute",
+                "ec2:StartInstances",  # and the rollback's stop and start
+            },
+        ),
+        ActionKind.STOP: ActionSpec(
+            ActionKind.STOP,
+            name="Stop",
+            done="Stopped",
+            becomes="stopped",
+            target_text="stop",
+            approve_label="Approve stop",
+            confirm_title="Stop this host?",
+            confirm_button="Stop",
+            confirm_text="stop the {type} (never terminated; EBS volumes kept, no snapshot taken).",
+            stops_host=True,
+            # StartInstances: the rollback starts a host that stopped too late again.
+            permissions=_DESCRIBE | _SAFE_FROM_PAIRS | {"ec2:StopInstances", "ec2:StartInstances"},
+        ),
+        ActionKind.SCHEDULE: ActionSpec(
+            ActionKind.SCHEDULE,
+            name="Schedule",
+            done="Scheduled",
+            becomes="stop/start schedule",
+            target_text="stop/start on a schedule",
+            approve_label="Approve schedule",
+            confirm_title="Schedule this host?",
+            confirm_button="Create schedule",
+            confirm_text="stop and start the {type} on a schedule ({schedule}).",
+            stops_host=True,
+            pair=PairChange.CREATES,
+            # DeleteSchedule: the rollback deletes a half-created pair; PassRole: each half runs as the scheduler role.
+            permissions=_DESCRIBE | {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"},
+        ),
+        ActionKind.UNSCHEDULE: ActionSpec(
+            ActionKind.UNSCHEDULE,
+            name="Schedule removal",
+            done="Schedule removed",
+            becomes="no schedule",
+            pair=PairChange.REMOVES,
+            # ListSchedules: the removal decides from what is left, never from error names.
+            permissions=frozenset({"scheduler:DeleteSchedule", "scheduler:ListSchedules"}),
+        ),
+    }
+)

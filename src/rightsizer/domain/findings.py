@@ -1,0 +1,93 @@
+"""The findings, one `FindingSpec` per `Finding` in `FINDINGS`: the one place what each means to a surface lives.
+
+Slack, the notifier, the report's totals and JSON, the CLI and the HTML page read them here; tests check that the
+JSON schema's enum (schema/report.schema.json) and the README's "How it decides" table name exactly these.
+Adding a finding is one member and one entry here, plus its rule (domain/rules.py), its schema enum value and its
+README row.
+
+Pure data: no I/O; the Slack app's cold start imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+from rightsizer.domain.actions import ACTIONS, ActionKind
+
+
+class Finding(StrEnum):
+    IDLE = "idle"
+    OVERPROVISIONED = "overprovisioned"
+    UNDERPROVISIONED = "underprovisioned"
+    NOT_GPU_BOUND = "not_gpu_bound"
+    SCHEDULABLE = "schedulable"
+    OPTIMIZED = "optimized"
+    INSUFFICIENT_DATA = "insufficient_data"
+    EXCLUDED = "excluded"
+    CONSOLIDATE = "consolidate"  # fleet level: part-used hosts of one team and zone fit on fewer hosts
+
+
+@dataclass(frozen=True, slots=True)
+class FindingSpec:
+    finding: Finding
+    label: str  # in people's words (Slack, the HTML page); the JSON and the CLI's table keep the value
+    # Asks for a decision: ranked by savings, listed with buttons in Slack. The others show in the counts only,
+    # but for the hosts without metrics (`no_metrics`), which get a list of their own.
+    attention: bool = False
+    # The one-click action its advice may carry once the analyzer allows one (a resize only with a target type).
+    action: ActionKind | None = None
+    no_action: str | None = None  # why it never carries one: what `ACT no` says of it
+    no_metrics: bool = False  # cannot be judged for want of metrics: listed apart, with how to publish them
+    needs_nothing: bool = False  # nothing to do or to explain: the CLI's table adds no `ACT no` line
+    # Where its rules say why its action is held back, when `held_back` does not: the last reason (what they
+    # append to advice they hold back) rather than the first.
+    held_back_last: bool = False
+
+
+FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
+    {
+        Finding.IDLE: FindingSpec(Finding.IDLE, "idle", attention=True, action=ActionKind.STOP),
+        Finding.OVERPROVISIONED: FindingSpec(
+            Finding.OVERPROVISIONED, "over-provisioned", attention=True, action=ActionKind.RESIZE, held_back_last=True
+        ),
+        Finding.UNDERPROVISIONED: FindingSpec(
+            Finding.UNDERPROVISIONED, "under-provisioned", attention=True, action=ActionKind.RESIZE, held_back_last=True
+        ),
+        Finding.NOT_GPU_BOUND: FindingSpec(
+            Finding.NOT_GPU_BOUND, "not GPU-bound", attention=True, action=ActionKind.RESIZE, held_back_last=True
+        ),
+        Finding.SCHEDULABLE: FindingSpec(
+            Finding.SCHEDULABLE, "schedulable", attention=True, action=ActionKind.SCHEDULE, held_back_last=True
+        ),
+        Finding.OPTIMIZED: FindingSpec(
+            Finding.OPTIMIZED, "right-sized", no_action="it is right-sized", needs_nothing=True
+        ),
+        Finding.INSUFFICIENT_DATA: FindingSpec(
+            Finding.INSUFFICIENT_DATA, "no GPU metrics", no_action="no GPU metrics to size it on", no_metrics=True
+        ),
+        # Why not: the rules state the exclusion's cause in the first reason.
+        Finding.EXCLUDED: FindingSpec(Finding.EXCLUDED, "excluded"),
+        Finding.CONSOLIDATE: FindingSpec(
+            Finding.CONSOLIDATE,
+            "consolidate",
+            attention=True,
+            no_action="consolidation is advice only: the team moves the work, then stops the freed hosts",
+        ),
+    }
+)
+
+# Findings that ask for a decision, and hosts without metrics, in the enum's order.
+ATTENTION: tuple[Finding, ...] = tuple(finding for finding, spec in FINDINGS.items() if spec.attention)
+NO_METRICS: tuple[Finding, ...] = tuple(finding for finding, spec in FINDINGS.items() if spec.no_metrics)
+
+
+def advised_action(finding: Finding, target_type: str | None) -> ActionKind | None:
+    """The one-click action advice with this finding and target carries where the analyzer allows one: a target type
+    always means a resize; otherwise the finding's own action, unless that needs a target."""
+    if target_type:
+        return ActionKind.RESIZE
+    action = FINDINGS[finding].action
+    return None if action is None or ACTIONS[action].needs_target else action

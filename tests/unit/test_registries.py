@@ -1,0 +1,280 @@
+"""The registries of actions and findings are complete, granted and the one place a kind is named.
+
+As cloud-custodian's `test_resource_permissions` iterates its action registry and checks each action's
+permissions, the first tests iterate `ACTIONS`: the action role grants every permission a spec names, in both
+templates (read, never edited here), and the instance workflow's branch of the action calls it. The last test
+counts where individual members are named outside the registries: only in the rules and workflow fragments, so
+that adding a finding or an action is one registry entry plus its rule or workflow fragment.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterator, Mapping
+from fnmatch import fnmatchcase
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from demo.aws_table import cloudformation_yaml
+
+from rightsizer.domain.actions import ACTIONS, ActionKind, ActionSpec
+from rightsizer.domain.findings import FINDINGS, Finding, advised_action
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE_MACHINE = ROOT / "statemachine" / "resize.asl.json"
+ACTION_ROLE_TEMPLATES = ("template.yaml", "member-account/template.yaml")
+# Every branch calls it first as the action role (CheckActionRole); AWS requires no permission for it.
+NEEDS_NO_PERMISSION = frozenset({"sts:GetCallerIdentity"})
+# What a call needs besides its own action: a schedule's target runs as the scheduler role, passed to Scheduler.
+IMPLIED = {"scheduler:CreateSchedule": frozenset({"iam:PassRole"})}
+
+
+# ---------------------------------------------------------------------------------------------
+# the templates' action role
+
+
+@cache
+def granted(template: str) -> frozenset[str]:
+    """The actions the ActionRole's Allow statements name (patterns as written, e.g. ec2:Describe*)."""
+    loaded = cloudformation_yaml((ROOT / template).read_text())
+    actions: set[str] = set()
+    for policy in loaded["Resources"]["ActionRole"]["Properties"]["Policies"]:
+        document = policy["PolicyDocument"]
+        if isinstance(document, Mapping) and "Fn::Sub" in document:  # a JSON string whose condition keys hold ${...}
+            document = json.loads(re.sub(r"\$\{[^}]*\}", "x", document["Fn::Sub"]))
+        for statement in document["Statement"]:
+            if statement["Effect"] == "Allow":
+                named = statement["Action"]
+                actions.update([named] if isinstance(named, str) else named)
+    return frozenset(actions)
+
+
+def allows(patterns: frozenset[str], action: str) -> bool:
+    return any(fnmatchcase(action.lower(), pattern.lower()) for pattern in patterns)
+
+
+@pytest.mark.parametrize("template", ACTION_ROLE_TEMPLATES)
+@pytest.mark.parametrize("kind", list(ActionKind))
+def test_the_action_role_grants_every_permission_of_every_action(kind: ActionKind, template: str) -> None:
+    spec = ACTIONS[kind]
+    assert spec.permissions, f"{kind} names no permission"
+    missing = sorted(p for p in spec.permissions if not allows(granted(template), p))
+    assert not missing, f"{template}'s ActionRole does not grant {kind} {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the state machine: which action-role calls each action's branch can reach
+
+
+def _decided(rule: Mapping[str, Any], action: str) -> bool | None:
+    """A Choice rule's value once `$.action` is known: True, False, or None (it depends on something else)."""
+    if "And" in rule:
+        values = [_decided(part, action) for part in rule["And"]]
+        return False if False in values else (True if all(v is True for v in values) else None)
+    if "Or" in rule:
+        values = [_decided(part, action) for part in rule["Or"]]
+        return True if True in values else (False if all(v is False for v in values) else None)
+    if "Not" in rule:
+        value = _decided(rule["Not"], action)
+        return None if value is None else not value
+    if rule.get("Variable") == "$.action" and "StringEquals" in rule:
+        return bool(rule["StringEquals"] == action)
+    return None
+
+
+def _next_states(state: Mapping[str, Any], action: str) -> Iterator[str]:
+    if state["Type"] == "Choice":
+        for choice in state["Choices"]:
+            value = _decided(choice, action)
+            if value is not False:
+                yield choice["Next"]
+            if value is True:
+                return
+        if "Default" in state:
+            yield state["Default"]
+        return
+    if "Next" in state:
+        yield state["Next"]
+    for catch in state.get("Catch", []):
+        yield catch["Next"]
+
+
+def _api(resource: str) -> str:
+    """arn:aws:states:::aws-sdk:ec2:stopInstances -> ec2:StopInstances"""
+    service, operation = resource.split(":aws-sdk:", 1)[1].split(":", 1)
+    return f"{service}:{operation[0].upper()}{operation[1:]}"
+
+
+@cache
+def action_role_calls(action: str) -> frozenset[str]:
+    """The AWS SDK tasks run as the action role (task Credentials) that the branch of `action` may reach. Choices on
+    anything but `$.action` are followed both ways, so this is a superset of what one execution calls."""
+    machine = json.loads(STATE_MACHINE.read_text())
+    states = machine["States"]
+    seen: set[str] = set()
+    stack = [machine["StartAt"]]
+    calls: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        state = states[name]
+        resource = str(state.get("Resource", ""))
+        if state["Type"] == "Task" and ":aws-sdk:" in resource and "Credentials" in state:
+            calls.add(_api(resource))
+        stack.extend(_next_states(state, action))
+    return frozenset(calls)
+
+
+@pytest.mark.parametrize("kind", list(ActionKind))
+def test_every_permission_of_an_action_is_called_by_its_branch_of_the_workflow(kind: ActionKind) -> None:
+    reachable = action_role_calls(kind.value)
+    needed = reachable | {implied for call in reachable for implied in IMPLIED.get(call, ())}
+    assert sorted(ACTIONS[kind].permissions - needed) == [], f"{kind} names permissions its branch never uses"
+
+
+def test_every_call_the_workflow_makes_as_the_action_role_is_some_actions_permission() -> None:
+    every = set().union(*(action_role_calls(kind.value) for kind in ActionKind)) - NEEDS_NO_PERMISSION
+    declared = set().union(*(spec.permissions for spec in ACTIONS.values()))
+    assert every, "no action-role call found in the state machine"
+    assert sorted(every - declared) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the registries themselves
+
+
+def test_every_kind_has_one_spec_in_the_enums_order() -> None:
+    assert list(ACTIONS) == list(ActionKind)
+    assert all(spec.kind is kind for kind, spec in ACTIONS.items())
+    assert list(FINDINGS) == list(Finding)
+    assert all(spec.finding is finding for finding, spec in FINDINGS.items())
+
+
+@pytest.mark.parametrize("kind", list(ActionKind))
+def test_an_action_has_its_words_and_advice_offers_it_with_a_confirmation(kind: ActionKind) -> None:
+    spec: ActionSpec = ACTIONS[kind]
+    assert spec.name and spec.done and spec.becomes
+    if spec.offered:
+        assert spec.target_text and spec.confirm_title and spec.confirm_button and spec.confirm_text
+    assert "{target}" in spec.becomes or not spec.needs_target
+
+
+@pytest.mark.parametrize("finding", list(Finding))
+def test_a_finding_either_may_carry_an_offered_action_or_says_why_not(finding: Finding) -> None:
+    spec = FINDINGS[finding]
+    assert spec.label
+    if spec.action is not None:
+        assert ACTIONS[spec.action].offered
+        assert spec.no_action is None
+    if spec.needs_nothing or spec.no_metrics:
+        assert spec.no_action and not spec.attention
+
+
+def test_labels_are_distinct() -> None:
+    labels = [spec.label for spec in FINDINGS.values()]
+    assert len(set(labels)) == len(labels)
+
+
+def test_a_target_type_means_a_resize_and_otherwise_the_findings_action() -> None:
+    assert advised_action(Finding.EXCLUDED, "g5.xlarge") is ActionKind.RESIZE
+    assert advised_action(Finding.OVERPROVISIONED, None) is None
+    assert advised_action(Finding.IDLE, None) is ActionKind.STOP
+    assert advised_action(Finding.SCHEDULABLE, None) is ActionKind.SCHEDULE
+    assert advised_action(Finding.CONSOLIDATE, None) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# where individual members are named: what a new kind would touch
+
+REGISTRIES = {"src/rightsizer/domain/actions.py", "src/rightsizer/domain/findings.py"}
+RULES = {"src/rightsizer/domain/rules.py", "src/rightsizer/domain/consolidation.py"}  # a finding's rule names it
+# The execution input and the state machine's builder: each action's branch.
+WORKFLOW = {"src/rightsizer/adapters/aws/workflow.py", "src/rightsizer/domain/workflow_contract.py"}
+# Actions named elsewhere, and why: no new action would be.
+ENTRY_POINTS = {
+    "src/rightsizer/services/approvals.py": {"ActionKind.UNSCHEDULE"},  # `/gpu schedules` → Remove starts it
+    "src/rightsizer/services/ports.py": {"ActionKind.RESIZE"},  # the default of approvals stored before the others
+}
+SCANNED = ("src/rightsizer", "demo", "statemachine")
+SHIPPED = ("src", "schema", "statemachine", "docs", "slack", "member-account", "regional", "demo")
+TEXT = {".py", ".json", ".md", ".yaml", ".yml"}
+
+
+def workflow_fragment(path: str) -> bool:
+    return path in WORKFLOW or path.startswith("statemachine/")
+
+
+def modules_naming_members() -> dict[str, set[str]]:
+    """Module path -> the `ActionKind.X` / `Finding.X` it names (an attribute of the enum, as code refers to one)."""
+    members = {"ActionKind": set(ActionKind.__members__), "Finding": set(Finding.__members__)}
+    found: dict[str, set[str]] = {}
+    for folder in SCANNED:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.attr in members.get(node.value.id, ())
+                ):
+                    found.setdefault(path.relative_to(ROOT).as_posix(), set()).add(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def naming(enum: str) -> dict[str, set[str]]:
+    """The modules besides the registries that name members of `enum`, and which."""
+    found = {
+        module: {n for n in names if n.startswith(f"{enum}.")} for module, names in modules_naming_members().items()
+    }
+    return {module: names for module, names in found.items() if names and module not in REGISTRIES}
+
+
+def closed_lists(values: list[str]) -> set[str]:
+    """The files besides tests that quote every one of `values` ("x", 'x' or `x`): lists a new member must join."""
+    paths = [p for folder in SHIPPED for p in (ROOT / folder).rglob("*") if p.suffix in TEXT]
+    paths += [ROOT / "README.md", ROOT / "template.yaml"]
+    patterns = [re.compile(f"[\"'`]{re.escape(value)}[\"'`]") for value in values]
+    texts = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in paths}
+    return {name for name, text in texts.items() if all(pattern.search(text) for pattern in patterns)}
+
+
+def test_outside_the_registries_only_rules_name_a_finding() -> None:
+    assert set(naming("Finding")) <= RULES, "dispatch on a finding belongs in its FindingSpec (domain/findings.py)"
+
+
+def test_outside_the_registries_only_the_workflow_names_an_action_but_for_two_entry_points() -> None:
+    elsewhere = {module: names for module, names in naming("ActionKind").items() if not workflow_fragment(module)}
+    assert all(names <= ENTRY_POINTS.get(module, set()) for module, names in elsewhere.items()), (
+        f"dispatch on an action belongs in its ActionSpec (domain/actions.py): {elsewhere}"
+    )
+
+
+def test_a_new_finding_is_its_registry_entry_its_rule_and_the_two_documents_that_list_every_finding() -> None:
+    """What the closing note of issue 19 counts: 4 files, findings.py, its rule and the two documents that list every
+    finding (the schema's enum, the README's table: a test checks each against FINDINGS). Before: models.py (the
+    enum, and `Recommendation.action` for one that carries an action), blocks.py (its label), report.py (ATTENTION,
+    _NO_ACTION), rules.py, the schema and the README: 6."""
+    listing = closed_lists([finding.value for finding in Finding])
+    assert listing == {"src/rightsizer/domain/findings.py", "schema/report.schema.json", "README.md"}
+    assert len(listing | {"src/rightsizer/domain/rules.py"}) == 4
+
+
+def test_a_new_action_is_its_registry_entry_and_its_workflow_fragment() -> None:
+    """What the closing note of issue 19 counts: actions.py and the action's workflow fragment, i.e. the modules that
+    build each action's execution input and state machine branch (adapters/aws/workflow.py, the builder in
+    statemachine/ once there is one) and the state machine, whose CheckRequest lists every action: 3 files (4 with a
+    builder, whose output is one of them); template.yaml too where it needs a right no action has (the permissions
+    tests above say so), and the schema's `action` enum where advice offers it (test_report.py says so). Before:
+    models.py, blocks.py, notify.py, approvals.py, workflow.py, the state machine and ports.py's list of actions: 7,
+    and the same template and schema."""
+    building = {module for module, names in naming("ActionKind").items() if len(names) == len(ActionKind)}
+    listing = closed_lists([kind.value for kind in ActionKind]) - REGISTRIES
+    touched = building | listing
+    assert "statemachine/resize.asl.json" in touched
+    assert all(workflow_fragment(path) for path in touched), touched
+    assert len(touched | {"src/rightsizer/domain/actions.py"}) <= 4
