@@ -12,7 +12,6 @@ re-running a day overwrites the same items and yields the same recommendation id
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
