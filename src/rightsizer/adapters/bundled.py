@@ -1,4 +1,4 @@
-"""Data shipped inside the package: accelerator figures, legacy instance types, a price snapshot.
+"""Data shipped inside the package: accelerator figures, legacy instance types, a price snapshot, SageMaker prices.
 
 Each JSON file names its sources in `_meta`.
 """
@@ -14,6 +14,7 @@ from typing import Any
 from rightsizer.domain.catalog import AcceleratorTable
 from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 from rightsizer.domain.prices import PriceBook
+from rightsizer.domain.sagemaker_prices import SageMakerComponent, SageMakerPrices
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -106,3 +107,37 @@ def snapshot_regions() -> tuple[str, ...]:
 
 def _decimals(prices: dict[str, str]) -> dict[str, Decimal]:
     return {instance_type: Decimal(price) for instance_type, price in prices.items()}
+
+
+@cache
+def _sagemaker_snapshot() -> dict[str, Any]:
+    return _load("sagemaker_prices.json")
+
+
+def sagemaker_snapshot_prices(region: str, component: SageMakerComponent = "hosting") -> SageMakerPrices | None:
+    """The bundled SageMaker prices of `ml.*` types for `component` in `region` (real-time endpoints unless told),
+    each with its own source and date, or None when the snapshot has none for that region and component."""
+    data = _sagemaker_snapshot()
+    prices = data["regions"].get(region, {}).get(component)
+    if not prices:
+        return None
+    meta = data["_meta"]
+    sources: dict[str, str] = {}
+    for source_id, instance_types in meta["regions"][region][component]["sources"].items():
+        source = meta["sources"][source_id]
+        for instance_type in instance_types:
+            sources[instance_type] = f"bundled SageMaker price snapshot: {source['name']}"
+    return SageMakerPrices(
+        region=region,
+        component=component,
+        hourly=_decimals(prices),
+        source="bundled SageMaker price snapshot",
+        sources=sources,
+    )
+
+
+def sagemaker_snapshot_regions(component: SageMakerComponent = "hosting") -> tuple[str, ...]:
+    """The regions for which the bundled SageMaker snapshot has `component` prices."""
+    return tuple(
+        sorted(region for region, components in _sagemaker_snapshot()["regions"].items() if component in components)
+    )
