@@ -278,3 +278,24 @@ def test_a_new_action_is_its_registry_entry_and_its_workflow_fragment() -> None:
     assert "statemachine/resize.asl.json" in touched
     assert all(workflow_fragment(path) for path in touched), touched
     assert len(touched | {"src/rightsizer/domain/actions.py"}) <= 4
+
+
+# -- resource kinds -------------------------------------------------------------------------------
+
+
+def test_every_resource_kind_has_one_spec_a_distinct_id_prefix_and_the_schemas_enum() -> None:
+    import json
+    from pathlib import Path
+
+    from rightsizer.domain.resources import RESOURCES, ResourceKind, kind_of, resource_id
+
+    assert list(RESOURCES) == list(ResourceKind) and all(spec.kind is kind for kind, spec in RESOURCES.items())
+    prefixes = [spec.id_prefix for spec in RESOURCES.values()]
+    assert len(set(prefixes)) == len(prefixes)
+    assert not any(a != b and b.startswith(a) for a in prefixes for b in prefixes if a != "i-")
+    schema = json.loads(Path("schema/report.schema.json").read_text())
+    assert schema["$defs"]["kind"]["enum"] == [kind.value for kind in ResourceKind]
+    for kind in ResourceKind:
+        names = ("i-0123456789abcdef0",) if kind is ResourceKind.EC2 else ("prod", "gpu-a10g")
+        assert kind_of(resource_id(kind, *names)) is kind
+    assert resource_id(ResourceKind.SAGEMAKER_ENDPOINT, "chat", "AllTraffic") == "sagemaker-endpoint/chat/AllTraffic"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 
 from rightsizer import cli
 from rightsizer.adapters.slack import blocks
@@ -179,7 +179,7 @@ def test_the_json_validates_against_the_schema_in_the_repository() -> None:
 
     validate(document)
     validate(report_json(build_report([], NOW, 3)))
-    assert document["schema_version"] == "1.0"
+    assert document["schema_version"] == "1.1"
 
 
 def test_the_schema_lists_every_finding_confidence_and_category() -> None:
@@ -299,3 +299,23 @@ def test_the_page_chart_draws_net_savings_so_a_reserved_host_gets_no_bar() -> No
         ]
     )
     assert chart.count("<rect") == 1 and "$250.00" in chart and "reserved" not in chart
+
+
+def test_a_resource_other_than_an_ec2_host_is_reported_with_its_kind_and_id_and_validates() -> None:
+    from rightsizer.domain.resources import ResourceKind
+
+    endpoint = replace(
+        recommendation(3), instance_id="sagemaker-endpoint/chat/AllTraffic", kind=ResourceKind.SAGEMAKER_ENDPOINT
+    )
+    document = report_json(build_report([recommendation(1), endpoint], NOW, 14, home_account=ACCOUNT))
+
+    validate(document)
+    kinds = {rec["resource_id"]: rec["kind"] for rec in document["recommendations"]}
+    assert kinds["sagemaker-endpoint/chat/AllTraffic"] == "sagemaker-endpoint"
+    assert kinds[recommendation(1).instance_id] == "ec2"
+    # An EC2 host's instance id keeps its pattern.
+    broken = json.loads(json.dumps(document))
+    host = next(rec for rec in broken["recommendations"] if rec["kind"] == "ec2")
+    host["instance_id"] = "sagemaker-endpoint/chat/AllTraffic"
+    with pytest.raises(ValidationError, match="does not match"):
+        validate(broken)

@@ -17,6 +17,7 @@ from rightsizer.domain.actions import ActionKind as ActionKind  # noqa: PLC0414
 from rightsizer.domain.findings import Finding as Finding  # noqa: PLC0414
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.platforms import Billing, billing
+from rightsizer.domain.resources import ResourceKind
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
@@ -372,6 +373,9 @@ class Recommendation:
     # The On-Demand Capacity Reservation or Capacity Block the host runs in (None: none, or not known): its restart
     # capacity is guaranteed, whatever the type's scarcity.
     capacity_reservation: str | None = None
+    # What the advice is about (domain/resources.py): an EC2 host, or a SageMaker or node-group resource whose id
+    # `instance_id` holds. Stored before kinds existed: an EC2 host.
+    kind: ResourceKind = ResourceKind.EC2
 
     @property
     def monthly_savings(self) -> Decimal | None:

@@ -24,7 +24,7 @@ from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: kind and resource_id (resources other than EC2 hosts)
 
 
 class Category(StrEnum):
@@ -403,6 +403,8 @@ def recommendation_json(
         "auto_scaling_group": rec.asg_name,
         "consolidation": consolidation_json(rec.consolidation),
         "evidence": evidence_json(rec.evidence),
+        "kind": rec.kind.value,
+        "resource_id": rec.instance_id,
     }
 
 
