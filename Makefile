@@ -69,8 +69,8 @@ bench: $(DEV_STAMP)
 lock: $(DEV_STAMP)
 	$(BIN)/uv lock
 	$(BIN)/uv export --frozen --no-dev --no-emit-project > layer/requirements.txt
-	$(BIN)/uv export --frozen --no-dev --group demo --no-emit-project > requirements/demo.txt
-	$(BIN)/uv export --frozen --all-groups --no-emit-project > requirements/dev.txt
+	$(BIN)/uv export --frozen --no-dev --group demo --extra cli --no-emit-project > requirements/demo.txt
+	$(BIN)/uv export --frozen --all-groups --extra cli --no-emit-project > requirements/dev.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .aws-sam
