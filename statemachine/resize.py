@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
+from rightsizer.domain.owners import OWNER_TAG_FILTERS
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.workflow_contract import (
     EXECUTION_TIMEOUT,
@@ -357,10 +358,13 @@ def lock_and_validation() -> dict[str, State]:
             ),
         ),
         "CountAsgTag": count_tagged(
-            {"Name": "tag-key", "Values": ["aws:autoscaling:groupName"]},
+            {"Name": "tag-key", "Values": list(OWNER_TAG_FILTERS)},
             Path("$.asg_check"),
             "CheckTags",
-            "An Auto Scaling group would replace a stopped member; its launch template is the thing to change.",
+            (
+                "An Auto Scaling group, node group, autoscaler, cluster or fleet (domain/owners.py) would replace or "
+                "recycle a host changed in place; its template is the thing to change."
+            ),
         ),
         "CheckTags": state(
             "Choice",
@@ -519,7 +523,11 @@ def refusals() -> dict[str, State]:
         ),
         "RefuseAsgMember": refuse(
             "asg-member",
-            fmt("{} belongs to an Auto Scaling group: change its launch template instead", IN.instance_id),
+            fmt(
+                "{} belongs to an Auto Scaling group, node group, cluster or fleet that launches and replaces it: "
+                "change the template of that owner instead of the host",
+                IN.instance_id,
+            ),
         ),
         "RefuseUnknownTarget": refuse(
             "unknown-target", fmt("target type {} could not be described: {}", IN.target_type, CAUSE)

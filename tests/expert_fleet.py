@@ -111,6 +111,7 @@ class Category(StrEnum):
     NEURON_TRAINING = "Neuron training"
     NEURON_INFERENCE = "Neuron inference"
     OPERATIONS = "agent gaps and ownership"
+    OWNED = "nodes a cluster, node group or fleet launches"
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,10 @@ class Archetype:
     priced: bool = True  # the advice must show what the host costs
     # neuron-monitor stops reporting the cores when the application exits (None: they report throughout).
     cores_report_until: datetime | None = None
+    architecture: str = "x86_64"
+    tenancy: str = "default"
+    # Words the reasons must say (what is missing, who owns the host, ...), each found in some reason.
+    says: tuple[str, ...] = ()
 
     @property
     def expected(self) -> str:
@@ -248,6 +253,38 @@ def neuron(util: Shape) -> Gpu:
     return Gpu(util, constant(0.0))
 
 
+NOT_PUBLISHED = float("nan")  # a period nothing was published for (the series has a gap there)
+
+
+def until(when: datetime, shape: Shape) -> Shape:
+    """Published until `when`, nothing after (an agent that stopped)."""
+    return lambda t, r: shape(t, r) if t < when else NOT_PUBLISHED
+
+
+def every(hours: int, minutes: int, busy: Shape, idle: Shape) -> Shape:
+    """Busy the first `minutes` of every `hours`-th hour (a cron job)."""
+    return lambda t, r: busy(t, r) if t.hour % hours == 0 and t.minute < minutes else idle(t, r)
+
+
+def ramp(start: float, end: float, spread: float = 3.0) -> Shape:
+    """A level that moves steadily from `start` to `end` over the 14 days (growth, or a slow decline)."""
+    first = NOW - timedelta(days=14)
+    return lambda t, r: min(
+        100.0, max(0.0, start + (end - start) * (t - first) / timedelta(days=14) + r.gauss(0, spread))
+    )
+
+
+def agent_stopped(when: datetime, work: Gpu) -> Gpu:
+    """A GPU whose agent stopped publishing at `when` (every series ends; the work may go on)."""
+    return Gpu(
+        until(when, work.utilization),
+        until(when, work.memory_used_mib),
+        encoder_sessions=until(when, constant(0.0)),
+        encoder_fps=until(when, constant(0.0)),
+    )
+
+
+THREE_DAYS_AGO = NOW - timedelta(days=3)
 FIVE_DAYS_AGO = NOW - timedelta(days=5)
 FOUR_DAYS_AGO = NOW - timedelta(days=4)
 TWO_DAYS_AGO = NOW - timedelta(days=2)
@@ -1203,6 +1240,302 @@ ARCHETYPES: tuple[Archetype, ...] = (
         tags={"rightsizer:ignore": "benchmarks in January"},
         one_click=False,
     ),
+    # --- nodes a cluster, node group or fleet launches ---------------------------------------------
+    Archetype(
+        "karpenter-node-idle",
+        Category.OWNED,
+        "a GPU node Karpenter launched for a NodePool; its pods are gone but a daemonset keeps it from being empty",
+        "g5.2xlarge",
+        Workload(gpus=(IDLE_GPU,), cpu=noisy(3, 0.5), host_memory_pct=noisy(12, 1)),
+        expect(F.EXCLUDED),
+        "Karpenter replaces a stopped node and recycles a resized one: the NodePool's disruption settings are the "
+        "thing to change; a one-click stop would fight the controller",
+        tags={
+            "karpenter.sh/nodepool": "gpu",
+            "karpenter.k8s.aws/ec2nodeclass": "default",
+            "eks:eks-cluster-name": "ml",
+        },
+        one_click=False,
+        says=("Karpenter NodePool 'gpu' (cluster 'ml')",),
+    ),
+    Archetype(
+        "emr-rapids-core-node",
+        Category.OWNED,
+        "a core node of an EMR cluster running Spark RAPIDS at ~35 % of its T4",
+        "g4dn.4xlarge",
+        Workload(gpus=(gpu(noisy(35, 5), mib(6 * GIB, 50)),), memory_total_mib=T4, cpu=noisy(25, 3)),
+        expect(F.EXCLUDED),
+        "EMR owns its instance groups: a node stopped or resized in place is lost to HDFS and YARN; the instance "
+        "group's type is what changes",
+        tags={
+            "aws:elasticmapreduce:job-flow-id": "j-2AXXXXXXGAPLF",
+            "aws:elasticmapreduce:instance-group-role": "CORE",
+        },
+        one_click=False,
+        says=("EMR cluster",),
+    ),
+    Archetype(
+        "parallelcluster-static-node",
+        Category.OWNED,
+        "a static compute node of a ParallelCluster Slurm queue, idle between job waves",
+        "p3.2xlarge",
+        Workload(gpus=(IDLE_GPU,), memory_total_mib=V100, cpu=noisy(2, 0.5)),
+        expect(F.EXCLUDED),
+        "Slurm marks a node stopped behind its back as down and ParallelCluster replaces it: MinCount and "
+        "ScaledownIdletime are the levers",
+        tags={"parallelcluster:cluster-name": "hpc", "parallelcluster:node-type": "Compute"},
+        one_click=False,
+        says=("ParallelCluster",),
+    ),
+    Archetype(
+        "ray-worker-idle",
+        Category.OWNED,
+        "a Ray autoscaler worker kept by min_workers",
+        "g5.xlarge",
+        Workload(gpus=(IDLE_GPU,), cpu=noisy(2.5, 0.5)),
+        expect(F.EXCLUDED),
+        "the Ray autoscaler launches and terminates its workers; min_workers keeps this one",
+        tags={"ray-cluster-name": "research", "ray-node-type": "worker"},
+        one_click=False,
+        says=("min_workers",),
+    ),
+    Archetype(
+        "self-managed-k8s-node",
+        Category.OWNED,
+        "a self-managed Kubernetes GPU node (kubeadm, no node group) running one light inference pod",
+        "g5.4xlarge",
+        Workload(gpus=(gpu(noisy(12, 3), mib(5 * GIB, 50)),), cpu=noisy(6, 1), host_memory_pct=noisy(20, 1)),
+        expect(F.EXCLUDED),
+        "the cluster schedules pods onto it and its node management replaces it: a smaller node type is advice for "
+        "whoever defines the nodes",
+        tags={"kubernetes.io/cluster/edge": "owned"},
+        one_click=False,
+    ),
+    Archetype(
+        "unknown-aws-service-node",
+        Category.OWNED,
+        "a GPU host some AWS service launched (its tags say aws:..., a prefix only AWS can set)",
+        "g5.xlarge",
+        Workload(gpus=(IDLE_GPU,), cpu=noisy(2, 0.5)),
+        expect(F.EXCLUDED),
+        "whatever set the aws: tag may replace the host: act through that service, never a stop in place",
+        tags={"aws:deadline:fleet-id": "fleet-1"},
+        one_click=False,
+        says=("aws:deadline:fleet-id",),
+    ),
+    # --- more shapes no issue named ---------------------------------------------------------------
+    Archetype(
+        "agent-stopped-3-days-ago",
+        Category.OPERATIONS,
+        "an A10G inference service at 35-60 %; the CloudWatch agent crashed 3 days ago, EC2 metrics go on",
+        "g5.2xlarge",
+        Workload(
+            gpus=(agent_stopped(THREE_DAYS_AGO, gpu(diurnal(35, 60), mib(9 * GIB, 100))),),
+            cpu=diurnal(10, 20, 2),
+            network_gbps=diurnal(0.05, 0.2, 0.01),
+            host_memory_pct=until(THREE_DAYS_AGO, noisy(40, 2)),
+        ),
+        expect(F.OPTIMIZED, F.INSUFFICIENT_DATA),
+        "missing is not quiet: the 11 days measured say the host works; the last 3 are unknown, so nothing is one "
+        "click and the reasons say the agent stopped",
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+        says=("stopped on",),
+    ),
+    Archetype(
+        "idle-before-agent-stopped",
+        Category.OPERATIONS,
+        "a g5 idle for 10 days whose agent then stopped; CPU still quiet",
+        "g5.xlarge",
+        Workload(gpus=(agent_stopped(FOUR_DAYS_AGO, IDLE_GPU),), cpu=noisy(2, 0.4, lo=0.1)),
+        expect(F.IDLE),
+        "idle for the 10 days measured, but what the GPU did in the last 4 is unknown: advice, not a one-click stop",
+        may_stop=True,
+        one_click=False,
+        says=("stopped on",),
+    ),
+    Archetype(
+        "nvdec-decode-to-cpu",
+        Category.VIDEO,
+        "ffmpeg decodes camera streams on NVDEC (SMs ~1 %) and OpenCV analyses the frames on 16 vCPUs",
+        "g4dn.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(1, 0.4, hi=3), mib(600, 20)),),
+            memory_total_mib=T4,
+            cpu=noisy(60, 5),
+            network_gbps=noisy(0.05, 0.01, lo=0),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.NOT_GPU_BOUND, F.OPTIMIZED),
+        f"{SM_ONLY}; NVDEC work has no Linux metric: a steady 1 % on the SMs with memory held is a GPU in use (kept), "
+        "and where it reads as unused, the move off GPUs is advice to check (medium at most, naming NVDEC)",
+    ),
+    Archetype(
+        "nvdec-decode-quiet-sms",
+        Category.VIDEO,
+        "the same decoder whose SMs read below 1 %: frames decoded on NVDEC, analysed on 16 busy vCPUs",
+        "g4dn.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(0.4, 0.2, hi=2), mib(600, 20)),),
+            memory_total_mib=T4,
+            cpu=noisy(60, 5),
+            network_gbps=noisy(0.05, 0.01, lo=0),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.NOT_GPU_BOUND),
+        f"{SM_ONLY}; NVDEC work has no Linux metric, and a process holding GPU memory says the GPU is open: the move "
+        "off GPUs is likely right but must be checked first",
+        max_confidence=Confidence.MEDIUM,
+        says=("NVDEC",),
+    ),
+    Archetype(
+        "deepstream-analytics",
+        Category.VIDEO,
+        "DeepStream: 16 camera streams decoded on NVDEC, a small detector on the SMs at ~12 %",
+        "g4dn.2xlarge",
+        Workload(
+            gpus=(gpu(noisy(12, 3), mib(3 * GIB, 50)),),
+            memory_total_mib=T4,
+            cpu=noisy(20, 3),
+            network_gbps=noisy(0.06, 0.01, lo=0),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        "the GPU works (kernels and decoders); a smaller host with the same T4 (or an NVDEC GPU) carries it",
+        target=TargetMust(units=1, models=frozenset({"T4", "A10G", "L4"})),
+    ),
+    Archetype(
+        "idle-gpu-cpu-not-measured",
+        Category.OPERATIONS,
+        "quiet GPU on a host whose AWS/EC2 CPU could not be read",
+        "g5.xlarge",
+        Workload(gpus=(IDLE_GPU,), cpu=constant(NOT_PUBLISHED), network_gbps=constant(NOT_PUBLISHED)),
+        expect(F.IDLE),
+        "the GPU does nothing, but a CPU service nobody measured looks the same: advice, no one-click stop",
+        may_stop=True,
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+    ),
+    Archetype(
+        "windows-workstation-no-gpu-metrics",
+        Category.GRAPHICS,
+        "a Windows DCV workstation: the agent publishes no GPU metrics on Windows",
+        "g4dn.2xlarge",
+        Workload(gpus=(), cpu=office(noisy(15, 3), quiet_cpu), host_memory_pct=None),
+        expect(F.INSUFFICIENT_DATA),
+        "nothing measured the GPU, and the agent's nvidia_gpu section does not run on Windows: say how to publish it",
+        platform=WINDOWS,
+        target=NO_TARGET,
+        says=("Linux only",),
+    ),
+    Archetype(
+        "graviton-t4g-light",
+        Category.ONLINE_INFERENCE,
+        "an arm64 (Graviton) T4G inference service at ~15 % on 16 vCPUs it does not use",
+        "g5g.4xlarge",
+        Workload(gpus=(gpu(noisy(15, 3), mib(4 * GIB, 50)),), memory_total_mib=T4, cpu=noisy(5, 1)),
+        expect(F.OVERPROVISIONED),
+        "the arm64 build runs only on Graviton: a smaller g5g carries it, never an x86 g4dn",
+        architecture="arm64",
+        target=TargetMust(present=True, units=1),
+    ),
+    Archetype(
+        "growing-traffic",
+        Category.ONLINE_INFERENCE,
+        "a new product's inference traffic growing from 10 % to 70 % of its A10G over the two weeks",
+        "g5.xlarge",
+        Workload(gpus=(gpu(ramp(10, 70), mib(8 * GIB, 100)),), cpu=ramp(3, 20, 1), host_memory_pct=noisy(30, 1)),
+        expect(F.OPTIMIZED),
+        "today's load (~70 %) is what a target must carry, not the two weeks' average: the smallest A10G host stays",
+        target=NO_TARGET,
+    ),
+    Archetype(
+        "cron-every-6-hours",
+        Category.BATCH_INFERENCE,
+        "a 30-minute scoring job every 6 hours on an A10G",
+        "g5.4xlarge",
+        Workload(
+            gpus=(gpu(every(6, 30, noisy(90, 3), idle_pct), every(6, 30, constant(10 * GIB), constant(0.0))),),
+            cpu=every(6, 30, noisy(40, 3), quiet_cpu),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.SCHEDULABLE, F.OVERPROVISIONED, F.OPTIMIZED),
+        "four short runs a day: one daily stop/start pair cannot follow them (advice, or a batch job), never idle",
+        one_click=False,
+    ),
+    Archetype(
+        "weekend-only-batch",
+        Category.BATCH_INFERENCE,
+        "a batch pipeline that runs only on Saturdays and Sundays on four A10Gs",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(lambda t, r: r.gauss(85, 4) if t.weekday() >= 5 else r.uniform(0, 0.4), mib(15 * GIB, 100)),) * 4,
+            cpu=lambda t, r: r.gauss(40, 3) if t.weekday() >= 5 else r.gauss(1.5, 0.3),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.SCHEDULABLE),
+        "busy the same 48 hours each week, quiet the 120 others: a weekly stop/start pair",
+        may_stop=True,
+    ),
+    Archetype(
+        "gpu-memory-leak",
+        Category.ONLINE_INFERENCE,
+        "a service whose GPU memory leaks from 4 to 22 GiB between weekly restarts, at ~20 % of its A10G",
+        "g5.xlarge",
+        Workload(
+            gpus=(
+                gpu(
+                    noisy(20, 4),
+                    lambda t, r: 4 * GIB + 18 * GIB * (t - (NOW - timedelta(days=14))) / timedelta(days=14),
+                ),
+            ),
+            cpu=noisy(5, 1),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.OPTIMIZED, F.UNDERPROVISIONED),
+        "the peak it reaches is what a target must hold (22 GiB x headroom): no T4 or L4 with less memory",
+        target=TargetMust(min_memory_per_unit_mib=22 * GIB),
+    ),
+    Archetype(
+        "oom-risk-ended-5-days-ago",
+        Category.ONLINE_INFERENCE,
+        "a T4 chat server whose KV cache filled the GPU with the afternoon load until a smaller model went out 5 days "
+        "ago; 3-6 GiB since",
+        "g4dn.xlarge",
+        Workload(
+            gpus=(
+                gpu(
+                    diurnal(30, 60),
+                    lambda t, r: (
+                        follows_load(6 * GIB, 15 * GIB, cap=T4 - 200)(t, r)
+                        if t < FIVE_DAYS_AGO
+                        else follows_load(3 * GIB, 6 * GIB)(t, r)
+                    ),
+                ),
+            ),
+            memory_total_mib=T4,
+            cpu=diurnal(10, 20, 2),
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "the out-of-memory risk ended with the smaller model: no paid upgrade now (the old peak still bounds any "
+        "smaller target)",
+        one_click=False,
+        says=("no out-of-memory risk now",),
+    ),
+    Archetype(
+        "dedicated-host-t4",
+        Category.ONLINE_INFERENCE,
+        "light T4 work on a Dedicated Host the company bought for licensing",
+        "g4dn.4xlarge",
+        Workload(gpus=(gpu(noisy(20, 3), mib(4 * GIB, 50)),), memory_total_mib=T4, cpu=noisy(5, 1)),
+        expect(F.INSUFFICIENT_DATA, F.OPTIMIZED, F.OVERPROVISIONED),
+        "EC2 bills the Dedicated Host, not the instance: no instance change saves money until the host is released",
+        tenancy="host",
+        priced=False,
+        one_click=False,
+        says=("Dedicated Host",),
+    ),
     Archetype(
         "stops-itself-nightly",
         Category.OPERATIONS,
@@ -1288,7 +1621,7 @@ def host(archetype: Archetype) -> Instance:
     if archetype.platform is not None:
         platform, operation = archetype.platform
         found = replace(found, platform=platform, usage_operation=operation)
-    return found
+    return replace(found, architecture=archetype.architecture, tenancy=archetype.tenancy)
 
 
 def _cut(series: Series, before: int) -> Series:
@@ -1346,6 +1679,7 @@ def violations(archetype: Archetype, rec: Recommendation) -> list[str]:
     if saves and archetype.priced and not (rec.monthly_savings and rec.monthly_savings > 0):
         found.append(f"{rec.finding.value} without a saving ({rec.monthly_savings})")
     found.extend(_target_violations(archetype, rec))
+    found.extend(f"no reason says {words!r}" for words in archetype.says if not any(words in r for r in rec.reasons))
     return found
 
 
@@ -1365,6 +1699,8 @@ def _target_violations(archetype: Archetype, rec: Recommendation) -> list[str]:
         found.append(f"target {name} has {spec.compute_units} units, expected {must.units}")
     if must.models and model not in must.models:
         found.append(f"target {name} has {model}, expected one of {sorted(must.models)}")
+    if archetype.architecture not in spec.architectures:
+        found.append(f"target {name} does not run {archetype.architecture}")
     accelerator = catalog.accelerator(spec)
     encoders = accelerator.video_encoders if accelerator else 0
     if encoders < must.min_encoders:

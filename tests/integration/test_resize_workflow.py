@@ -320,6 +320,13 @@ def test_host_stopped_since_the_recommendation_is_refused(aws: Aws) -> None:
             "Auto Scaling group",
             id="asg-member",
         ),
+        pytest.param(
+            {"tags": {"karpenter.sh/nodepool": "gpu", "kubernetes.io/cluster/ml": "owned"}},
+            "g5.12xlarge",
+            "g5.2xlarge",
+            "node group, cluster or fleet",
+            id="karpenter-node",
+        ),
         # moto's offerings data has no inf2 in us-east-1d
         pytest.param(
             {"zone": "us-east-1d"}, "g5.12xlarge", "inf2.xlarge", "is not offered in us-east-1d", id="not-offered"

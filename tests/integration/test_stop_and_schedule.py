@@ -103,6 +103,9 @@ def _refused(aws: Aws, result: dict[str, Any], request: Any, fragment: str) -> N
         pytest.param({"managed": False}, "is not tagged", id="not-managed"),
         pytest.param({"spot": True}, "is a spot instance", id="spot"),
         pytest.param({"tags": {"aws:autoscaling:groupName": "serving"}}, "Auto Scaling group", id="asg-member"),
+        pytest.param(
+            {"tags": {"aws:elasticmapreduce:job-flow-id": "j-1"}}, "node group, cluster or fleet", id="emr-node"
+        ),
         pytest.param({"state": "stopped"}, "is stopped, the recommendation expected running", id="already-stopped"),
     ],
 )

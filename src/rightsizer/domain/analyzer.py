@@ -104,6 +104,7 @@ def analyze_instance(
         evidence=_evidence(facts, measured, draft),
         alternatives=draft.alternatives,
         asg_name=instance.asg_name,
+        owner=owner.description if (owner := instance.owner) is not None else None,
         lifecycle=instance.lifecycle,
         held_back=draft.held_back,
         lookback_days=policy.lookback_days,

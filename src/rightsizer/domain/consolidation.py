@@ -154,7 +154,7 @@ def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | Non
         and bool(rec.team)
         and instance.is_running
         and instance.lifecycle == "on-demand"
-        and not instance.asg_name
+        and instance.owner is None
         and rec.monthly_cost is not None
         and usage is not None
         and usage.accelerator_data is AcceleratorData.PER_DEVICE

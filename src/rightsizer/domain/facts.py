@@ -36,11 +36,13 @@ from rightsizer.domain.sizing import (
     candidates,
     demand,
     has_comparable_target,
+    memory_risk_ended,
     memory_total,
     read_memory,
     unit_view,
     video_engines,
 )
+from rightsizer.domain.usage import RECENT_MEMORY_SECONDS
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
 
 
@@ -65,6 +67,12 @@ class Facts:
     @property
     def price_note(self) -> str:
         instance = self.instance
+        if instance.tenancy == "host":
+            # Nothing to look up: EC2 bills the Dedicated Host by the hour, whatever runs on it.
+            return (
+                f"{instance.instance_type} runs on a Dedicated Host, which EC2 bills per host, not per instance: a "
+                "stop or a smaller type saves nothing until the host is released (or takes other instances)"
+            )
         return f"no on-demand price for {instance.instance_type} in {instance.region} ({self.prices.source})"
 
     @cached_property
@@ -415,6 +423,15 @@ class Measured:
             notes.append(f"{unit} memory not measured: targets keep {gib(spec.memory_per_unit_mib)} per {unit}")
         if usage.cpu is None:
             notes.append("CPU not measured: targets keep the vCPU count")
+        ended = [d for d in view.busy if memory_risk_ended(d, spec, self.policy)]
+        if ended:
+            last_days = max(d.memory_recent_peak_mib or 0.0 for d in ended)
+            notes.append(
+                f"{unit} memory rose with the load to {gib(max(d.memory_used_peak_mib or 0.0 for d in ended))} "
+                f"(nearly all of it) earlier in the window, but peaks at {gib(last_days)} in its last "
+                f"{RECENT_MEMORY_SECONDS // 86400} days: no out-of-memory risk now, and the earlier peak still sets "
+                "the floor of any smaller target"
+            )
         return tuple(notes)
 
     @property

@@ -16,6 +16,7 @@ from enum import StrEnum
 from rightsizer.domain.actions import ActionKind as ActionKind  # noqa: PLC0414
 from rightsizer.domain.findings import Finding as Finding  # noqa: PLC0414
 from rightsizer.domain.findings import advised_action
+from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
 
@@ -146,6 +147,12 @@ class Instance:
         return self.tags.get("Name", "")
 
     @property
+    def owner(self) -> Owner | None:
+        """What launches and replaces the host (an Auto Scaling group, a node group, a cluster, a fleet), read from
+        its tags; None: nothing does, it is its owner's to change (domain/owners.py)."""
+        return owner_of(self.tags, self.asg_name)
+
+    @property
     def billing(self) -> Billing:
         """How EC2 bills the host's hours: its platform's rates, not always Linux's."""
         return billing(self.platform, self.usage_operation, self.tenancy)
@@ -198,6 +205,9 @@ class DeviceUsage:
     # Share of the window the unit was silent while the host ran, read as idle (neuron-monitor reports only the
     # NeuronCores an application holds): 1 means it did not report at all in the window.
     silent_share: float = 0.0
+    # The memory peak of the last days of the window (usage.RECENT_MEMORY_SECONDS): an out-of-memory risk that ended
+    # (a smaller model, a fix) is not a reason to pay for more memory now. None: no reading then.
+    memory_recent_peak_mib: float | None = None
 
     @property
     def encodes(self) -> bool:
@@ -283,6 +293,9 @@ class UsageSummary:
     regime: RegimeChange | None = None
     # The host was resized inside the window: the summary covers only the samples on its current type.
     type_change: TypeChange | None = None
+    # The accelerator series stopped here while EC2 shows the host running on (the agent stopped publishing): what
+    # the accelerators did since is unknown. None: they did not stop (or are neuron-monitor's, silent when unused).
+    accelerator_silent_since: datetime | None = None
 
     @property
     def encoder_measured(self) -> bool:
@@ -376,6 +389,9 @@ class Recommendation:
     # What the advice is about (domain/resources.py): an EC2 host, or a SageMaker or node-group resource whose id
     # `instance_id` holds. Stored before kinds existed: an EC2 host.
     kind: ResourceKind = ResourceKind.EC2
+    # What launches and replaces the host, in words (domain/owners.py: "Karpenter NodePool 'gpu' (cluster 'ml')");
+    # None: nothing does. Such a host's advice is for that owner, never one click.
+    owner: str | None = None
 
     @property
     def monthly_savings(self) -> Decimal | None:

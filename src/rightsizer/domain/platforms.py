@@ -90,6 +90,13 @@ class Billing:
         return self.platform.value if self.tenancy == "default" else f"{self.platform.value}@dedicated"
 
     @property
+    def windows(self) -> bool:
+        """A Windows host, whatever its licence: the CloudWatch agent's nvidia_gpu section does not run there."""
+        if self.platform is not None:
+            return PLATFORMS[self.platform].operating_system == "Windows"
+        return self.label.lower().startswith("windows")
+
+    @property
     def description(self) -> str:
         if self.tenancy == "host":
             return f"{self.label} on a Dedicated Host"

@@ -23,6 +23,9 @@ class Policy:
     steady_util_pct: float = 1.0
     activity_peak_pct: float = 10.0  # any hourly maximum at or above this is real activity: not idle
     in_use_memory_pct: float = 5.0  # a unit holding at least this share of its memory has a model loaded
+    # GPU memory in use at or above this (MiB) on a GPU with quiet SMs: a process has it open (a CUDA context takes
+    # ~300 MiB; an unused GPU reads 0), decoding video on NVDEC, perhaps, which no Linux metric shows.
+    gpu_context_mib: float = 200.0
     target_max_util_pct: float = 80.0  # projected p95 on a target must stay at or below this
     burst_max_util_pct: float = 100.0  # projected p99 of the hourly maxima must fit in the target
     saturated_util_pct: float = 95.0  # median at or above this: the accelerator is pinned

@@ -68,9 +68,9 @@ def find(timelines: Timelines) -> Found | None:
     has_data = peaks > -np.inf
     active = peaks >= ACTIVE_PCT
     if timelines.encoder_hours is not None:
-        encoding = timelines.encoder_hours >= 1
-        active = active | encoding
-        has_data = has_data | (timelines.encoder_hours > -np.inf)
+        # An open encoder session is work; an encoder reading without a utilisation reading is not a quiet hour (a
+        # GPU whose utilisation reads [N/A] still reports its encoder), so only utilisation says an hour has data.
+        active = active | (timelines.encoder_hours >= 1)
     hours = np.flatnonzero(active)
     if not len(hours):
         return None  # quiet throughout: that is one regime (idle), not a change

@@ -135,13 +135,17 @@ def no_accelerator_metrics(facts: Facts) -> Draft | None:
     spec, usage = facts.spec, facts.usage
     if spec is None or (usage is not None and usage.accelerator_data is not AcceleratorData.NONE):
         return None
-    source = (
-        "neuron-monitor (NeuronCore utilisation)"
-        if spec.accelerator_kind is AcceleratorKind.NEURON
-        else "the CloudWatch agent's nvidia_gpu section"
-    )
     days = facts.policy.lookback_days
-    return _insufficient(f"no {spec.unit_name} metrics in the last {days} days: install {source} (see README)")
+    lead = f"no {spec.unit_name} metrics in the last {days} days"
+    if spec.accelerator_kind is AcceleratorKind.NEURON:
+        return _insufficient(f"{lead}: install neuron-monitor (NeuronCore utilisation) (see README)")
+    if facts.instance.billing.windows:
+        return _insufficient(
+            f"{lead}: the CloudWatch agent's nvidia_gpu section runs on Linux only, so on Windows nothing publishes "
+            "GPU use by default; publish nvidia-smi's readings under the agent's names (agent/windows/README.md) "
+            "before anything is judged"
+        )
+    return _insufficient(f"{lead}: install the CloudWatch agent's nvidia_gpu section (see README)")
 
 
 def utilization_missing(facts: Facts) -> Draft | None:
@@ -305,6 +309,17 @@ def idle(m: Measured) -> Draft | None:
         )
     if m.cpu_p95 is None or loaded or held is not None:
         draft = draft.capped(Confidence.MEDIUM)
+    if m.cpu_p95 is None:
+        # Quiet GPUs on a host whose own work nobody measured: a CPU service would look just like this.
+        draft = replace(
+            draft.noting(
+                "the host's CPU was not measured (no AWS/EC2 CPUUtilization in the window): whether it serves "
+                "anything of its own is unknown"
+            ),
+            actionable=False,
+            held_back="host CPU not measured: check what runs on it first",
+            advice="check what runs on the host (its CPU was not measured), then stop it if nothing does",
+        )
     return _video_unknown(m, draft)
 
 
@@ -346,6 +361,16 @@ def unused_accelerator(m: Measured) -> Draft | None:
             advice=f"if it encodes no video, {advice}; if it does, keep it on a GPU with NVENC",
         )
     acc = m.accelerator
+    opened = _context_open(m)
+    if opened is not None and not m.view.holding:
+        # A process has the GPU open but runs no kernels: NVDEC decoding (no Linux metric shows it) or CUDA set up
+        # for nothing. Moving off GPUs is likely right, but not certain.
+        return Draft(
+            Finding.NOT_GPU_BOUND,
+            (*reasons, opened),
+            confidence=m.data_confidence.at_most(Confidence.MEDIUM),
+            advice=f"if nothing on the GPU is used, {advice}",
+        )
     if m.view.holding and acc is not None and acc.video_decoders:
         # A process holds GPU memory while the SMs are quiet: video decoding (NVDEC, which no Linux metric shows)
         # or a model nobody calls. Either way the GPU may be needed.
@@ -361,6 +386,20 @@ def unused_accelerator(m: Measured) -> Draft | None:
             advice=f"if nothing on the GPU is used, {advice}",
         )
     return Draft(Finding.NOT_GPU_BOUND, reasons, confidence=m.data_confidence, advice=advice)
+
+
+def _context_open(m: Measured) -> str | None:
+    """What a process that opened the GPUs without running kernels may be doing, when one did (None: none did)."""
+    peak = max((d.memory_used_peak_mib or 0.0 for d in m.usage.devices), default=0.0)
+    if peak < m.policy.gpu_context_mib:
+        return None
+    acc = m.accelerator
+    decoders = acc is not None and acc.video_decoders > 0
+    return (
+        f"a process holds up to {gib(peak)} of {m.unit} memory while the SMs are quiet: the GPU is open"
+        + (", perhaps to decode video on NVDEC (no metric on Linux shows it)" if decoders else "")
+        + "; check what it is (nvidia-smi lists it) before moving off GPUs"
+    )
 
 
 def cpu_bound(m: Measured) -> Draft | None:
@@ -809,6 +848,26 @@ def resized_in_window(facts: Facts, draft: Draft) -> Draft:
     return replace(draft, actionable=False, held_back=f"resized {change.since:%Y-%m-%d}: wait for a full window")
 
 
+def agent_went_silent(facts: Facts, draft: Draft) -> Draft:
+    """Accelerator series that stopped while the host ran on (the agent stopped publishing): the advice rests on the
+    time before, what the accelerators did since is unknown, so it is at most medium and not one click until the
+    agent reports again. Missing metrics are never read as idleness."""
+    usage, spec = facts.usage, facts.spec
+    if usage is None or spec is None or usage.accelerator_silent_since is None or draft.finding is Finding.EXCLUDED:
+        return draft
+    since, unit = usage.accelerator_silent_since, spec.unit_name
+    hours = (usage.window_end - since).total_seconds() / 3600
+    draft = draft.noting(
+        f"the {unit} metrics stopped on {since:%Y-%m-%d %H:%M} UTC while the host kept running ({hours:.0f} hours "
+        f"since): the CloudWatch agent or its nvidia_gpu section stopped publishing, so what the {unit}s did since is "
+        "unknown and this advice rests on the time before; restart the agent (amazon-cloudwatch-agent-ctl -a status)",
+        first=True,
+    ).capped(Confidence.MEDIUM)
+    if not draft.actionable:
+        return draft
+    return replace(draft, actionable=False, held_back=f"{unit} metrics stopped {since:%Y-%m-%d}: restart the agent")
+
+
 def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
     instance = facts.instance
     if facts.spec is None or facts.catalog.is_offered(instance.instance_type) is not False:
@@ -867,13 +926,6 @@ def _recently_quiet(facts: Facts) -> bool:
     return Measured(facts, facts.spec, facts.usage).recently_quiet
 
 
-# What someone who owns the launch (an Auto Scaling group, a Spot request) changes instead of the host.
-_GROUP_ADVICE = {
-    Finding.IDLE: "lower the group's desired capacity (a stopped or terminated member is replaced)",
-    Finding.SCHEDULABLE: "add scheduled scaling actions for the idle hours (a stopped member is replaced)",
-}
-
-
 def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
     """Advice for a host that something else creates: the finding is kept in words, never acted on."""
     if draft.finding in (Finding.EXCLUDED, Finding.INSUFFICIENT_DATA):
@@ -884,12 +936,18 @@ def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
     return replace(owned, advice=f"{change}{to}", held_back=change)
 
 
-def auto_scaling_member(facts: Facts, draft: Draft) -> Draft:
-    group = facts.instance.asg_name
-    if not group:
+def launched_by_owner(facts: Facts, draft: Draft) -> Draft:
+    """A host that an Auto Scaling group, a node group or autoscaler, a cluster or a fleet launches (its tags say
+    which, domain/owners.py) is replaced or recycled by that owner when changed in place: the advice goes to the owner,
+    never one click."""
+    owner = facts.instance.owner
+    if owner is None:
         return draft
-    change = _GROUP_ADVICE.get(draft.finding, f"change the launch template of Auto Scaling group '{group}'")
-    return _owned_elsewhere(draft, f"a member of Auto Scaling group '{group}'", change)
+    launcher = owner.launcher
+    change = {Finding.IDLE: launcher.idle, Finding.SCHEDULABLE: launcher.schedulable}.get(
+        draft.finding, launcher.resize
+    )
+    return _owned_elsewhere(draft, owner.membership, owner.named(change))
 
 
 def spot_host(facts: Facts, draft: Draft) -> Draft:
@@ -898,8 +956,8 @@ def spot_host(facts: Facts, draft: Draft) -> Draft:
         return draft
     known = instance.instance_type in prices.spot
     rate = "its Spot price" if known else "the on-demand rate (no recent Spot price)"
-    if draft.finding is Finding.EXCLUDED and instance.asg_name:
-        return draft.noting(f"a Spot instance (cost at {rate})")  # the group's lead already says it all
+    if draft.finding is Finding.EXCLUDED and instance.owner is not None:
+        return draft.noting(f"a Spot instance (cost at {rate})")  # the owner's lead already says it all
     draft = _owned_elsewhere(draft, f"a Spot instance (cost at {rate})", "change the request or fleet that launches it")
     if not known:
         return replace(draft, cost_after=None)  # no Spot price: no saving is claimed at on-demand rates
@@ -943,11 +1001,12 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     changed_regime,
     changed_regime_resize,
     resized_in_window,
+    agent_went_silent,
     no_longer_offered,
     billed_platform,
     unpriced,
     paid_upgrade,
-    auto_scaling_member,
+    launched_by_owner,
     spot_host,
     reservations,
 )

@@ -119,12 +119,27 @@ def memory_follows_load(device: DeviceUsage, spec: InstanceTypeSpec, policy: Pol
     return moves and device.memory_load_correlation >= policy.memory_follows_load
 
 
+def _nearly_full(used_mib: float, device: DeviceUsage, policy: Policy) -> bool:
+    return device.memory_total_mib is not None and used_mib >= device.memory_total_mib * policy.oom_memory_pct / 100
+
+
 def out_of_memory_risk(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
-    """Real evidence: a load-following line that reaches nearly all of what nvidia-smi says exists."""
+    """Real evidence, still current: a load-following line that reaches nearly all of what nvidia-smi says exists,
+    in the window and in its last days (a risk that ended with a smaller model or a fix is no reason to pay more)."""
     if device.memory_used_peak_mib is None or device.memory_total_mib is None:
         return False  # without nvidia-smi's own total, "nearly full" cannot be told from rounding
-    full = device.memory_used_peak_mib >= device.memory_total_mib * policy.oom_memory_pct / 100
-    return full and memory_follows_load(device, spec, policy)
+    recent = device.memory_recent_peak_mib
+    if recent is not None and not _nearly_full(recent, device, policy):
+        return False
+    return _nearly_full(device.memory_used_peak_mib, device, policy) and memory_follows_load(device, spec, policy)
+
+
+def memory_risk_ended(device: DeviceUsage, spec: InstanceTypeSpec, policy: Policy) -> bool:
+    """The line reached nearly all of memory.total with the load earlier in the window, but not in its last days."""
+    recent, peak = device.memory_recent_peak_mib, device.memory_used_peak_mib
+    if recent is None or peak is None or _nearly_full(recent, device, policy):
+        return False
+    return _nearly_full(peak, device, policy) and memory_follows_load(device, spec, policy)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from rightsizer.domain.usage import (
     summarize_timed,
     week_views,
     with_encoders,
+    with_last_days,
 )
 
 # Hosts summarised together: enough to spread each numpy call's overhead thin (16 to 128 measure alike),
@@ -416,5 +417,5 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
             encoders.hours if encoders else None,
             timelines.cpu_daily_rows[host],
         )
-        found.append((with_encoders(summary, encoders), line))
+        found.append((with_last_days(with_encoders(summary, encoders), raw), line))
     return found

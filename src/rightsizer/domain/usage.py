@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeAlias, cast
 
 import numpy as np
@@ -107,6 +107,14 @@ class DeviceSeries:
         return 1.0 - len(self.reported_avg.array) / len(self.utilization_avg.array)
 
 
+# The last days of the window, whose memory peak says whether an out-of-memory risk is still there.
+RECENT_MEMORY_SECONDS = 3 * 86400
+
+# GPU series that end while the host runs on for this long: the agent stopped (a few minutes of CloudWatch delay, or
+# an hour of it, are not that).
+SILENT_AGENT_SECONDS = 6 * 3600
+
+
 @dataclass(frozen=True, slots=True)
 class RawUsage:
     instance_id: str
@@ -173,6 +181,38 @@ class RawUsage:
             network_out_sum=self.network_out_sum.since(epoch),
             host_memory_max=self.host_memory_max.since(epoch),
         )
+
+    def accelerator_silent_since(self, min_running_seconds: int = SILENT_AGENT_SECONDS) -> datetime | None:
+        """When the accelerator series stopped while AWS/EC2 shows the host running on for at least
+        `min_running_seconds` after (None: they did not). The CloudWatch agent (or its nvidia_gpu section) stopped
+        publishing: what the GPUs did since is unknown, which is not the same as idle. neuron-monitor reports only
+        the cores in use, so its silence says nothing of the kind."""
+        if self.silence_is_idle or not self.devices or not self.cpu_avg:
+            return None
+        lasts = [
+            int(d.utilization_avg.stamps[-1]) + d.utilization_avg.period_seconds
+            for d in self.devices
+            if d.utilization_avg
+        ]
+        lasts += [int(d.utilization_max.stamps[-1]) + 3600 for d in self.devices if d.utilization_max]
+        if not lasts:
+            return None
+        last = max(lasts)
+        cpu = self.cpu_avg
+        running_after = (len(cpu.stamps) - int(cpu.stamps.searchsorted(last))) * cpu.period_seconds
+        return datetime.fromtimestamp(last, UTC) if running_after >= min_running_seconds else None
+
+    def recent_memory_peaks(self) -> dict[str, float]:
+        """Each unit's highest memory reading of the last RECENT_MEMORY_SECONDS of the window, by index (units
+        without a reading then are left out)."""
+        since = int(self.window_end.timestamp()) - RECENT_MEMORY_SECONDS
+        peaks = {}
+        for device in self.devices:
+            memory = device.memory_used_max
+            recent = memory.array[memory.stamps.searchsorted(since) :] if memory else memory.array
+            if len(recent):
+                peaks[device.index] = float(recent.max())
+        return peaks
 
     @property
     def first_accelerator_sample(self) -> int | None:
@@ -781,4 +821,12 @@ def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         daily_cpu_mean=nan_as_none(cpu_daily),
     )
     timelines = Timelines(grid, hour_peaks, daily, encoders.hours if encoders else None, cpu_daily)
-    return with_encoders(summary, encoders), timelines
+    return with_last_days(with_encoders(summary, encoders), raw), timelines
+
+
+def with_last_days(summary: UsageSummary, raw: RawUsage) -> UsageSummary:
+    """What the window's last days say on their own: each unit's recent memory peak, and whether the accelerator
+    series stopped while the host ran on."""
+    peaks = raw.recent_memory_peaks()
+    devices = tuple(replace(d, memory_recent_peak_mib=peaks.get(d.index)) for d in summary.devices)
+    return replace(summary, devices=devices, accelerator_silent_since=raw.accelerator_silent_since())

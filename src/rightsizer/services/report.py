@@ -24,7 +24,7 @@ from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-SCHEMA_VERSION = "1.1"  # 1.1: kind and resource_id (resources other than EC2 hosts)
+SCHEMA_VERSION = "1.2"  # 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner
 
 
 class Category(StrEnum):
@@ -89,7 +89,7 @@ def category(rec: Recommendation, scope: ActionScope | None) -> Category:
         return Category.NONE
     if delta < 0:
         return Category.UPSIZE
-    if rec.asg_name or rec.lifecycle == "spot" or outside(rec, scope):
+    if rec.asg_name or rec.owner or rec.lifecycle == "spot" or outside(rec, scope):
         return Category.OTHER_OWNER
     return Category.SAVING
 
@@ -401,6 +401,7 @@ def recommendation_json(
             for alt in rec.alternatives
         ],
         "auto_scaling_group": rec.asg_name,
+        "owner": rec.owner,
         "consolidation": consolidation_json(rec.consolidation),
         "evidence": evidence_json(rec.evidence),
         "kind": rec.kind.value,
