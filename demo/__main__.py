@@ -52,6 +52,13 @@ def analyze_with_cli(seeded: list[Any]) -> int:
         print(
             f"  {mark} {item.host.name:<20} {item.host.instance_type:<14} expected {item.host.expected:<18} got {got}"
         )
+    from demo.fleet import GROUPS
+
+    for group, expected in GROUPS.items():
+        got = by_id.get(group, {}).get("finding", "missing")
+        failures += got != expected
+        mark = "ok  " if got == expected else "FAIL"
+        print(f"  {mark} {group:<35} expected {expected:<18} got {got}")
     print("All findings as expected." if not failures else f"{failures} finding(s) differ.")
     print("\nTwo workloads no single-metric rule gets right:")
     for key in ("video-transcoder", "finetune-ended"):

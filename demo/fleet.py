@@ -57,6 +57,9 @@ class Host:
     gpu_name: str = "NVIDIA A10G"
     # The shipped agent config publishes the video encoder's stats for every GPU (0 sessions unless a Gpu encodes).
     encoder_stats: bool = True
+    # A Kubernetes node without the agent: its GPUs are published by Container Insights with enhanced observability
+    # (namespace ContainerInsights, node_gpu_* per GpuDevice) for this EKS cluster.
+    container_insights_cluster: str | None = None
 
 
 def noisy(base: float, spread: float, lo: float = 0.0, hi: float = 100.0) -> Shape:
@@ -125,6 +128,10 @@ IDLE_GPU = Gpu(utilization=noisy(0.2, 0.3, hi=2.0), memory_used_mib=constant(0.0
 def ended(when: datetime, before: Shape, after: Shape) -> Shape:
     """`before` until `when`, `after` from then on: work that ended (or began) inside the window."""
     return lambda t, r: before(t, r) if t < when else after(t, r)
+
+
+# Recommendations for groups of nodes, by resource id, and the finding each deserves (the nodes' own are above).
+GROUPS: dict[str, str] = {"eks-nodegroup/ml/gpu-inference": "overprovisioned"}
 
 
 def fleet() -> list[Host]:
@@ -291,6 +298,32 @@ def fleet() -> list[Host]:
             cpu=diurnal(4, 9, 1),
             host_memory_pct=noisy(10, 1),
             asg="serving-asg",
+        ),
+        # An EKS managed node group of 4-GPU nodes whose pods each use one GPU, watched by Container Insights (no
+        # CloudWatch agent on the nodes): one recommendation for the node group, the nodes pointing at it.
+        *(
+            Host(
+                f"eks-node-{letter}",
+                "us-east-1",
+                "g5.12xlarge",
+                f"eks-gpu-inference-{letter}",
+                "excluded",
+                gpus=(
+                    Gpu(diurnal(20 + shift, 50 + shift), noisy(7 * gib, 150, lo=0, hi=22888)),
+                    IDLE_GPU,
+                    IDLE_GPU,
+                    IDLE_GPU,
+                ),
+                cpu=diurnal(4, 9, 1),
+                host_memory_pct=noisy(12, 1),
+                tags={
+                    "eks:nodegroup-name": "gpu-inference",
+                    "eks:cluster-name": "ml",
+                    "kubernetes.io/cluster/ml": "owned",
+                },
+                container_insights_cluster="ml",
+            )
+            for letter, shift in (("a", 0), ("b", 5))
         ),
         Host(
             "vllm-idle",

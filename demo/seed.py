@@ -103,8 +103,11 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
         yield "AWS/EC2", "NetworkIn", ec2_dims, t, traffic
         yield "AWS/EC2", "NetworkOut", ec2_dims, t, traffic * 0.6
         hourly = t.minute == 0
-        if host.host_memory_pct is not None and hourly:
+        if host.host_memory_pct is not None and hourly and host.container_insights_cluster is None:
             yield "CWAgent", "mem_used_percent", instance, t, host.host_memory_pct(t, rng)
+        if host.container_insights_cluster is not None:
+            yield from _container_insights(host, seeded.instance_id, t, rng)
+            continue
         for index, gpu in enumerate(host.gpus):
             dims = {**instance, "index": str(index)}
             if "name" in host.gpu_dimensions:
@@ -127,6 +130,28 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
         for core, shape in host.neuron_cores.items():
             dims = {**instance, "NeuronCore": str(core)}
             yield "NeuronMonitor", "neuroncore_utilization", dims, t, shape(t, rng)
+
+
+def _container_insights(
+    host: Host, instance_id: str, t: datetime, rng: random.Random
+) -> Iterable[tuple[str, str, dict[str, str], datetime, float]]:
+    """A node's GPUs as Container Insights with enhanced observability publishes them: per GpuDevice, memory in
+    bytes, and the node's memory utilisation (where the agent would publish mem_used_percent)."""
+    node = {
+        "ClusterName": host.container_insights_cluster or "",
+        "InstanceId": instance_id,
+        "InstanceType": host.instance_type,
+        "NodeName": f"ip-10-0-{sum(map(ord, instance_id)) % 250}-5.ec2.internal",
+    }
+    if host.host_memory_pct is not None and t.minute == 0:
+        yield "ContainerInsights", "node_memory_utilization", node, t, host.host_memory_pct(t, rng)
+    for index, gpu in enumerate(host.gpus):
+        dims = {**node, "GpuDevice": f"nvidia{index}"}
+        yield "ContainerInsights", "node_gpu_utilization", dims, t, gpu.utilization(t, rng)
+        if t.minute == 0:
+            mib = 1024.0 * 1024.0
+            yield "ContainerInsights", "node_gpu_memory_used", dims, t, gpu.memory_used_mib(t, rng) * mib
+            yield "ContainerInsights", "node_gpu_memory_total", dims, t, host.gpu_memory_total_mib * mib
 
 
 def _store_metrics(

@@ -511,3 +511,51 @@ def test_non_running_instances_get_an_empty_entry_and_no_queries(cloudwatch: Any
 def test_is_a_usage_source(cloudwatch: Any) -> None:
     source: UsageSource = CloudWatchUsage(cloudwatch, MetricNames(), NullProgress())
     assert list(source.read([], api_specs(), WINDOW)) == []
+
+
+# Kubernetes nodes without the agent: Container Insights with enhanced observability ------------------------------
+
+CI = "ContainerInsights"
+
+
+def ci_dims(iid: str, device: str | None, node: str = "ip-10-0-1-5.ec2.internal") -> dict[str, str]:
+    """node_gpu_* dimensions as the CloudWatch Observability add-on publishes them (per GPU device)."""
+    dims = {"ClusterName": "ml", "InstanceId": iid, "InstanceType": "g5.12xlarge", "NodeName": node}
+    return {**dims, "GpuDevice": device} if device is not None else dims
+
+
+def test_a_kubernetes_node_without_the_agent_is_read_from_container_insights_in_mib(cloudwatch: Any) -> None:
+    node, plain = "i-0000000000000e0a1", "i-0000000000000e0a2"
+    eks = {"eks:nodegroup-name": "gpu", "eks:cluster-name": "ml", "aws:autoscaling:groupName": "eks-gpu"}
+    for device, util in (("nvidia0", 35.0), ("nvidia1", 0.0)):
+        put(cloudwatch, CI, "node_gpu_utilization", ci_dims(node, device), constant(util))
+        put(cloudwatch, CI, "node_gpu_memory_used", ci_dims(node, device), constant(6 * 1024**3))  # bytes
+        put(cloudwatch, CI, "node_gpu_memory_total", ci_dims(node, device), constant(23028 * 1024**2))
+    put(cloudwatch, CI, "node_memory_utilization", ci_dims(node, None), constant(41.0))
+    # A host of its own with Container Insights series (someone's DaemonSet): never read there.
+    put(cloudwatch, CI, "node_gpu_utilization", ci_dims(plain, "nvidia0"), constant(90.0))
+    hosts = [instance(instance_id=node, tags=eks), instance(instance_id=plain)]
+
+    raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch(hosts, api_specs(), WINDOW)
+
+    read = raw[node]
+    assert read.accelerator_data is AcceleratorData.PER_DEVICE
+    assert [d.index for d in read.devices] == ["nvidia0", "nvidia1"]
+    assert set(read.devices[0].utilization_avg.values) == {35.0}
+    assert set(read.devices[0].memory_used_max.values) == {6 * 1024.0}  # MiB, as the agent publishes
+    assert set(read.devices[0].memory_total_max.values) == {23028.0}
+    assert set(read.host_memory_max.values) == {41.0}
+    assert not raw[plain].devices
+
+
+def test_a_node_with_the_agents_gpu_series_is_not_read_twice(cloudwatch: Any) -> None:
+    node = "i-0000000000000e0a3"
+    eks = {"karpenter.sh/nodepool": "gpu", "eks:eks-cluster-name": "ml"}
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(node, "0"), constant(20.0))
+    put(cloudwatch, CI, "node_gpu_utilization", ci_dims(node, "nvidia0"), constant(80.0))
+    calls = record(cloudwatch)
+
+    raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch([instance(instance_id=node, tags=eks)], api_specs(), WINDOW)
+
+    assert [d.index for d in raw[node].devices] == ["0"]
+    assert not any(q["MetricStat"]["Metric"]["Namespace"] == CI for q in calls.queries)

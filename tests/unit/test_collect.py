@@ -567,6 +567,7 @@ def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
         "insufficient_data": 3,
         "excluded": 1,
         "consolidate": 0,
+        "left_running": 0,
     }
     assert document["warnings"] == list(report.warnings)
 
@@ -659,6 +660,7 @@ def test_totals_split_savings_actionable_savings_and_extra_cost() -> None:
         "insufficient_data": 1,
         "excluded": 0,
         "consolidate": 0,
+        "left_running": 0,
     }
     assert list(totals.by_finding) == [finding.value for finding in Finding]
 

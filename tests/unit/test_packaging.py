@@ -80,7 +80,7 @@ def test_functions_share_one_layer_and_carry_no_libraries_of_their_own() -> None
 def test_package_sizes_leave_room_under_lambdas_limits() -> None:
     code, layer = package_bench.function_code(), package_bench.layer()
 
-    assert code.unzipped < 1024 * 1024  # each function's own code
+    assert code.unzipped < 2 * 1024 * 1024  # each function's own code (the analyzers of every kind and their data)
     assert code.unzipped + layer.unzipped < package_bench.LAMBDA_UNZIPPED_LIMIT // 2
 
 

@@ -193,7 +193,12 @@ def test_a_target_type_means_a_resize_and_otherwise_the_findings_action() -> Non
 # where individual members are named: what a new kind would touch
 
 REGISTRIES = {"src/rightsizer/domain/actions.py", "src/rightsizer/domain/findings.py"}
-RULES = {"src/rightsizer/domain/rules.py", "src/rightsizer/domain/consolidation.py"}  # a finding's rule names it
+RULES = {  # a finding's rule names it
+    "src/rightsizer/domain/rules.py",
+    "src/rightsizer/domain/consolidation.py",
+    "src/rightsizer/domain/node_groups.py",
+    "src/rightsizer/domain/sagemaker.py",
+}
 # The execution input and the state machine's builder: each action's branch.
 WORKFLOW = {"src/rightsizer/adapters/aws/workflow.py", "src/rightsizer/domain/workflow_contract.py"}
 # Actions named elsewhere, and why: no new action would be.

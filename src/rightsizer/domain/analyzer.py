@@ -112,6 +112,7 @@ def analyze_instance(
         monthly_savings_net=_at(draft.net_savings, share) if draft.net_savings is not None else list_savings,
         managed=instance.tags.get(policy.managed_tag_key) == "true",
         capacity_reservation=_reservation(instance, cover),
+        would_be=draft.would_be,
     )
 
 

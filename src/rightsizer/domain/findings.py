@@ -28,6 +28,8 @@ class Finding(StrEnum):
     INSUFFICIENT_DATA = "insufficient_data"
     EXCLUDED = "excluded"
     CONSOLIDATE = "consolidate"  # fleet level: part-used hosts of one team and zone fit on fewer hosts
+    # Running for days with no usage published (a SageMaker notebook instance): its cost is known, its use is not.
+    LEFT_RUNNING = "left_running"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,12 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             "consolidate",
             attention=True,
             no_action="consolidation is advice only: the team moves the work, then stops the freed hosts",
+        ),
+        Finding.LEFT_RUNNING: FindingSpec(
+            Finding.LEFT_RUNNING,
+            "left running",
+            attention=True,
+            no_action="its use is not measured, so nothing stops it on a guess: an idle auto-stop configuration does",
         ),
     }
 )

@@ -19,6 +19,7 @@ from rightsizer.domain.findings import advised_action
 from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
+from rightsizer.domain.sagemaker_models import SageMakerDetail
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
@@ -392,6 +393,11 @@ class Recommendation:
     # What launches and replaces the host, in words (domain/owners.py: "Karpenter NodePool 'gpu' (cluster 'ml')");
     # None: nothing does. Such a host's advice is for that owner, never one click.
     owner: str | None = None
+    # SageMaker advice: what it acts on (endpoint, variant, config, counts; the notebook) and the numbers behind it.
+    sagemaker: SageMakerDetail | None = None
+    # A host someone else launches (a node group, Spot): the finding the rules gave it before they reported it as
+    # `excluded`, e.g. idle. The node-group pass (domain/node_groups.py) reads it. None: not owned elsewhere.
+    would_be: Finding | None = None
 
     @property
     def monthly_savings(self) -> Decimal | None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rightsizer.domain.resources import ResourceKind, resource_id
+
 ASG_TAG = "aws:autoscaling:groupName"
 # Tags AWS sets that say where an instance came from, not who replaces it: a CloudFormation stack, a launch
 # template, a Service Catalog product, a restore from AWS Backup, a migration. Such a host is its owner's to change.
@@ -43,6 +45,11 @@ class Launcher:
     resize: str  # ...for any other change (a smaller or larger type)
     cluster_tags: tuple[str, ...] = ()  # tags naming the cluster the owner belongs to ("x/*": the suffix names it)
     member: str = "a node of"  # how a host is said to belong to it
+    # Tags whose value names the owner better than the identifying tag's (ECS marks its group, which names it).
+    name_tags: tuple[str, ...] = ()
+    # The resource kind its nodes' group advice is about (domain/node_groups.py); None: each node is advised alone.
+    resource: ResourceKind | None = None
+    kubernetes: bool = False  # its hosts are Kubernetes nodes (Container Insights may publish their GPU metrics)
 
 
 def _matches(pattern: str, key: str) -> bool:
@@ -72,6 +79,8 @@ LAUNCHERS: tuple[Launcher, ...] = (
         f"({_REPLACED})",
         resize="change the NodePool's requirements (e.g. karpenter.k8s.aws/instance-gpu-count, instance families)",
         cluster_tags=("eks:eks-cluster-name", "kubernetes.io/cluster/*"),
+        resource=ResourceKind.KARPENTER_NODEPOOL,
+        kubernetes=True,
     ),
     Launcher(
         "eks-nodegroup",
@@ -81,6 +90,8 @@ LAUNCHERS: tuple[Launcher, ...] = (
         schedulable=f"scale the node group down for the idle hours ({_REPLACED})",
         resize="change the node group's instance types (a new launch template version)",
         cluster_tags=("eks:cluster-name", "kubernetes.io/cluster/*"),
+        resource=ResourceKind.EKS_NODEGROUP,
+        kubernetes=True,
     ),
     Launcher(
         "batch",
@@ -89,6 +100,8 @@ LAUNCHERS: tuple[Launcher, ...] = (
         idle=f"lower the compute environment's minimum vCPUs ({_REPLACED})",
         schedulable=f"lower the compute environment's minimum vCPUs for the idle hours ({_REPLACED})",
         resize="change the compute environment's instance types",
+        name_tags=("aws:batch:compute-environment", ASG_TAG),
+        resource=ResourceKind.BATCH_COMPUTE_ENVIRONMENT,
     ),
     Launcher(
         "emr",
@@ -122,7 +135,22 @@ LAUNCHERS: tuple[Launcher, ...] = (
         idle=f"lower the capacity provider's target capacity or its Auto Scaling group's minimum ({_REPLACED})",
         schedulable=f"scale the capacity provider's Auto Scaling group down for the idle hours ({_REPLACED})",
         resize="change the launch template of the capacity provider's Auto Scaling group",
+        name_tags=(ASG_TAG,),
+        resource=ResourceKind.ECS_CAPACITY_PROVIDER,
     ),
+    Launcher(
+        "auto-scaling",
+        "Auto Scaling group",
+        (ASG_TAG,),
+        idle="lower the group's desired capacity (a stopped or terminated member is replaced)",
+        schedulable="add scheduled scaling actions for the idle hours (a stopped member is replaced)",
+        resize="change the launch template of Auto Scaling group '{name}'",
+        member="a member of",
+        # A self-managed Kubernetes node group is an Auto Scaling group whose nodes name their cluster.
+        cluster_tags=("kubernetes.io/cluster/*",),
+        resource=ResourceKind.AUTO_SCALING_GROUP,
+    ),
+    # Kubernetes nodes no group launches (Cluster API machines, nodes joined by hand).
     Launcher(
         "kubernetes",
         "Kubernetes cluster",
@@ -130,6 +158,7 @@ LAUNCHERS: tuple[Launcher, ...] = (
         idle=f"drain and remove the node through the cluster's node management ({_REPLACED})",
         schedulable="let the cluster autoscaler remove it when its pods are gone",
         resize="change the node group's instance type where the cluster's nodes are defined",
+        kubernetes=True,
     ),
     Launcher(
         "ec2-fleet",
@@ -147,16 +176,9 @@ LAUNCHERS: tuple[Launcher, ...] = (
         schedulable="lower the Spot Fleet request's target capacity for the idle hours",
         resize="change the Spot Fleet request's launch specifications",
     ),
-    Launcher(
-        "auto-scaling",
-        "Auto Scaling group",
-        (ASG_TAG,),
-        idle="lower the group's desired capacity (a stopped or terminated member is replaced)",
-        schedulable="add scheduled scaling actions for the idle hours (a stopped member is replaced)",
-        resize="change the launch template of Auto Scaling group '{name}'",
-        member="a member of",
-    ),
 )
+
+AUTO_SCALING = next(launcher for launcher in LAUNCHERS if launcher.key == "auto-scaling")
 
 # Whatever AWS service set an `aws:` tag this table does not know.
 UNKNOWN_SERVICE = Launcher(
@@ -192,6 +214,31 @@ class Owner:
         return f"{self.launcher.label} '{self.name}'{cluster}"
 
     @property
+    def kind(self) -> ResourceKind | None:
+        """The resource kind its nodes' group advice is about (None: each node is advised alone)."""
+        return self.launcher.resource
+
+    @property
+    def resource_id(self) -> str:
+        """The group's id (its recommendation's instance_id), e.g. eks-nodegroup/ml/gpu-inference; "" without a
+        resource kind."""
+        kind = self.launcher.resource
+        if kind is None:
+            return ""
+        clustered = self.cluster and self.launcher.kubernetes
+        return resource_id(kind, *((self.cluster, self.name) if clustered else (self.name,)))
+
+    @property
+    def kubernetes(self) -> bool:
+        """Its hosts are Kubernetes nodes (a group whose nodes name their cluster is a self-managed node group):
+        Container Insights may publish their GPU metrics."""
+        return self.launcher.kubernetes or bool(self.cluster)
+
+    @property
+    def evidence(self) -> str:
+        return f"tag {self.tag}"
+
+    @property
     def membership(self) -> str:
         """How the host belongs to it: "a node of Karpenter NodePool 'gpu'", "a member of Auto Scaling group 'x'"."""
         return f"{self.launcher.member} {self.description}"
@@ -208,8 +255,10 @@ def owner_of(tags: Mapping[str, str], asg_name: str | None = None) -> Owner | No
         found = _found(launcher.tags, tags)
         if found is not None:
             cluster = _found(launcher.cluster_tags, tags) if launcher.cluster_tags else None
-            return Owner(launcher, found[1] or found[0], found[0], cluster[1] if cluster else "")
+            named = _found(launcher.name_tags, tags) if launcher.name_tags else None
+            name = (named[1] if named else "") or found[1] or found[0]
+            return Owner(launcher, name, found[0], cluster[1] if cluster else "")
     if asg_name:
-        return Owner(LAUNCHERS[-1], asg_name, ASG_TAG)
+        return Owner(AUTO_SCALING, asg_name, ASG_TAG)
     unknown = next((key for key in tags if key.startswith("aws:") and not key.startswith(PROVENANCE_PREFIXES)), None)
     return Owner(UNKNOWN_SERVICE, tags[unknown], unknown) if unknown is not None else None

@@ -68,6 +68,7 @@ class Draft:
     advice: str | None = None  # what to do, said last; someone who owns the host elsewhere replaces it
     held_back: str | None = None  # why a target is not one click, in a few words for tables
     net_savings: Decimal | None = None  # None: the list-price savings are what the bill saves
+    would_be: Finding | None = None  # owned elsewhere: the finding its usage gave before `excluded` replaced it
 
     def noting(self, reason: str, *, first: bool = False) -> Draft:
         return replace(self, reasons=(reason, *self.reasons) if first else (*self.reasons, reason))
@@ -932,7 +933,7 @@ def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
         return draft.noting(f"{who}: never resized in place", first=True)
     to = f" to {draft.target.instance_type}" if draft.target else ""
     lead = f"would be {draft.finding.value}{to}, but this is {who}; never resized in place"
-    owned = replace(draft.noting(lead, first=True), finding=Finding.EXCLUDED, actionable=False)
+    owned = replace(draft.noting(lead, first=True), finding=Finding.EXCLUDED, actionable=False, would_be=draft.finding)
     return replace(owned, advice=f"{change}{to}", held_back=change)
 
 

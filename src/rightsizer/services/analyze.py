@@ -1,7 +1,8 @@
 """Use-case: analyse collected regions into recommendations.
 
 Per region: what covers each host on the bill (reservations, plans), one recommendation per host, then the
-fleet-level step that looks at a team's hosts together (consolidation).
+fleet-level steps that look at hosts together: a team's hosts (consolidation), and the nodes of one node group,
+NodePool, capacity provider, compute environment or Auto Scaling group (one recommendation for their owner).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover, coverage
 from rightsizer.domain.consolidation import consolidate
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
+from rightsizer.domain.node_groups import group_nodes
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.collect import RegionData
@@ -28,9 +30,11 @@ def analyze_hosts(
     now: datetime,
     covers: Mapping[str, HostCover],
 ) -> list[Recommendation]:
-    """One recommendation per host, then consolidation across these hosts (a whole region, or one shard)."""
+    """One recommendation per host, then consolidation across these hosts (a whole region, or one shard), then one
+    recommendation per owner of a group of nodes (its nodes' own advice then points at it)."""
     recommendations = analyze_fleet(instances, usage, catalog, prices, policy, now, covers)
-    return consolidate(recommendations, instances, usage, catalog, policy, covers)
+    consolidated = consolidate(recommendations, instances, usage, catalog, policy, covers)
+    return group_nodes(consolidated, instances, catalog, prices, policy, covers)
 
 
 def analyze_region(data: RegionData, policy: Policy, now: datetime) -> list[Recommendation]:

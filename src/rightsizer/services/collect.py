@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
+from itertools import groupby
 from typing import TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
@@ -247,14 +248,40 @@ def shard_instances(instances: Sequence[Instance], size: int, team_tag: str = "t
     Ordered by team, zone and type before the instance id: consolidation looks at one team's hosts of one type in
     one zone, and only hosts analysed in the same shard can be packed together. A group larger than a shard, or
     one that straddles a shard's end, is consolidated piece by piece (conservative: it may miss a saving, it never
-    invents one)."""
+    invents one). The nodes of one owner (a node group, NodePool, capacity provider, compute environment or Auto
+    Scaling group: `Instance.owner`) come after the hosts of their own, together, and are never cut apart: their
+    group's one recommendation needs every node, so such a group starts a new shard where it would straddle one,
+    and a group larger than `size` is a shard of its own."""
     if size < 1:
         raise ValueError(f"a shard holds at least one instance, got {size}")
     ordered = sorted(
         instances,
-        key=lambda i: (i.tags.get(team_tag, ""), i.availability_zone, i.instance_type, i.instance_id),
+        key=lambda i: (
+            _owner_key(i),
+            i.tags.get(team_tag, ""),
+            i.availability_zone,
+            i.instance_type,
+            i.instance_id,
+        ),
     )
-    return [tuple(ordered[start : start + size]) for start in range(0, len(ordered), size)]
+    shards: list[list[Instance]] = []
+    for _, members in groupby(ordered, key=_owner_key):
+        block = list(members)
+        if not _owner_key(block[0]):  # hosts of their own: cut anywhere
+            for instance in block:
+                if not shards or len(shards[-1]) >= size:
+                    shards.append([])
+                shards[-1].append(instance)
+        elif shards and len(shards[-1]) + len(block) <= size:
+            shards[-1].extend(block)
+        else:
+            shards.append(block)
+    return [tuple(shard) for shard in shards]
+
+
+def _owner_key(instance: Instance) -> str:
+    """The owner's id: owned nodes sort after hosts of their own (""), each owner's nodes next to each other."""
+    return instance.owner.resource_id if instance.owner is not None else ""
 
 
 def summarise_usage(

@@ -19,6 +19,7 @@ from typing import Any
 from rightsizer.domain.findings import FINDINGS, advised_action
 from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
+from rightsizer.domain.resources import RESOURCES
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
 
@@ -89,9 +90,15 @@ def category(rec: Recommendation, scope: ActionScope | None) -> Category:
         return Category.NONE
     if delta < 0:
         return Category.UPSIZE
-    if rec.asg_name or rec.owner or rec.lifecycle == "spot" or outside(rec, scope):
+    if rec.asg_name or rec.owner or rec.lifecycle == "spot" or outside(rec, scope) or node_group(rec):
         return Category.OTHER_OWNER
     return Category.SAVING
+
+
+def node_group(rec: Recommendation) -> bool:
+    """Advice for the owner of a group of nodes (domain/node_groups.py): its nodes have recommendations of their
+    own, which carry their cost (and save nothing), so the totals count the group's saving but not its cost."""
+    return RESOURCES[rec.kind].node_group
 
 
 def not_actionable_reason(
@@ -178,11 +185,14 @@ def fleet_totals(
     count: Counter[Category] = Counter()
     cost = actionable = actionable_net = untagged = untagged_net = Decimal(0)
     actionable_count = untagged_count = unpriced = 0
+    hosts = 0
     for rec in recs:
-        if rec.monthly_cost is None:
-            unpriced += 1
-        else:
-            cost += rec.monthly_cost
+        if not node_group(rec):  # a group's nodes count as hosts, with their cost
+            hosts += 1
+            if rec.monthly_cost is None:
+                unpriced += 1
+            else:
+                cost += rec.monthly_cost
         kind = category(rec, scope)
         delta = rec.monthly_savings or Decimal(0)
         money[kind] += abs(delta)
@@ -198,7 +208,7 @@ def fleet_totals(
             untagged_count += 1
     findings = Counter(rec.finding for rec in recs)
     totals = Totals(
-        instances=len(recs),
+        instances=hosts,
         monthly_cost=cost,
         unpriced=unpriced,
         monthly_savings=money[Category.SAVING],
@@ -239,8 +249,7 @@ def money_sentences(
     if totals.other_owner_count:
         lines.append(
             f"{strong(usd(totals.other_owner_savings) + '/month')} more ({usd(totals.other_owner_savings_net)} net) "
-            f"needs another owner: {totals.other_owner_count} host(s) in an Auto Scaling group, on Spot "
-            "or out of reach."
+            f"needs another owner: {totals.other_owner_count} for node or Auto Scaling groups, Spot or out of reach."
         )
     if totals.upsize_count:
         lines.append(

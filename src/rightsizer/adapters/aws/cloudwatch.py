@@ -11,6 +11,11 @@ the caller as it arrives and dropped: peak memory depends on the batch, not on t
 holds at most 500 queries (the API limit) and is sized so its datapoints fill GetMetricData's pages of
 100,800 (a request's results continue on further pages under NextToken): the call count stays within a
 few percent of the physical minimum, ceil(datapoints / 100,800). Values are kept in numpy arrays.
+
+Kubernetes nodes (`Instance.owner`) without the agent's GPU series fall back to Container Insights with enhanced
+observability (namespace `ContainerInsights`: `node_gpu_utilization`, `node_gpu_memory_used` and `_total` in bytes,
+per `GpuDevice` with `ClusterName`, `InstanceId`, `InstanceType`, `NodeName`; `node_memory_utilization` for host
+RAM). Only those nodes are looked up there, so hosts with the agent's metrics cost no more than before.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +61,19 @@ _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_max", "Maximum", 3600),
 )
 _HOST_MEMORY_FIELD = ("host_memory_max", "Maximum", 3600)
+# Container Insights with enhanced observability (EKS): the DCGM-derived node metrics, their fields and unit scale
+# (memory in bytes, the agent's in MiB), and its dimensions, which AWS fixes.
+CONTAINER_INSIGHTS_NAMESPACE = "ContainerInsights"
+_CI_INSTANCE_DIMENSION = "InstanceId"
+_CI_TYPE_DIMENSION = "InstanceType"
+_CI_DEVICE_DIMENSION = "GpuDevice"
+_BYTES_PER_MIB = 1024.0 * 1024.0
+_CI_GPU_METRICS: Mapping[str, tuple[str, float]] = {  # metric -> (DeviceSeries field group, scale to our unit)
+    "node_gpu_utilization": ("utilization", 1.0),
+    "node_gpu_memory_used": ("memory_used", 1 / _BYTES_PER_MIB),
+    "node_gpu_memory_total": ("memory_total", 1 / _BYTES_PER_MIB),
+}
+_CI_HOST_MEMORY = "node_memory_utilization"  # working set / limit, percent: host RAM where the agent has none
 _EC2_FIELDS: tuple[tuple[str, str, str, int], ...] = (
     ("CPUUtilization", "cpu_avg", "Average", 300),
     ("NetworkIn", "network_in_sum", "Sum", 300),
@@ -88,6 +106,7 @@ class _Query:
     dimensions: Dimensions
     stat: str
     period: int
+    scale: float = 1.0  # multiplies every value: Container Insights' bytes to the agent's MiB
 
     def request(self, query_id: str) -> dict[str, Any]:
         return {
@@ -239,7 +258,8 @@ class CloudWatchUsage:
             m.gpu_encoder_fps: "encoder_fps",
         }
         agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
-        if self._per_instance(running, len(neuron)):
+        per_instance = self._per_instance(running, len(neuron))
+        if per_instance:
             agent = self._discover_per_instance(m.gpu_namespace, agent_metrics, running, m.gpu_index_dimension)
             neuron_found = self._discover_per_instance(
                 m.neuron_namespace, (m.neuron_utilization,), neuron, m.neuron_core_dimension
@@ -258,6 +278,14 @@ class CloudWatchUsage:
             for iid, series in host_found.items():
                 agent[iid].extend(series)
 
+        # Kubernetes nodes without the agent's GPU series: Container Insights' instead, where it publishes them.
+        without_agent = {
+            iid: node
+            for iid, node in nvidia.items()
+            if _kubernetes_node(node) and not any(f.metric_name in gpu_metrics for f in agent.get(iid, []))
+        }
+        insights = self._discover_insights(without_agent, per_instance=per_instance)
+
         plan: dict[str, list[_Query]] = {}
         for iid in running:
             found = agent.get(iid, [])
@@ -266,12 +294,24 @@ class CloudWatchUsage:
             for one in _per_device_or_rollup(gpu_found):
                 fields = _GPU_FIELDS[gpu_metrics[one.metric_name]]
                 queries.extend(_queries(iid, one, m.gpu_namespace, fields, device=one.device_index))
+            ci_found = insights.get(iid, [])
+            for one in _per_device_or_rollup([f for f in ci_found if f.metric_name in _CI_GPU_METRICS]):
+                group, scale = _CI_GPU_METRICS[one.metric_name]
+                ci_queries = _queries(
+                    iid, one, CONTAINER_INSIGHTS_NAMESPACE, _GPU_FIELDS[group], device=one.device_index
+                )
+                queries.extend(replace(query, scale=scale) for query in ci_queries)
             for one in _per_device_or_rollup(neuron_found.get(iid, [])):
                 queries.extend(_queries(iid, one, m.neuron_namespace, _NEURON_FIELDS, device=one.device_index))
-            for one in found:
-                if one.metric_name == m.host_memory_used_pct:
+            host_memory = [f for f in found if f.metric_name == m.host_memory_used_pct]
+            for one in host_memory:
+                host = _Found(one.metric_name, one.dimensions, None)
+                queries.extend(_queries(iid, host, m.gpu_namespace, (_HOST_MEMORY_FIELD,), device=None))
+            if not host_memory:
+                for one in (f for f in ci_found if f.metric_name == _CI_HOST_MEMORY):
                     host = _Found(one.metric_name, one.dimensions, None)
-                    queries.extend(_queries(iid, host, m.gpu_namespace, (_HOST_MEMORY_FIELD,), device=None))
+                    fields = (_HOST_MEMORY_FIELD,)
+                    queries.extend(_queries(iid, host, CONTAINER_INSIGHTS_NAMESPACE, fields, device=None))
             for metric_name, field_name, stat, period in _EC2_FIELDS:
                 dimensions = ((_EC2_INSTANCE_DIMENSION, iid),)
                 queries.append(_Query(iid, None, field_name, _EC2_NAMESPACE, metric_name, dimensions, stat, period))
@@ -288,39 +328,66 @@ class CloudWatchUsage:
         )
 
     def _discover_per_instance(
-        self, namespace: str, metric_names: Sequence[str], wanted: Mapping[str, Instance], device_dimension: str
+        self,
+        namespace: str,
+        metric_names: Sequence[str],
+        wanted: Mapping[str, Instance],
+        device_dimension: str,
+        dimensions: tuple[str, str] | None = None,
     ) -> dict[str, list[_Found]]:
-        """Dimension sets of `metric_names` for each wanted instance: one listing per instance."""
+        """Dimension sets of `metric_names` for each wanted instance: one listing per instance. `dimensions`: the
+        (instance, instance type) dimension names where they are not the agent's (Container Insights)."""
         found: dict[str, list[_Found]] = defaultdict(list)
         names = set(metric_names)
+        instance_dimension = dimensions[0] if dimensions else self._metrics.instance_dimension
         for iid in wanted:
-            request = {
-                "Namespace": namespace,
-                "Dimensions": [{"Name": self._metrics.instance_dimension, "Value": iid}],
-            }
+            request = {"Namespace": namespace, "Dimensions": [{"Name": instance_dimension, "Value": iid}]}
             listed = (metric for metric in self._list_metrics(request) if metric.get("MetricName") in names)
-            for key, series in self._keep(listed, {iid: wanted[iid]}, device_dimension).items():
+            for key, series in self._keep(listed, {iid: wanted[iid]}, device_dimension, dimensions).items():
                 found[key].extend(series)
         return found
 
+    def _discover_insights(self, wanted: Mapping[str, Instance], *, per_instance: bool) -> dict[str, list[_Found]]:
+        """Container Insights' GPU and host-memory series of `wanted` (nodes without the agent's GPU series): one
+        listing per node, or one per metric name across the region, whichever the shard already chose."""
+        if not wanted:
+            return {}
+        names = (*_CI_GPU_METRICS, _CI_HOST_MEMORY)
+        dimensions = (_CI_INSTANCE_DIMENSION, _CI_TYPE_DIMENSION)
+        namespace = CONTAINER_INSIGHTS_NAMESPACE
+        if per_instance:
+            return self._discover_per_instance(namespace, names, wanted, _CI_DEVICE_DIMENSION, dimensions)
+        found: dict[str, list[_Found]] = defaultdict(list)
+        for name in names:
+            listed = self._list_metrics({"Namespace": namespace, "MetricName": name})
+            device = _CI_DEVICE_DIMENSION if name in _CI_GPU_METRICS else None
+            for iid, series in self._keep(listed, wanted, device, dimensions).items():
+                found[iid].extend(series)
+        return found
+
     def _keep(
-        self, listed: Iterator[Mapping[str, Any]], wanted: Mapping[str, Instance], device_dimension: str | None
+        self,
+        listed: Iterator[Mapping[str, Any]],
+        wanted: Mapping[str, Instance],
+        device_dimension: str | None,
+        dimension_names: tuple[str, str] | None = None,
     ) -> dict[str, list[_Found]]:
         m = self._metrics
+        instance_dimension, type_dimension = dimension_names or (m.instance_dimension, m.instance_type_dimension)
         found: dict[str, list[_Found]] = defaultdict(list)
         seen: set[tuple[str, frozenset[tuple[str, str]]]] = set()
         for metric in listed:
             metric_name = str(metric.get("MetricName", ""))
             dimensions: Dimensions = tuple((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []))
             values = dict(dimensions)
-            instance = wanted.get(values.get(m.instance_dimension, ""))
+            instance = wanted.get(values.get(instance_dimension, ""))
             if instance is None:  # another shard's host: nothing of it is kept (memory stays flat)
                 continue
             key = (metric_name, frozenset(dimensions))
             if key in seen:  # a store may list one series more than once; query it once
                 continue
             seen.add(key)
-            recorded_type = values.get(m.instance_type_dimension)
+            recorded_type = values.get(type_dimension)
             if recorded_type is not None and recorded_type != instance.instance_type:
                 continue  # published before a resize: it describes other hardware
             device = values.get(device_dimension) if device_dimension else None
@@ -414,6 +481,11 @@ def _pack(
     return batches
 
 
+def _kubernetes_node(instance: Instance) -> bool:
+    """A node Container Insights may watch: one whose owner is a Kubernetes node group or NodePool."""
+    return instance.owner is not None and instance.owner.kubernetes
+
+
 def _kind(spec: InstanceTypeSpec | None) -> AcceleratorKind | None:
     return spec.accelerator_kind if spec is not None else None
 
@@ -452,7 +524,9 @@ def _collect(
     count = min(len(timestamps), len(values))
     if count:
         # Straight into compact arrays: the page's Python floats and timestamps are garbage right after.
-        points[position].append((_epochs(timestamps[:count]), np.asarray(values[:count], dtype=np.float64)))
+        array = np.asarray(values[:count], dtype=np.float64)
+        scale = plan[position].scale
+        points[position].append((_epochs(timestamps[:count]), array * scale if scale != 1.0 else array))
     return count
 
 
