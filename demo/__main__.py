@@ -31,7 +31,7 @@ def banner(title: str) -> None:
     print(f"\n{'=' * 100}\n{title}\n{'=' * 100}", flush=True)
 
 
-def analyze_with_cli(seeded: list[Any]) -> int:
+def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> int:
     from rightsizer import cli
 
     command = ["analyze", *[arg for region in REGIONS for arg in ("--region", region)]]
@@ -54,7 +54,7 @@ def analyze_with_cli(seeded: list[Any]) -> int:
         )
     from demo.fleet import GROUPS
 
-    for group, expected in GROUPS.items():
+    for group, expected in {**GROUPS, **{item.resource_id: item.expected for item in sagemaker}}.items():
         got = by_id.get(group, {}).get("finding", "missing")
         failures += got != expected
         mark = "ok  " if got == expected else "FAIL"
@@ -138,6 +138,11 @@ def reservation_example(report: dict[str, Any]) -> None:
     )
 
 
+def saves(rec: dict[str, Any]) -> str:
+    saved = rec["monthly_savings_usd"]
+    return f"${saved:,.2f}/month" if saved is not None else "an amount not known (no price for its type here)"
+
+
 def approve(stack: Any, rec: dict[str, Any], action_id: str) -> dict[str, Any] | None:
     """A signed Slack click on the recommendation's Approve button in the daily report; the approval's execution
     followed to its end and its progress delivered to the thread. Returns the finished approval's execution."""
@@ -160,10 +165,10 @@ def approve(stack: Any, rec: dict[str, Any], action_id: str) -> dict[str, Any] |
         for element in block["elements"]
         if element["action_id"] == action_id
     )
-    change = rec["target_type"] or {"stop": "stopped", "schedule": "stop/start schedule"}[rec["action"]]
+    change = rec["target_type"] or {"schedule": "stop/start schedule"}.get(rec["action"], "stopped")
     print(
         f"{rec['name']} ({rec['instance_id']}, {rec['finding']}): {rec['instance_type']} -> {change}, "
-        f"saves ${rec['monthly_savings_usd']:,.2f}/month. <@{APPROVER}> clicks '{label}'..."
+        f"saves {saves(rec)}. <@{APPROVER}> clicks '{label}'..."
     )
     body = click_body(action_id, rec_id, user=APPROVER, channel=CHANNEL, message={"ts": ts, "blocks": blocks})
     template = json.loads(Path("events/slack_interaction.json").read_text())
@@ -252,6 +257,8 @@ def one_click_each(stack: Any, report: dict[str, Any]) -> int:
         )
     failures += done is None or done["status"] != "SUCCEEDED" or len(pair) != 2
 
+    failures += sagemaker_clicks(stack, first("update_endpoint"), first("stop_notebook"))
+
     print(f"\n<@{APPROVER}> types /gpu schedules:")
     template = json.loads(Path("events/slack_command.json").read_text())
     url = stack.slack.response_url("schedules")
@@ -262,6 +269,40 @@ def one_click_each(stack: Any, report: dict[str, Any]) -> int:
 
     print("\n".join(f"  {line}" for line in render_blocks(listing["blocks"])))
     return 1 if failures else 0
+
+
+def sagemaker_clicks(stack: Any, endpoint: dict[str, Any] | None, notebook: dict[str, Any] | None) -> int:
+    """The oversized endpoint's blue/green update and the idle notebook's stop, one approval each."""
+    import boto3
+
+    from demo import moto_sagemaker
+    from rightsizer.adapters.slack.blocks import ACTION_APPROVE
+
+    if endpoint is None or notebook is None:
+        print("The demo's SageMaker resources lack a one-click endpoint update or notebook stop.")
+        return 1
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    print("\n-- an oversized SageMaker endpoint variant updated, blue/green --")
+    done = approve(stack, endpoint, ACTION_APPROVE)
+    now_is = sagemaker.describe_endpoint(EndpointName=endpoint["name"])
+    config = sagemaker.describe_endpoint_config(EndpointConfigName=now_is["EndpointConfigName"])
+    variant = config["ProductionVariants"][0]
+    (update,) = [u for u in moto_sagemaker.updates() if u["EndpointName"] == endpoint["name"]]
+    routing = update["DeploymentConfig"]["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]
+    print(
+        f"  {endpoint['name']} is {now_is['EndpointStatus']} on {now_is['EndpointConfigName']}: "
+        f"{variant['InitialInstanceCount']} x {variant['InstanceType']} (was {endpoint['instance_type']}); "
+        f"deployed {routing['Type'].lower()} ({routing['CanarySize']['Value']} % first), auto-rollback on "
+        f"{update['DeploymentConfig']['AutoRollbackConfiguration']['Alarms'][0]['AlarmName']}."
+    )
+    failures = done is None or done["status"] != "SUCCEEDED" or variant["InstanceType"] != endpoint["target_type"]
+
+    print("\n-- a notebook instance left running, stopped --")
+    done = approve(stack, notebook, ACTION_APPROVE)
+    status = sagemaker.describe_notebook_instance(NotebookInstanceName=notebook["name"])["NotebookInstanceStatus"]
+    print(f"  {notebook['name']} is now {status}; its ML storage volume is kept.")
+    failures += done is None or done["status"] != "SUCCEEDED" or status != "Stopped"
+    return int(failures)
 
 
 def main() -> int:
@@ -277,10 +318,19 @@ def main() -> int:
         # or first hour changes advice that depends on whole weeks, such as a schedule's one click).
         hour = now.replace(minute=0, second=0, microsecond=0)
         seeded = seed(hour + timedelta(hours=1), days=15)
-        print(f"Seeded {len(seeded)} instances in {' and '.join(REGIONS)}.", flush=True)
+        from moto.core.models import DEFAULT_ACCOUNT_ID
+
+        from demo.sagemaker_fleet import seed_sagemaker
+
+        sagemaker = seed_sagemaker(hour + timedelta(hours=1), 15, DEFAULT_ACCOUNT_ID)
+        print(
+            f"Seeded {len(seeded)} instances in {' and '.join(REGIONS)} and {len(sagemaker)} SageMaker resources "
+            "(endpoints and a notebook instance).",
+            flush=True,
+        )
 
         banner("2. The CLI: rightsizer analyze")
-        status = analyze_with_cli(seeded)
+        status = analyze_with_cli(seeded, sagemaker)
         if status:
             return status
 

@@ -131,7 +131,10 @@ def ended(when: datetime, before: Shape, after: Shape) -> Shape:
 
 
 # Recommendations for groups of nodes, by resource id, and the finding each deserves (the nodes' own are above).
-GROUPS: dict[str, str] = {"eks-nodegroup/ml/gpu-inference": "overprovisioned"}
+GROUPS: dict[str, str] = {
+    "eks-nodegroup/ml/gpu-inference": "overprovisioned",
+    "auto-scaling-group/serving-asg": "overprovisioned",  # its one member uses 1 of 4 GPUs
+}
 
 
 def fleet() -> list[Host]:

@@ -26,9 +26,12 @@ ORDER = (
     "Resource",
     "Credentials",
     "TimeoutSeconds",
+    "ItemsPath",  # a Map state's items, and what runs for each (ItemProcessor: a machine of its own)
+    "ItemProcessor",
     "Parameters",
     "ResultSelector",
     "ResultPath",
+    "OutputPath",
     "Retry",
     "Catch",
     "Choices",

@@ -17,6 +17,7 @@ from rightsizer.domain.workflow_contract import (
     RESIZABLE_STATES,
     WorkflowError,
 )
+from statemachine import sagemaker as sm
 from statemachine.asl import (
     Format,
     Path,
@@ -186,12 +187,17 @@ def request_checks() -> dict[str, State]:
             "Choice",
             Comment=(
                 "A schedule or its removal also needs the pair: names, expressions, time zone and each schedule's "
-                "target (EC2 call, the account's scheduler role, the instance), which the starter writes."
+                "target (EC2 call, the account's scheduler role, the instance), which the starter writes; a SageMaker "
+                "action its resource (statemachine/sagemaker.py)."
             ),
             Choices=[
-                goto(not_(one_of(IN.action, RESIZE, STOP, SCHEDULE, UNSCHEDULE)), "InvalidRequest"),
+                goto(
+                    not_(one_of(IN.action, RESIZE, STOP, SCHEDULE, UNSCHEDULE, sm.UPDATE_ENDPOINT, sm.STOP_NOTEBOOK)),
+                    "InvalidRequest",
+                ),
                 goto(all_of(one_of(IN.action, RESIZE, STOP), not_(all_of(*pair))), "InvalidRequest"),
                 goto(all_of(one_of(IN.action, SCHEDULE, UNSCHEDULE), not_(all_of(*schedule))), "InvalidRequest"),
+                *sm.request_fields(),
             ],
             Default="RecordApproval",
         ),
@@ -275,7 +281,7 @@ def lock_and_validation() -> dict[str, State]:
                 "ConditionExpression": "attribute_not_exists(PK) OR holder = :me OR expires_at < :now",
                 "ExpressionAttributeValues": {":me": {"S": EXECUTION}, ":now": {"S": ENTERED}},
             },
-            "DescribeInstance",
+            "ResourceRoute",
             Comment=(
                 "At most one workflow touches an instance: a conditional put, taken before the host is even "
                 "described, so the checks and the changes happen under the lock. It expires (lock_expires_at, after "
@@ -302,6 +308,12 @@ def lock_and_validation() -> dict[str, State]:
                 )
             ],
             Default="RefuseBusyUnknown",
+        ),
+        "ResourceRoute": state(
+            "Choice",
+            Comment="A SageMaker action reads its endpoint or notebook instance (statemachine/sagemaker.py).",
+            Choices=sm.routes(),
+            Default="DescribeInstance",
         ),
         "DescribeInstance": describe_instance(
             "CheckInstance",
@@ -1309,6 +1321,10 @@ def the_end() -> dict[str, State]:
             "Choice",
             Choices=[
                 goto(all_of(equals(kind, SUCCEEDED), equals(IN.action, UNSCHEDULE)), "DoneUnscheduled"),
+                goto(
+                    all_of(equals(kind, SUCCEEDED), one_of(IN.action, sm.UPDATE_ENDPOINT, sm.STOP_NOTEBOOK)),
+                    "DoneSageMaker",
+                ),
                 goto(equals(kind, SUCCEEDED), "Done"),
                 *(
                     goto(equals(kind, k), name)
@@ -1324,8 +1340,18 @@ def the_end() -> dict[str, State]:
         "DoneUnscheduled": _done(
             "unchanged", "no instance change", "A removal never describes the host: its output says what was removed."
         ),
+        "DoneSageMaker": _done(
+            IN.action,
+            HEALTH.dot("note"),
+            "A SageMaker action describes no EC2 instance: its health note says its state.",
+        ),
         **{name: state("Fail", Error=error.value, CausePath=OUTCOME.dot("message")) for name, error in fails.items()},
     }
+
+
+def sagemaker_branches() -> dict[str, State]:
+    """The endpoint update and the notebook stop (statemachine/sagemaker.py), ending as every action does."""
+    return sm.sections(ends_as)
 
 
 SECTIONS = (
@@ -1340,6 +1366,7 @@ SECTIONS = (
     unschedule,
     rollback,
     outcomes,
+    sagemaker_branches,
     the_end,
 )
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.services.collect import Reference, RegionData, RegionSources
-    from rightsizer.services.pipeline import Mode, Target
+    from rightsizer.services.pipeline import Mode, ShardTask, Target
+    from rightsizer.services.sagemaker import SageMakerSources
 
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -49,6 +50,7 @@ def reference() -> Reference:
         accelerators=bundled.accelerator_table(),
         legacy_specs=bundled.legacy_specs(),
         snapshot=bundled.snapshot_prices,
+        sagemaker_snapshot=bundled.sagemaker_snapshot_prices,
     )
 
 
@@ -61,6 +63,7 @@ class RegionReaders:
     prices: OnDemandPrices | None
     commitments: Ec2Commitments | None = None
     resizes: CloudTrailResizes | None = None
+    sagemaker: SageMakerSources | None = None
 
     @property
     def sources(self) -> RegionSources:
@@ -74,6 +77,7 @@ class RegionReaders:
             on_demand=self.prices,
             commitments=self.commitments,
             resizes=self.resizes,
+            sagemaker=self.sagemaker,
         )
 
 
@@ -108,6 +112,29 @@ def region_readers(
         # Savings Plans is a global service answered in us-east-1, like the Price List API's home.
         commitments=Ec2Commitments(ec2, session.client("savingsplans", PRICING_ENDPOINT_REGION, quick=True), region),
         resizes=CloudTrailResizes(session.client("cloudtrail", region, quick=True), region),
+        sagemaker=sagemaker_sources(session, account_id, region, settings) if settings.sagemaker else None,
+    )
+
+
+def sagemaker_sources(session: AwsSession, account_id: str, region: str, settings: Settings) -> SageMakerSources:
+    """SageMaker's inventory, metrics and prices for one region (services/sagemaker.py)."""
+    from rightsizer.adapters.aws.sagemaker import SageMakerInventory, SageMakerMetrics
+    from rightsizer.adapters.aws.sagemaker_pricing import SageMakerPriceListApi
+    from rightsizer.services.sagemaker import SageMakerSources
+
+    prices = None
+    if settings.price_mode is not PriceMode.SNAPSHOT:
+        quick = settings.price_mode is PriceMode.AUTO
+        prices = SageMakerPriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION, quick=quick))
+    return SageMakerSources(
+        inventory=SageMakerInventory(
+            session.client("sagemaker", region),
+            account_id,
+            region,
+            session.client("application-autoscaling", region, quick=True),
+        ),
+        metrics=SageMakerMetrics(session.client("cloudwatch", region)),
+        prices=prices,
     )
 
 
@@ -389,7 +416,16 @@ def plan_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> d
         )
         return context, instances
 
-    shards = plan_target(run, mode, target, wiring.store, read_region, settings.shard_size, settings.policy.team_tag)
+    shards = plan_target(
+        run,
+        mode,
+        target,
+        wiring.store,
+        read_region,
+        settings.shard_size,
+        settings.policy.team_tag,
+        sagemaker=settings.sagemaker,
+    )
     checked = _check_schedule_registry(wiring, target) if mode is Mode.COLLECT else []
     return {
         "run": run,
@@ -423,11 +459,13 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
     """One shard: read and summarise its usage, analyse it, store advice and ranking."""
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
     from rightsizer.services.collect import RegionContext
-    from rightsizer.services.pipeline import ShardTask, collect_shard
+    from rightsizer.services.pipeline import Part, ShardTask, collect_shard
 
     settings = wiring.settings
     task = ShardTask.from_dict(payload)
     reach = _reach(wiring, task.role_arn)
+    if task.part is Part.SAGEMAKER:
+        return _collect_sagemaker_payload(wiring, task, reach, now)
 
     readers: list[CloudWatchUsage] = []
 
@@ -445,6 +483,30 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
         "minimum_get_metric_data_calls": usage.minimum_get_metric_data_calls,
         "list_metrics_calls": usage.list_metrics_calls,
     }
+
+
+def _collect_sagemaker_payload(wiring: Wiring, task: ShardTask, reach: AwsSession, now: datetime) -> dict[str, Any]:
+    """The region's SageMaker task: inventory, metrics and prices read through the target's session."""
+    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.pipeline import collect_sagemaker_part
+    from rightsizer.services.sagemaker import SageMakerData, collect_sagemaker
+
+    settings = wiring.settings
+
+    def read(context: RegionContext) -> SageMakerData:
+        sources = sagemaker_sources(reach, task.account_id, task.region, settings)
+        return collect_sagemaker(
+            task.account_id,
+            task.region,
+            sources,
+            context.catalog,
+            context.window,
+            settings.price_mode,
+            bundled.sagemaker_snapshot_prices,
+        )
+
+    result = collect_sagemaker_part(task, wiring.store, read, settings.policy, now, settings.report_scope)
+    return {**result, "get_metric_data_calls": 0, "minimum_get_metric_data_calls": 0, "list_metrics_calls": 0}
 
 
 def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class Settings:
     role_session_name: str = "gpu-rightsizer"
     use_organizations: bool = False
     member_role_name: str = "GpuRightsizerCollector"  # role name assumed in Organizations accounts
+    sagemaker: bool = True  # also read SageMaker endpoints, notebook instances and training jobs
     # The instance workflow may only touch hosts with this tag (value "true"); the analyzer reads it from `policy`,
     # which always carries the same key (see __post_init__).
     managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
@@ -306,6 +307,9 @@ SETTINGS: tuple[Setting[Any], ...] = (
             doc="List the accounts with AWS Organizations and assume `MEMBER_ROLE_NAME` in each."),
     Setting("MEMBER_ROLE_NAME", "member_role_name", TEXT, PARAM, "MemberRoleName", keep_empty=True,
             doc="The collector role's name in Organizations accounts."),
+    Setting("COLLECT_SAGEMAKER", "sagemaker", FLAG, PARAM, "CollectSageMaker",
+            doc="Also read SageMaker real-time endpoints, notebook instances and training jobs on GPU, Inferentia and "
+                "Trainium `ml.*` types (`false`: EC2 hosts and their node groups only)."),
     Setting("LOOKBACK_DAYS", "lookback_days", WHOLE_NUMBER, PARAM, "LookbackDays",
             doc="Days of CloudWatch history collected and judged (1-62; the parameter allows 3-62)."),
     Setting("SHARD_SIZE", "shard_size", WHOLE_NUMBER, PARAM, "ShardSize",

@@ -7,7 +7,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -62,6 +62,37 @@ def run_day() -> dict[str, Any]:
     }
 
 
+def seed_sagemaker_world(end: datetime, member: boto3.Session) -> None:
+    """The demo's endpoints and notebook in the member account's us-east-1, an endpoint whose models are inference
+    components and a training job: every SageMaker call the collector makes is made."""
+    from demo.sagemaker_fleet import ROLE, seed_sagemaker
+
+    seed_sagemaker(end, DAYS, MEMBER, session=member)
+    client = member.client("sagemaker", region_name="us-east-1")
+    from moto.sagemaker.models import sagemaker_backends
+
+    variant = {"VariantName": "AllTraffic", "InitialInstanceCount": 1, "InstanceType": "ml.g4dn.xlarge"}
+    client.create_model(ModelName="components-base", ExecutionRoleArn=ROLE, PrimaryContainer={"Image": "x:1"})
+    client.create_endpoint_config(
+        EndpointConfigName="components-config", ProductionVariants=[{**variant, "ModelName": "components-base"}]
+    )
+    # moto requires a ModelName where SageMaker does not: an endpoint whose models are inference components has none.
+    config = sagemaker_backends[MEMBER]["us-east-1"].endpoint_configs["components-config"]
+    config.production_variants[0].pop("ModelName")
+    client.create_endpoint(EndpointName="components", EndpointConfigName="components-config")
+    client.create_training_job(
+        TrainingJobName="nightly-retrain-2026-11-30-02-00-04-123",
+        AlgorithmSpecification={"TrainingImage": "123.dkr.ecr/train:1", "TrainingInputMode": "File"},
+        RoleArn=ROLE,
+        OutputDataConfig={"S3OutputPath": "s3://bucket/out"},
+        ResourceConfig={"InstanceType": "ml.g4dn.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 50},
+        StoppingCondition={"MaxRuntimeInSeconds": 3600},
+    )
+    # Created inside the window (moto dates it now, after the window's last whole hour).
+    job = sagemaker_backends[MEMBER]["us-east-1"].training_jobs["nightly-retrain-2026-11-30-02-00-04-123"]
+    job.creation_time = job.last_modified_time = (end - timedelta(days=1)).replace(tzinfo=None)
+
+
 @pytest.fixture(scope="module")
 def world() -> Iterator[dict[str, Any]]:
     """moto with the fleet seeded in two accounts and two regions, the table and the pipeline."""
@@ -86,6 +117,7 @@ def world() -> Iterator[dict[str, Any]]:
                 aws_session_token=credentials["SessionToken"],
             )
             member_seeded = seed(end, days=DAYS, hosts=hosts, session=member, account_id=MEMBER)
+            seed_sagemaker_world(end, member)
             for name, value in {
                 "TABLE_NAME": table,
                 "REGIONS": ",".join(REGIONS),

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from demo.fleet import fleet
+from demo.fleet import GROUPS, fleet
 from jsonschema import Draft202012Validator
 
 from rightsizer import cli
@@ -216,7 +216,9 @@ def test_all_regions_finds_the_regions_with_gpu_hosts(served: Served) -> None:
     document = fleet_json(served)
 
     assert {rec["region"] for rec in document["recommendations"]} == {"us-east-1", "eu-west-1"}
-    assert len(document["recommendations"]) == len(fleet())
+    hosts = [rec for rec in document["recommendations"] if rec["kind"] == "ec2"]
+    assert len(hosts) == len(fleet())
+    assert {rec["resource_id"] for rec in document["recommendations"] if rec["kind"] != "ec2"} >= set(GROUPS)
     assert document["failed_targets"] == []
 
 
@@ -317,7 +319,12 @@ def test_the_table_fits_columns(served: Served, columns: int) -> None:
 def test_the_table_says_why_there_is_no_one_click_resize(served: Served) -> None:
     result = run_once(served, "analyze", *SMALL, "--no-progress", COLUMNS="200")
 
-    assert "ACT no: change the launch template of Auto Scaling group 'serving-asg'" in result.out
+    # The Auto Scaling group's member points at the group's advice, which names what its owner edits.
+    assert "ACT no: advised as a group in auto-scaling-group/serving-asg" in result.out
+    group = next(
+        r for r in fleet_json(served)["recommendations"] if r["resource_id"] == "auto-scaling-group/serving-asg"
+    )
+    assert group["actionable"] is False and "launch template" in " ".join(group["reasons"])
     idle = next(rec for rec in fleet_json(served)["recommendations"] if rec["finding"] == "idle")
     assert (idle["actionable"], idle["action"], idle["not_actionable_reason"]) == (True, "stop", None)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from demo import fast_cloudwatch, moto_commitments
-from demo.fleet import Host, fleet
+from demo.fleet import GROUPS, Host, fleet
 from demo.seed import seed
 
 from rightsizer import cli
@@ -71,7 +71,9 @@ def test_the_run_succeeds_quietly_and_reports_exactly_the_seeded_fleet(outcome: 
     assert (outcome.code, outcome.stderr) == (0, "")
     assert outcome.document["warnings"] == []
     assert outcome.document["lookback_days"] == 14
-    rows = outcome.document["recommendations"]
+    rows = [row for row in outcome.document["recommendations"] if row["kind"] == "ec2"]
+    groups = {row["resource_id"] for row in outcome.document["recommendations"] if row["kind"] != "ec2"}
+    assert groups == set(GROUPS)  # the node groups' own advice, beside their nodes
     assert sorted(row["instance_id"] for row in rows) == sorted(outcome.hosts)
     assert {row["instance_id"]: row["region"] for row in rows} == {
         iid: host.region for iid, host in outcome.hosts.items()

@@ -46,6 +46,10 @@ def _canned_rates(params: dict[str, Any]) -> dict[str, Any]:
 SAVINGS_PLANS = {
     "savingsplans:DescribeSavingsPlans": _canned_savings_plans,
     "savingsplans:DescribeSavingsPlanRates": _canned_rates,
+    # moto has no inference components: the world's endpoint without a model has one.
+    "sagemaker:ListInferenceComponents": lambda params: {
+        "InferenceComponents": [{"InferenceComponentName": "llama-3-8b", "EndpointName": params["EndpointNameEquals"]}]
+    },
 }
 
 

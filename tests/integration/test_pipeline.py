@@ -68,9 +68,17 @@ def test_scheduled_pipeline_collects_two_accounts_and_two_regions_and_reports(wo
     expected = {s.instance_id: s.host.expected for s in world["home"]}
     assert {r["instance_id"]: r["finding"] for r in by_account[HOME]} == expected
     expected_member = {s.instance_id: s.host.expected for s in world["member"]}
-    assert {r["instance_id"]: r["finding"] for r in by_account[MEMBER]} == expected_member
-    assert outcome["analysis"]["instances"] == len(expected) + len(expected_member)
-    assert report["totals"]["instances"] == len(expected) + len(expected_member)
+    # The member account's SageMaker resources, read by each region's SageMaker task beside the EC2 shards.
+    expected_sagemaker = {
+        "sagemaker-endpoint/chat-summarizer/AllTraffic": "overprovisioned",
+        "sagemaker-endpoint/fraud-scorer-v1/AllTraffic": "idle",
+        "sagemaker-endpoint/components/AllTraffic": "insufficient_data",  # created now: no history yet
+        "sagemaker-notebook/research-nb-alice": "idle",
+    }
+    assert {r["instance_id"]: r["finding"] for r in by_account[MEMBER]} == expected_member | expected_sagemaker
+    resources = len(expected) + len(expected_member) + len(expected_sagemaker)
+    assert outcome["analysis"]["instances"] == resources
+    assert report["totals"]["instances"] == resources
 
 
 def test_report_matches_what_the_cli_prints_for_the_same_data(world: dict[str, Any]) -> None:

@@ -30,7 +30,11 @@ ACTION_ROLE_TEMPLATES = ("template.yaml", "member-account/template.yaml")
 # Every branch calls it first as the action role (CheckActionRole); AWS requires no permission for it.
 NEEDS_NO_PERMISSION = frozenset({"sts:GetCallerIdentity"})
 # What a call needs besides its own action: a schedule's target runs as the scheduler role, passed to Scheduler.
-IMPLIED = {"scheduler:CreateSchedule": frozenset({"iam:PassRole"})}
+# An endpoint update's auto-rollback reads its alarm in the caller's name (SageMaker deployment guardrails).
+IMPLIED = {
+    "scheduler:CreateSchedule": frozenset({"iam:PassRole"}),
+    "sagemaker:UpdateEndpoint": frozenset({"cloudwatch:DescribeAlarms"}),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,7 +196,12 @@ def test_a_target_type_means_a_resize_and_otherwise_the_findings_action() -> Non
 # ---------------------------------------------------------------------------------------------
 # where individual members are named: what a new kind would touch
 
-REGISTRIES = {"src/rightsizer/domain/actions.py", "src/rightsizer/domain/findings.py"}
+# resources.py: what each action becomes for a kind of resource (a resize of an endpoint variant is its update).
+REGISTRIES = {
+    "src/rightsizer/domain/actions.py",
+    "src/rightsizer/domain/findings.py",
+    "src/rightsizer/domain/resources.py",
+}
 RULES = {  # a finding's rule names it
     "src/rightsizer/domain/rules.py",
     "src/rightsizer/domain/consolidation.py",

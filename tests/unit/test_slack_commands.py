@@ -59,6 +59,14 @@ def test_each_verb_parses_to_its_own_typed_command(text: str, parsed: commands.C
     assert commands.parse(text) == parsed
 
 
+@pytest.mark.parametrize(
+    "resource", ["sagemaker-endpoint/chat-Summarizer/AllTraffic", "sagemaker-notebook/nb-1", "eks-nodegroup/ml/gpu"]
+)
+def test_show_and_why_take_the_id_of_any_kind_of_resource_as_written(resource: str) -> None:
+    assert commands.parse(f"show {resource}") == Show(resource)
+    assert commands.parse(f"why {resource}") == Why(resource)
+
+
 def test_top_defaults_to_the_configured_count() -> None:
     assert commands.parse("top", Defaults(top_n=4)) == Top(4)
 
@@ -68,17 +76,25 @@ def test_help_is_answered_in_the_acknowledgement(text: str) -> None:
     assert commands.parse(text) == Reply(HELP)
 
 
+def needs_an_id(verb: str, example: str, got: str = "") -> str:
+    seen = f" (got `{got}`)" if got else ""
+    return (
+        f"`{verb}` needs an EC2 instance id or a resource id{seen}, e.g. `{example}` or "
+        f"`{verb} sagemaker-endpoint/<endpoint>/<variant>`."
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "error"),
     [
         ("top zero", "`top` takes one optional positive number, e.g. `top 5`."),
         ("top 0", "`top` takes one optional positive number, e.g. `top 5`."),
         ("top ¹", "`top` takes one optional positive number, e.g. `top 5`."),
-        ("show", "`show` needs an EC2 instance id, e.g. `show i-0123456789abcdef0`."),
-        ("show banana", "`show` needs an EC2 instance id (got `banana`), e.g. `show i-0123456789abcdef0`."),
-        ("why i-012 extra", "`why` needs an EC2 instance id (got `i-012`), e.g. `why i-0123456789abcdef0`."),
+        ("show", needs_an_id("show", "show i-0123456789abcdef0")),
+        ("show banana", needs_an_id("show", "show i-0123456789abcdef0", "banana")),
+        ("why i-012 extra", needs_an_id("why", "why i-0123456789abcdef0", "i-012")),
         ("why i-0123456789abcdef0 extra", "`why` takes a single instance id."),
-        ("snooze", "`snooze` needs an EC2 instance id, e.g. `snooze i-0123456789abcdef0 3d`."),
+        ("snooze", needs_an_id("snooze", "snooze i-0123456789abcdef0 3d")),
         ("snooze i-0123456789abcdef0", "`snooze` needs a duration after the instance id, e.g. 12h, 3d or 2w."),
         ("snooze i-0123456789abcdef0 91d", "a snooze can last at most 90 days."),
         ("snooze i-0123456789abcdef0 soon", "`soon` is not a duration: use hours, days or weeks, e.g. 12h, 3d, 2w."),

@@ -94,7 +94,7 @@ def test_audit_and_lock_items_use_the_tables_key_formats() -> None:
     text = build.serialise(_definition())
     partitions = re.findall(r"\"PK\": \{\s*\"S\.\$\": \"States\.Format\('([^']*)'", text)
     assert set(partitions) == {keys.AUDIT_PK, keys.LOCK_PK}
-    assert partitions.count(keys.AUDIT_PK) == 15 and partitions.count(keys.LOCK_PK) == 3
+    assert partitions.count(keys.AUDIT_PK) == 18 and partitions.count(keys.LOCK_PK) == 3
     audit_sorts = {sk for sk in re.findall(r"\"SK\": \{\s*\"S\.\$\": \"States\.Format\('([^']*)'", text)}
     assert all(sk.startswith("{}#") for sk in audit_sorts)  # keys.AUDIT_SK: time, then the event
     assert '"S": "LOCK"' in text and keys.LOCK_SK == "LOCK"

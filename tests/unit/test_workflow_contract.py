@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.workflow_contract import InputKey, ScheduleInput, SchedulePair, WorkflowInput
+from rightsizer.domain.workflow_contract import InputKey, SageMakerInput, ScheduleInput, SchedulePair, WorkflowInput
 
 
 def _input(**changes: object) -> WorkflowInput:
@@ -42,7 +42,7 @@ def test_input_keys_are_the_fields_of_the_input() -> None:
 
 def test_the_json_is_plain_and_has_a_schedule_only_when_there_is_one() -> None:
     data = _input().to_json()
-    assert set(data) == {key.value for key in InputKey} - {InputKey.SCHEDULE}
+    assert set(data) == {key.value for key in InputKey} - {InputKey.SCHEDULE, InputKey.SAGEMAKER}
     assert data["action"] == "stop" and type(data["action"]) is str
     assert data["pair"] == {
         "group": "default",
@@ -57,3 +57,23 @@ def test_the_json_is_plain_and_has_a_schedule_only_when_there_is_one() -> None:
     data = _input(action=ActionKind.SCHEDULE, schedule=schedule).to_json()
     assert data["schedule"]["stop_target"] == target and type(data["schedule"]["stop_target"]) is dict
     assert set(data["schedule"]) == {f.name for f in fields(ScheduleInput)}
+
+
+def test_a_sagemaker_action_carries_its_resource_and_nothing_else_does() -> None:
+    resource = SageMakerInput(
+        name="chat",
+        arn="arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat",
+        variant_name="AllTraffic",
+        model_name="chat-model",
+        expected_config="chat-config-1",
+        new_config_name="rightsizer-chat-0123456789ab",
+        target_count=1,
+        alarm_name="rightsizer-chat-rollback",
+        max_polls=150,
+    )
+
+    data = _input(action=ActionKind.UPDATE_ENDPOINT, sagemaker=resource).to_json()
+
+    assert data["action"] == "update_endpoint"
+    assert data["sagemaker"] == {f.name: getattr(resource, f.name) for f in fields(SageMakerInput)}
+    assert "sagemaker" not in _input().to_json()

@@ -24,6 +24,9 @@ class ActionKind(StrEnum):
     STOP = "stop"
     SCHEDULE = "schedule"  # an EventBridge Scheduler stop/start pair
     UNSCHEDULE = "unschedule"  # remove that pair again (`/gpu schedules`)
+    # A SageMaker endpoint variant's resize: a new endpoint config, then UpdateEndpoint with blue/green guardrails.
+    UPDATE_ENDPOINT = "update_endpoint"
+    STOP_NOTEBOOK = "stop_notebook"  # StopNotebookInstance: its ML storage volume is kept
 
 
 class PairChange(StrEnum):
@@ -132,6 +135,46 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             pair=PairChange.REMOVES,
             # ListSchedules: the removal decides from what is left, never from error names.
             permissions=frozenset({"scheduler:DeleteSchedule", "scheduler:ListSchedules"}),
+        ),
+        ActionKind.UPDATE_ENDPOINT: ActionSpec(
+            ActionKind.UPDATE_ENDPOINT,
+            name="Endpoint update",
+            done="Endpoint updated",
+            becomes="{target}",
+            target_text="`{target}`",
+            approve_label="Approve endpoint update",
+            confirm_title="Update this endpoint?",
+            confirm_button="Update endpoint",
+            confirm_text=(
+                "{type} → {target}: a new endpoint config, deployed blue/green (a canary first, then all traffic); "
+                "SageMaker rolls back by itself if the 5XX alarm fires. No downtime."
+            ),
+            needs_target=True,
+            permissions=frozenset(
+                {
+                    "sagemaker:DescribeEndpoint",
+                    "sagemaker:ListTags",
+                    "sagemaker:CreateEndpointConfig",
+                    "sagemaker:UpdateEndpoint",
+                    "cloudwatch:PutMetricAlarm",  # the alarm the deployment's auto-rollback watches
+                    "cloudwatch:DescribeAlarms",  # ...which UpdateEndpoint reads in the caller's name
+                }
+            ),
+        ),
+        ActionKind.STOP_NOTEBOOK: ActionSpec(
+            ActionKind.STOP_NOTEBOOK,
+            name="Notebook stop",
+            done="Notebook stopped",
+            becomes="stopped",
+            target_text="stop",
+            approve_label="Approve stop",
+            confirm_title="Stop this notebook instance?",
+            confirm_button="Stop",
+            confirm_text="stop the {type} notebook instance (its ML storage volume is kept; running kernels end).",
+            stops_host=True,
+            permissions=frozenset(
+                {"sagemaker:DescribeNotebookInstance", "sagemaker:ListTags", "sagemaker:StopNotebookInstance"}
+            ),
         ),
     }
 )

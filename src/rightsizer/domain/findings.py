@@ -16,6 +16,7 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from rightsizer.domain.actions import ACTIONS, ActionKind
+from rightsizer.domain.resources import RESOURCES, ResourceKind
 
 
 class Finding(StrEnum):
@@ -92,10 +93,16 @@ ATTENTION: tuple[Finding, ...] = tuple(finding for finding, spec in FINDINGS.ite
 NO_METRICS: tuple[Finding, ...] = tuple(finding for finding, spec in FINDINGS.items() if spec.no_metrics)
 
 
-def advised_action(finding: Finding, target_type: str | None) -> ActionKind | None:
+def advised_action(
+    finding: Finding, target_type: str | None, kind: ResourceKind = ResourceKind.EC2
+) -> ActionKind | None:
     """The one-click action advice with this finding and target carries where the analyzer allows one: a target type
-    always means a resize; otherwise the finding's own action, unless that needs a target."""
+    always means a resize; otherwise the finding's own action, unless that needs a target. For a resource other than
+    an EC2 host, what that action becomes for its kind (domain/resources.py), or none."""
     if target_type:
-        return ActionKind.RESIZE
-    action = FINDINGS[finding].action
-    return None if action is None or ACTIONS[action].needs_target else action
+        action: ActionKind | None = ActionKind.RESIZE
+    else:
+        action = FINDINGS[finding].action
+        action = None if action is None or ACTIONS[action].needs_target else action
+    mapped = RESOURCES[kind].actions
+    return action if mapped is None or action is None else mapped.get(action)

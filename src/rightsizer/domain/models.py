@@ -415,7 +415,7 @@ class Recommendation:
         """The one-click action this advice offers (None: advice only). `actionable` says whether there is one;
         the finding and the target say which (`findings.advised_action`), so stored recommendations need no field of
         their own."""
-        return advised_action(self.finding, self.target_type) if self.actionable else None
+        return advised_action(self.finding, self.target_type, self.kind) if self.actionable else None
 
 
 def monthly(hourly: Decimal) -> Decimal:

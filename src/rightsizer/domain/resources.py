@@ -12,9 +12,11 @@ Pure data: no I/O; the Slack app's cold start imports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+
+from rightsizer.domain.actions import ActionKind
 
 
 class ResourceKind(StrEnum):
@@ -37,6 +39,10 @@ class ResourceSpec:
     # What its owner edits to act on advice (None: the resource itself, as for an EC2 host).
     owner_edits: str | None = None
     node_group: bool = False  # EC2 nodes launched by an owner: never resized or stopped in place
+    # What each one-click action an EC2 host's advice would carry becomes for this kind (a resize of an endpoint
+    # variant is an endpoint update); None: the EC2 host's own actions. A kind with a mapping offers only what it
+    # maps: anything else is advice.
+    actions: Mapping[ActionKind, ActionKind] | None = field(default=None, hash=False)
 
 
 RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
@@ -47,15 +53,20 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             "SageMaker endpoint variant",
             "sagemaker-endpoint/",
             owner_edits="the endpoint's configuration (a new endpoint config and UpdateEndpoint)",
+            actions=MappingProxyType({ActionKind.RESIZE: ActionKind.UPDATE_ENDPOINT}),
         ),
         ResourceKind.SAGEMAKER_NOTEBOOK: ResourceSpec(
-            ResourceKind.SAGEMAKER_NOTEBOOK, "SageMaker notebook instance", "sagemaker-notebook/"
+            ResourceKind.SAGEMAKER_NOTEBOOK,
+            "SageMaker notebook instance",
+            "sagemaker-notebook/",
+            actions=MappingProxyType({ActionKind.STOP: ActionKind.STOP_NOTEBOOK}),
         ),
         ResourceKind.SAGEMAKER_TRAINING: ResourceSpec(
             ResourceKind.SAGEMAKER_TRAINING,
             "SageMaker training jobs",
             "sagemaker-training/",
             owner_edits="the next run's ResourceConfig (instance type and count)",
+            actions=MappingProxyType({}),
         ),
         ResourceKind.EKS_NODEGROUP: ResourceSpec(
             ResourceKind.EKS_NODEGROUP,
@@ -64,6 +75,7 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             owner_edits="the node group's instance types and scaling (UpdateNodegroupConfig, or a new launch "
             "template version)",
             node_group=True,
+            actions=MappingProxyType({}),
         ),
         ResourceKind.KARPENTER_NODEPOOL: ResourceSpec(
             ResourceKind.KARPENTER_NODEPOOL,
@@ -71,6 +83,7 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             "karpenter-nodepool/",
             owner_edits="the NodePool's requirements (e.g. karpenter.k8s.aws/instance-gpu-count) and limits",
             node_group=True,
+            actions=MappingProxyType({}),
         ),
         ResourceKind.ECS_CAPACITY_PROVIDER: ResourceSpec(
             ResourceKind.ECS_CAPACITY_PROVIDER,
@@ -78,6 +91,7 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             "ecs-capacity-provider/",
             owner_edits="the capacity provider's Auto Scaling group launch template and scaling",
             node_group=True,
+            actions=MappingProxyType({}),
         ),
         ResourceKind.BATCH_COMPUTE_ENVIRONMENT: ResourceSpec(
             ResourceKind.BATCH_COMPUTE_ENVIRONMENT,
@@ -85,6 +99,7 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             "batch-compute-environment/",
             owner_edits="the compute environment's instance types and vCPU limits",
             node_group=True,
+            actions=MappingProxyType({}),
         ),
         ResourceKind.AUTO_SCALING_GROUP: ResourceSpec(
             ResourceKind.AUTO_SCALING_GROUP,
@@ -92,6 +107,7 @@ RESOURCES: Mapping[ResourceKind, ResourceSpec] = MappingProxyType(
             "auto-scaling-group/",
             owner_edits="the group's launch template and desired capacity",
             node_group=True,
+            actions=MappingProxyType({}),
         ),
     }
 )

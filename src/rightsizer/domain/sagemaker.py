@@ -24,7 +24,7 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import numpy as np
@@ -56,11 +56,17 @@ from rightsizer.domain.sagemaker_models import (
 from rightsizer.domain.sagemaker_prices import SageMakerPrices
 from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import busy_runs
-from rightsizer.domain.usage import EMPTY, HOURS_PER_WEEK, Series, hour_of_week, percentile, series_stats
+from rightsizer.domain.usage import (
+    EMPTY,
+    HOURS_PER_WEEK,
+    SILENT_AGENT_SECONDS,
+    Series,
+    hour_of_week,
+    percentile,
+    series_stats,
+)
 from rightsizer.domain.wording import gib, pct, plural, usd
 
-# Why SageMaker advice carries no Approve button until the SageMaker workflow ships (Engineer A's: `one_click`).
-ONE_CLICK_PENDING = "one click for SageMaker: coming with its workflow"
 # A notebook InService this long without a stop is "left running" (a weekend is ~2.5 days).
 LEFT_RUNNING_DAYS = 2.0
 # SageMaker recommends at least two instances per production variant (one per Availability Zone): a variant that has
@@ -180,7 +186,8 @@ def _week_views(
         peaks[slot] = max(value, current or 0.0)
         if value > 0:
             busy_weeks.setdefault(slot, set()).add((stamp - start) // (7 * 86400))
-    span = int(monitored.stamps[-1]) - int(monitored.stamps[0])
+    # The last datapoint covers a period too: 14 days of 5-minute averages are two whole weeks, not one.
+    span = int(monitored.stamps[-1]) + monitored.period_seconds - int(monitored.stamps[0])
     weeks = span // (7 * 86400)
     recurring = (sum(1 for seen in busy_weeks.values() if len(seen) >= 2) / len(busy_weeks)) if busy_weeks else None
     return tuple(peaks), recurring, weeks
@@ -250,6 +257,7 @@ class NotebookUsage:
     busiest_peak: float | None = None  # ...and the highest hourly maximum of any GPU
     memory_peak_mib: float | None = None
     daily_gpu_mean: tuple[float | None, ...] = ()  # the busiest GPU's per day
+    last_sample: datetime | None = None  # the agent's last 5-minute average of any GPU
 
 
 def summarize_notebook(raw: NotebookSeries) -> NotebookUsage:
@@ -274,6 +282,7 @@ def summarize_notebook(raw: NotebookSeries) -> NotebookUsage:
         busiest_peak=max((float(s.array.max()) for s in raw.gpu_max if s), default=None),
         memory_peak_mib=max((float(s.array.max()) for s in raw.memory_used_max if s), default=None),
         daily_gpu_mean=busiest_daily,
+        last_sample=datetime.fromtimestamp(max(int(s.stamps[-1]) for s in averages), UTC) if averages else None,
     )
 
 
@@ -284,6 +293,8 @@ class JobSeries:
     job: str
     gpu_avg: tuple[Series, ...] = ()  # one per host, 5-minute Average
     gpu_memory_max: tuple[Series, ...] = ()  # one per host, hourly Maximum
+    cpu_avg: tuple[Series, ...] = ()  # CPUUtilization (summed over the host's vCPUs), one per host, 5-minute Average
+    memory_max: tuple[Series, ...] = ()  # MemoryUtilization (0-100), one per host, hourly Maximum
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +310,8 @@ class JobUsage:
     job: str
     gpu: SeriesStats | None  # per GPU, over every host's 5-minute averages
     gpu_memory_peak_pct: float | None  # per GPU
+    cpu_summed_p95: float | None = None  # CPUUtilization as published (vCPU-percent), p95 over every host
+    memory_peak_pct: float | None = None  # MemoryUtilization's peak over every host (0-100)
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,11 +330,15 @@ def summarize_training(raw: TrainingSeries, gpus: int) -> TrainingUsage:
         values = [s.array for s in job.gpu_avg if s]
         joined = np.concatenate(values) if values else np.asarray([], dtype=np.float64)
         memory = [float(s.array.max()) for s in job.gpu_memory_max if s]
+        cpu = [s.array for s in job.cpu_avg if s]
+        ram = [float(s.array.max()) for s in job.memory_max if s]
         usages.append(
             JobUsage(
                 job=job.job,
                 gpu=series_stats(_divided(joined, gpus)) if len(joined) else None,
                 gpu_memory_peak_pct=max(memory) / max(gpus, 1) if memory else None,
+                cpu_summed_p95=percentile(sorted(np.concatenate(cpu).tolist()), 95) if cpu else None,
+                memory_peak_pct=max(ram) if ram else None,
             )
         )
     return TrainingUsage(raw.resource_id, tuple(usages))
@@ -385,15 +402,22 @@ def _confidence(observed_days: float, coverage: float, policy: Policy) -> Confid
 
 
 def one_click(kind: ResourceKind, finding: Finding, detail: SageMakerDetail) -> tuple[bool, str | None]:
-    """Whether approving in Slack can carry out this SageMaker advice, and why not (what `held_back` says). The
-    SageMaker workflow (Engineer A's UpdateEndpoint and StopNotebookInstance) changes the first answers here; the
-    rest stays advice: AWS offers no safe call for them."""
+    """Whether approving in Slack can carry out this SageMaker advice, and why not (what `held_back` says): the
+    instance workflow updates an endpoint variant (a copy of its config with the new type, blue/green) and stops a
+    notebook instance; the rest stays advice: AWS offers no safe call for them."""
     if kind is ResourceKind.SAGEMAKER_ENDPOINT and finding is Finding.OVERPROVISIONED:
-        if detail.scaled_by and detail.target_instance_count is not None:
+        if detail.scaled_by and detail.target_instance_count not in (None, detail.instance_count):
             return False, f"{detail.scaled_by} sets its instance count: change the scaling policy's limits"
-        return False, ONE_CLICK_PENDING
+        if detail.scaled_by:
+            return False, f"{detail.scaled_by} scales the variant: its owner changes the type around it"
+        if detail.inference_components or not detail.model_name:
+            return False, "its models are inference components: change them and their endpoint by hand"
+        if detail.config_extras:
+            extras = ", ".join(detail.config_extras)
+            return False, f"its endpoint config also has {extras}, which a one-click copy would not keep: by hand"
+        return True, None  # the instance workflow's endpoint update (statemachine/sagemaker.py)
     if kind is ResourceKind.SAGEMAKER_NOTEBOOK and finding is Finding.IDLE:
-        return False, ONE_CLICK_PENDING
+        return True, None  # StopNotebookInstance: its volume is kept
     if kind is ResourceKind.SAGEMAKER_ENDPOINT and finding is Finding.IDLE:
         return False, "an idle endpoint is deleted (or scaled to zero) by its owner: no one-click delete"
     if kind is ResourceKind.SAGEMAKER_ENDPOINT and finding is Finding.SCHEDULABLE:
@@ -489,8 +513,26 @@ class VariantFacts:
     prices: SageMakerPrices | None  # hosting
     policy: Policy
     now: datetime
-    # Another variant of the same endpoint had requests in the window: this one can go without the endpoint.
-    siblings_serve: bool = False
+    # Requests the endpoint's other variants served in the window (0: none, or none had a datapoint).
+    sibling_invocations: float = 0.0
+    # The variant's share of the endpoint's weights (CurrentWeight over their sum); None: a weight is unknown.
+    weight_share: float | None = None
+
+    @property
+    def siblings_serve(self) -> bool:
+        """Another variant of the same endpoint had requests in the window: this one can go without the endpoint."""
+        return self.sibling_invocations > 0
+
+    @property
+    def requests_due(self) -> float | None:
+        """About how many requests SageMaker's weighted routing sent here, beside what the other variants served
+        (0 for a weight-0 variant, which gets only requests that name it; None: a weight is unknown)."""
+        share = self.weight_share
+        if share is None:
+            return None
+        if share >= 1:
+            return math.inf if self.siblings_serve else 0.0
+        return self.sibling_invocations * share / (1 - share)
 
     @property
     def hourly(self) -> Decimal | None:
@@ -593,11 +635,62 @@ def per_gpu_text(usage: VariantUsage) -> str:
     )
 
 
-def _gpu_quiet(usage: VariantUsage, policy: Policy) -> bool:
-    """No steady GPU work and no burst that looks like work, per GPU."""
+def _summed_text(usage: VariantUsage) -> str:
+    """The busiest 5-minute GPU reading summed over the GPUs: no single GPU worked more than this."""
     if usage.gpu is None:
-        return True  # CPUUtilization is published, GPUUtilization not: no GPU work shows
-    return usage.gpu.p99 < policy.idle_util_pct and (usage.gpu_peak or 0.0) < policy.activity_peak_pct
+        return "n/a"
+    return f"{usage.gpu.p99 * max(usage.gpus, 1):.0f}% (GPUUtilization p99, summed)"
+
+
+def _gpu_quiet(usage: VariantUsage, policy: Policy) -> bool:
+    """No GPU shows steady work or a burst that looks like work. Judged on the figures summed over the GPUs, which
+    bound the busiest one: one GPU of eight at 30 % reads 30 summed but 3.75 per GPU, under the idle line."""
+    if usage.gpu is None:
+        return True  # CPUUtilization is published, GPUUtilization not: no GPU work shows (said in the reasons)
+    gpus = max(usage.gpus, 1)
+    return usage.gpu.p99 * gpus < policy.idle_util_pct and (usage.gpu_peak or 0.0) * gpus < policy.activity_peak_pct
+
+
+def _cpu_busy(usage: VariantUsage, policy: Policy) -> bool:
+    """CPUUtilization shows work of its own, as for an EC2 host: a share of the instance or whole vCPUs steadily
+    (p95), or a recurring job's level in its busiest periods (p99)."""
+    cpu = usage.cpu
+    if cpu is None:
+        return False
+    return (
+        cpu.p95 >= policy.cpu_idle_pct
+        or cpu.p95 * usage.vcpus / 100 >= policy.busy_vcpus
+        or cpu.p99 >= policy.cpu_activity_pct
+    )
+
+
+def _cpu_text(usage: VariantUsage) -> str:
+    if usage.cpu is None:
+        return "no CPUUtilization"
+    return f"CPU p95 {usage.cpu.p95:.0f}% per vCPU ({usage.cpu.p95 * usage.vcpus / 100:.1f} of {usage.vcpus} vCPUs)"
+
+
+def _routing_text(facts: VariantFacts) -> tuple[str | None, str | None]:
+    """(why no request here does not make the variant idle, or None; what its weight says when it is idle)."""
+    if not facts.siblings_serve:
+        return None, None
+    served = f"the endpoint's other variants served {facts.sibling_invocations:,.0f} requests"
+    due, weight = facts.requests_due, facts.variant.weight
+    if due is None:
+        return (
+            f"{served} and this variant's weight is not known: whether SageMaker routed requests to it is unknown, "
+            "so it is not judged idle"
+        ), None
+    if due >= 1:
+        routed = "all of the endpoint's weight" if math.isinf(due) else f"about {due:,.0f} requests"
+        return (
+            f"{served}, and its weight {weight:g} ({facts.weight_share or 0:.0%} of the endpoint's) routes {routed} "
+            "here: no Invocations for it says its metric is not read (or every request to it failed), not that "
+            "nothing reached it; not judged idle"
+        ), None
+    if not weight:
+        return None, f"{served}; its weight is 0: it gets only requests that name it (TargetVariant), none came"
+    return None, f"{served}; its weight {weight:g} routes fewer than one of them here"
 
 
 def variant_idle(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> Draft | None:
@@ -612,12 +705,24 @@ def variant_idle(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpe
         + " (SageMaker publishes it for periods with requests), while its instance metrics are published "
         f"({usage.coverage:.0%} of the window)"
     )
-    if not _gpu_quiet(usage, policy):
+    if not _gpu_quiet(usage, policy) or _cpu_busy(usage, policy):
         return _insufficient(
-            f"{checked}, yet its GPUs work ({per_gpu_text(usage)}): requests may arrive some other way (an "
-            "asynchronous endpoint, a batch job on the instance); not judged idle"
+            f"{checked}, yet it works ({per_gpu_text(usage)}: its busiest GPU up to {_summed_text(usage)}; "
+            f"{_cpu_text(usage)}): requests may arrive some other way (an asynchronous endpoint, a batch job on the "
+            "instance); not judged idle"
         )
-    reasons = [checked, f"{per_gpu_text(usage)}: no work"]
+    not_idle, routing = _routing_text(facts)
+    if not_idle is not None:
+        return _insufficient(f"{checked}; {not_idle}")
+    reasons = [checked, f"{per_gpu_text(usage)}; {_cpu_text(usage)}: no work"]
+    if routing is not None:
+        reasons.append(routing)
+    confidence = _confidence(usage.observed_days, usage.coverage, policy)
+    if usage.gpu is None:
+        reasons.append(
+            f"GPUUtilization is not published for {variant.instance_type}: judged on its requests and its CPU"
+        )
+        confidence = confidence.at_most(Confidence.MEDIUM)
     if facts.siblings_serve:
         advice = (
             f"remove variant {variant.variant_name} from the endpoint (a new endpoint config without it, then "
@@ -633,8 +738,18 @@ def variant_idle(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpe
             f"delete endpoint {variant.endpoint_name} (its endpoint config {variant.endpoint_config_name} and model "
             "stay: CreateEndpoint brings it back in minutes), or host it on inference components, which scale to zero"
         )
-    confidence = _confidence(usage.observed_days, usage.coverage, policy)
     return Draft(Finding.IDLE, tuple(reasons), cost_after=ZERO, confidence=confidence, advice=advice)
+
+
+def variant_no_gpu_metrics(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> Draft | None:
+    """Requests arrive and nothing says what the GPUs do with them: no type or count is sized on an assumed 0 %."""
+    if usage.gpu is not None or spec.accelerator_count < 1:
+        return None
+    return _insufficient(
+        f"{usage.invocations or 0:,.0f} invocations in the window, but no GPUUtilization for the variant "
+        f"({_cpu_text(usage)}): what its {plural(spec.accelerator_count, spec.unit_name)} do is not measured, so no "
+        "smaller type or fewer instances is sized on it"
+    )
 
 
 def variant_no_price(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> Draft | None:
@@ -674,8 +789,21 @@ def _as_capable(catalog: Catalog, target: InstanceTypeSpec, current: InstanceTyp
     return all(new is not None and old is not None and new >= old for new, old in pairs if old is not None)
 
 
+def _unmeasured_kept(candidate: InstanceTypeSpec, current: InstanceTypeSpec, usage: VariantUsage) -> bool:
+    """A figure not published is kept, never assumed small: each instance keeps at least today's GPU memory (every
+    GPU and in all) without GPUMemoryUtilization, and today's RAM without MemoryUtilization (CPU: see `_fits`)."""
+    if usage.gpu_memory_peak_pct is None and (
+        candidate.accelerator_count < current.accelerator_count
+        or candidate.memory_per_unit_mib < current.memory_per_unit_mib
+    ):
+        return False
+    return not (usage.memory_peak_pct is None and candidate.memory_mib < current.memory_mib)
+
+
 def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> list[_Fit]:
-    """Every (ml.* type, count) that carries the variant's measured load, cheaper than today."""
+    """Every (ml.* type, count) that carries the variant's measured load, cheaper than today. A variant whose count
+    something else sets (Application Auto Scaling, managed instance scaling) keeps it: its instances' Average is
+    per instance whatever their number, but today's count times it is not the load of its busy hours."""
     policy, variant, prices = facts.policy, facts.variant, facts.prices
     count = variant.instance_count
     summed_p95 = usage.gpu_summed_p95 or 0.0
@@ -684,7 +812,7 @@ def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> l
     per_gpu_memory = memory_used / max(usage.gpus, 1)
     cpu_busy = (usage.cpu.p95 * usage.vcpus if usage.cpu else 0.0) * count  # vCPU-percent over the variant
     host_used = (usage.memory_peak_pct or 0.0) / 100 * spec.memory_mib
-    floor = min(count, MIN_HA_INSTANCES)
+    floor = count if variant.scaled_by else min(count, MIN_HA_INSTANCES)
     cost_now = facts.cost_now
     if cost_now is None or prices is None:
         return []
@@ -694,7 +822,7 @@ def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> l
         units = candidate.accelerator_count
         if hourly is None or units < 1 or candidate.fractional_gpu or candidate.bare_metal:
             continue
-        if not _as_capable(facts.catalog, candidate, spec):
+        if not _as_capable(facts.catalog, candidate, spec) or not _unmeasured_kept(candidate, spec, usage):
             continue
         if candidate.accelerator_memory_mib * units < memory_used * policy.memory_headroom:
             continue
@@ -714,6 +842,8 @@ def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> l
                 continue
             if cpu_busy / (n * candidate.vcpus) > policy.target_max_cpu_pct:
                 continue
+            if usage.cpu is None and n * candidate.vcpus < count * spec.vcpus:
+                continue  # CPUUtilization not published: the variant keeps its vCPUs
             fits.append(_Fit(candidate, n, total, gpu_p95, gpu_burst))
     return sorted(fits, key=lambda fit: (fit.monthly, -fit.count, fit.spec.instance_type))
 
@@ -749,7 +879,7 @@ def variant_oversized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTy
             f"{gib(best.spec.accelerator_memory_mib * best.spec.accelerator_count)} with {policy.memory_headroom:g}x "
             "headroom"
             if memory is not None
-            else "; GPUMemoryUtilization not published: memory is not checked"
+            else "; GPUMemoryUtilization not published: the target keeps today's GPU memory"
         ),
         f"{_latency_text(usage)}: "
         + (
@@ -765,8 +895,7 @@ def variant_oversized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTy
     if usage.gpus > 1 and best.spec.accelerator_count < usage.gpus:
         reasons.append(
             f"the model server must be set for {plural(best.spec.accelerator_count, 'GPU')} (workers or "
-            "tensor-parallel "
-            "degree), as it is for the GPUs it has now"
+            "tensor-parallel degree), as it is for the GPUs it has now"
         )
     alternative = next((fit for fit in fits[1:] if fit.spec.instance_type != best.spec.instance_type), None)
     if alternative is not None:
@@ -775,11 +904,15 @@ def variant_oversized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTy
             f"{usd(alternative.monthly)}/month"
         )
     if variant.scaled_by:
-        advice = (
-            f"{variant.scaled_by} sets its instance count: lower its limits to {best.count}"
-            if same_type
-            else f"a new endpoint config with {change}, then UpdateEndpoint; deregister the variant from "
-            f"{variant.scaled_by} first and register it again after"
+        # _fits keeps the count of a variant something else scales: the change is its type.
+        reasons.append(
+            f"{variant.scaled_by} sets its instance count, so the count is kept: sized per instance, on their "
+            "average load"
+        )
+        advice = f"a new endpoint config with {change}, then UpdateEndpoint" + (
+            f"; deregister the variant from {variant.scaled_by} first and register it again after"
+            if variant.autoscaling is not None
+            else ""
         )
     else:
         advice = f"a new endpoint config with {change}, then UpdateEndpoint (blue/green, with auto-rollback)"
@@ -819,7 +952,7 @@ def variant_schedulable(facts: VariantFacts, usage: VariantUsage, spec: Instance
     variant = facts.variant
     after = (cost_now * (1 - share)).quantize(CENT)
     reasons = (
-        f"requests only {pattern.windows} (UTC): none in {pattern.idle_hours} of the week's 168 hours, in each of "
+        f"requests only {pattern.windows}: none in {pattern.idle_hours} of the week's 168 hours, in each of "
         f"{usage.weeks_observed} weeks",
         f"{per_gpu_text(usage)}",
     )
@@ -846,9 +979,22 @@ def variant_optimized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTy
     ]
     if usage.invocations is not None:
         reasons.append(f"{usage.invocations:,.0f} invocations in the window")
-    return Draft(
-        Finding.OPTIMIZED, tuple(reasons), confidence=_confidence(usage.observed_days, usage.coverage, facts.policy)
-    )
+    if facts.variant.scaled_by:
+        reasons.append(f"{facts.variant.scaled_by} sets its instance count: only its type is compared")
+    unread = [
+        name
+        for name, value in (
+            ("GPUMemoryUtilization", usage.gpu_memory_peak_pct),
+            ("CPUUtilization", usage.cpu),
+            ("MemoryUtilization", usage.memory_peak_pct),
+        )
+        if value is None
+    ]
+    confidence = _confidence(usage.observed_days, usage.coverage, facts.policy)
+    if unread:
+        reasons.append(f"{', '.join(unread)} not published: only types that keep what they measure are compared")
+        confidence = confidence.at_most(Confidence.MEDIUM)
+    return Draft(Finding.OPTIMIZED, tuple(reasons), confidence=confidence)
 
 
 def _savings(facts: VariantFacts, draft: Draft | None) -> Decimal:
@@ -866,7 +1012,7 @@ def variant_sized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSp
     return oversized
 
 
-VARIANT_FINDINGS: tuple[VariantRule, ...] = (variant_idle, variant_no_price, variant_sized)
+VARIANT_FINDINGS: tuple[VariantRule, ...] = (variant_idle, variant_no_gpu_metrics, variant_no_price, variant_sized)
 
 
 def decide_variant(facts: VariantFacts) -> Draft:
@@ -915,6 +1061,14 @@ def _metrics_text(usage: VariantUsage | None) -> str:
     return ", ".join(parts)
 
 
+def _weight_share(weight: float | None, endpoint_weights: Sequence[float | None]) -> float | None:
+    """The variant's share of its endpoint's weighted routing (None: a weight is unknown, or all are 0)."""
+    known = [w for w in endpoint_weights if w is not None]
+    if weight is None or len(known) < len(endpoint_weights) or sum(known) <= 0:
+        return None
+    return weight / sum(known)
+
+
 def analyze_variants(
     variants: Sequence[EndpointVariant],
     usage: Mapping[str, VariantUsage],
@@ -924,21 +1078,34 @@ def analyze_variants(
     now: datetime,
 ) -> list[Recommendation]:
     """One recommendation per endpoint variant (a region's, or one shard's: an endpoint's variants are together)."""
-    serving = {
-        v.endpoint_name
-        for v in variants
-        if (u := usage.get(v.resource_id)) is not None and u.invocations is not None and u.invocations > 0
-    }
+    served: dict[str, float] = {}  # endpoint -> requests its variants served
+    weights: dict[str, list[float | None]] = {}
+    for v in variants:
+        found = usage.get(v.resource_id)
+        served[v.endpoint_name] = served.get(v.endpoint_name, 0.0) + ((found.invocations or 0.0) if found else 0.0)
+        weights.setdefault(v.endpoint_name, []).append(v.weight)
     recommendations = []
     for variant in variants:
         spec = catalog.spec(ec2_type(variant.instance_type))
         found = usage.get(variant.resource_id)
-        siblings = variant.endpoint_name in serving and not (found and found.invocations)
-        facts = VariantFacts(variant, found, spec, catalog, prices.hosting, policy, now, siblings_serve=siblings)
+        siblings = served[variant.endpoint_name] - ((found.invocations or 0.0) if found else 0.0)
+        facts = VariantFacts(
+            variant,
+            found,
+            spec,
+            catalog,
+            prices.hosting,
+            policy,
+            now,
+            sibling_invocations=siblings,
+            weight_share=_weight_share(variant.weight, weights[variant.endpoint_name]),
+        )
         draft = decide_variant(facts)
         detail = SageMakerDetail(
             endpoint_name=variant.endpoint_name,
             variant_name=variant.variant_name,
+            model_name=variant.model_name,
+            config_extras=variant.config_extras,
             endpoint_config_name=variant.endpoint_config_name,
             instance_count=variant.instance_count,
             inference_components=variant.inference_components,
@@ -994,6 +1161,9 @@ class NotebookFacts:
 
     @property
     def cost_now(self) -> Decimal | None:
+        """Its instance's price while InService; nothing otherwise (a stopped notebook pays for its volume only)."""
+        if not self.notebook.in_service:
+            return ZERO
         hourly = self.hourly
         return None if hourly is None else monthly(hourly)
 
@@ -1020,6 +1190,16 @@ def notebook_opted_out(facts: NotebookFacts) -> Draft | None:
     return _opted_out(facts.notebook.tags, facts.policy)
 
 
+def notebook_not_in_service(facts: NotebookFacts) -> Draft | None:
+    """Stopped (or stopping, failed, starting): no instance hours are billed, and LastModifiedTime is not a start."""
+    if facts.notebook.in_service:
+        return None
+    return Draft(
+        Finding.EXCLUDED,
+        (f"{facts.notebook.status}: no instance hours billed (its ML storage volume only); judged once InService",),
+    )
+
+
 def _running_text(facts: NotebookFacts) -> str:
     notebook = facts.notebook
     cost = facts.cost_since()
@@ -1040,6 +1220,15 @@ def notebook_idle(facts: NotebookFacts) -> Draft | None:
             f"the window): at least {policy.min_days:g} days are needed"
         )
     quiet = (usage.busiest_p99 or 0.0) < policy.idle_util_pct and (usage.busiest_peak or 0.0) < policy.activity_peak_pct
+    last = usage.last_sample
+    if quiet and (last is None or (facts.now - last).total_seconds() > SILENT_AGENT_SECONDS):
+        # The agent went silent while the notebook runs on (a kernel restart, the agent stopped): what its GPUs did
+        # since is not measured, and silence is not quiet.
+        ended = f"end on {last:%Y-%m-%d %H:%M} UTC" if last is not None else "have no 5-minute averages"
+        return _insufficient(
+            f"{_running_text(facts)}; the CloudWatch agent's GPU series {ended} while it is InService: what its "
+            "GPUs did since is not measured, so it is not judged idle"
+        )
     if not quiet:
         return Draft(
             Finding.OPTIMIZED,
@@ -1104,6 +1293,7 @@ def notebook_recent(facts: NotebookFacts) -> Draft:
 
 NOTEBOOK_RULES: tuple[NotebookRule, ...] = (
     notebook_opted_out,
+    notebook_not_in_service,
     notebook_unknown_type,
     notebook_idle,
     notebook_left_running,
@@ -1227,8 +1417,51 @@ def training_no_metrics(facts: TrainingFacts) -> Draft | None:
     )
 
 
+def _peak_of(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return max(known) if known else None
+
+
+def _host_fits(
+    candidate: InstanceTypeSpec, current: InstanceTypeSpec, cpu_summed: float | None, ram_pct: float | None, p: Policy
+) -> bool:
+    """The candidate carries the hosts' CPU (summed p95, vCPU-percent) and RAM peak; what was not measured is kept."""
+    if cpu_summed is None and candidate.vcpus < current.vcpus:
+        return False
+    if cpu_summed is not None and cpu_summed / candidate.vcpus > p.target_max_cpu_pct:
+        return False
+    if ram_pct is None:
+        return candidate.memory_mib >= current.memory_mib
+    return candidate.memory_mib >= ram_pct / 100 * current.memory_mib * p.host_headroom
+
+
+def _host_text(spec: InstanceTypeSpec, target: InstanceTypeSpec, cpu_summed: float | None, ram: float | None) -> str:
+    cpu = (
+        f"CPU p95 {cpu_summed / 100:.1f} of {spec.vcpus} vCPUs busy, {cpu_summed / target.vcpus:.0f}% of its "
+        f"{target.vcpus}"
+        if cpu_summed is not None
+        else f"CPUUtilization not read: {target.vcpus} vCPUs kept (at least {spec.vcpus})"
+    )
+    memory = (
+        f"RAM peak {ram:.0f}% of {gib(spec.memory_mib)} fits {gib(target.memory_mib)}"
+        if ram is not None
+        else f"MemoryUtilization not read: {gib(target.memory_mib)} of RAM kept"
+    )
+    return f"{cpu}; {memory}"
+
+
+def training_no_price(facts: TrainingFacts) -> Draft | None:
+    if facts.hourly is not None:
+        return None
+    return _insufficient(
+        f"no SageMaker training price for {facts.family.instance_type} in {facts.family.region} (neither the Price "
+        "List API nor the bundled snapshot has one): cost and savings unknown, so no smaller type is compared"
+    )
+
+
 def training_light(facts: TrainingFacts) -> Draft | None:
-    """Every measured job ran far below its GPUs: the next run fits a smaller type."""
+    """Every measured job ran far below its GPUs: the next run fits a smaller type, one that also carries the hosts'
+    CPU and RAM (light GPUs often wait on the input pipeline, which fewer vCPUs would slow further)."""
     usage, spec, policy = facts.usage, facts.spec, facts.policy
     if usage is None or spec is None or facts.prices is None:
         return None
@@ -1236,7 +1469,9 @@ def training_light(facts: TrainingFacts) -> Draft | None:
     p95 = max(job.gpu.p95 for job in measured if job.gpu is not None)
     if p95 >= policy.gpu_light_pct:
         return None
-    memory = max((job.gpu_memory_peak_pct for job in measured if job.gpu_memory_peak_pct is not None), default=None)
+    memory = _peak_of([job.gpu_memory_peak_pct for job in measured])
+    cpu_summed = _peak_of([job.cpu_summed_p95 for job in measured])
+    ram = _peak_of([job.memory_peak_pct for job in measured])
     count = max(job.instance_count for job in facts.family.jobs)
     units = spec.accelerator_count
     used_mib = (memory or 0.0) / 100 * spec.memory_per_unit_mib  # per GPU
@@ -1255,6 +1490,8 @@ def training_light(facts: TrainingFacts) -> Draft | None:
             policy.memory_headroom
         ):
             continue
+        if not _host_fits(candidate, spec, cpu_summed, ram, policy):
+            continue
         if best is None or hourly < best[0]:
             best = (hourly, candidate, projected)
     reasons = [
@@ -1262,14 +1499,29 @@ def training_light(facts: TrainingFacts) -> Draft | None:
         f"{facts.instance_hours:.1f} instance-hours billed; the busiest ran at GPU p95 {p95:.0f}% per GPU",
     ]
     if best is None:
-        return None
+        unread = [
+            name
+            for name, value in (
+                ("GPUMemoryUtilization", memory),
+                ("CPUUtilization", cpu_summed),
+                ("MemoryUtilization", ram),
+            )
+            if value is None
+        ]
+        if not unread:
+            return None  # measured in full, and nothing cheaper carries it: right-sized (training_fine)
+        return _insufficient(
+            *reasons,
+            f"{', '.join(unread)} not read for its hosts: whether a type with fewer GPUs carries the run is unknown, "
+            "so none cheaper is advised",
+        )
     hourly, target, projected = best
     cost_now = facts.cost_now
     after = (cost_now * hourly / hourly_now).quantize(CENT) if cost_now is not None and hourly_now else None
     reasons.append(
-        f"{ml_type(target.instance_type)} ({plural(target.accelerator_count, 'GPU')}) carries it at "
-        f"{projected:.0f}% per "
-        f"GPU, GPU memory peak {pct(memory)} per GPU x {policy.memory_headroom:g} headroom included"
+        f"{ml_type(target.instance_type)} ({plural(target.accelerator_count, 'GPU')}) carries it at {projected:.0f}% "
+        f"per GPU, GPU memory peak {pct(memory)} per GPU x {policy.memory_headroom:g} headroom included; "
+        + _host_text(spec, target, cpu_summed, ram)
     )
     reasons.append(
         "priced on the same run time: light GPUs wait on something else (input, CPU), which fewer GPUs do not speed up"
@@ -1298,7 +1550,12 @@ def training_fine(facts: TrainingFacts) -> Draft:
     )
 
 
-TRAINING_RULES: tuple[TrainingRule, ...] = (training_unknown_type, training_no_metrics, training_light)
+TRAINING_RULES: tuple[TrainingRule, ...] = (
+    training_unknown_type,
+    training_no_metrics,
+    training_no_price,
+    training_light,
+)
 
 
 def analyze_training(

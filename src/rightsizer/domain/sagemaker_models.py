@@ -36,8 +36,8 @@ def accelerated(instance_type: str) -> bool:
 
 
 def training_family(job_name: str) -> str:
-    """The name a recurring training run's jobs share: `nightly-retrain-2026-11-30-02-00-04-123` -> "
-    "`nightly-retrain`."""
+    """The name a recurring training run's jobs share: `nightly-retrain-2026-11-30-02-00-04-123` ->
+    `nightly-retrain`."""
     return _RUN_SUFFIX.sub("", job_name) or job_name
 
 
@@ -66,6 +66,9 @@ class EndpointVariant:
     # Application Auto Scaling's (min, max) for the variant's DesiredInstanceCount, when a scalable target exists.
     autoscaling: tuple[int, int] | None = None
     tags: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # What the endpoint config holds besides this one variant, which a one-click update (a copy of the config with
+    # this variant's new type) would drop: "2 production variants", "shadow variants", "data capture", ...
+    config_extras: tuple[str, ...] = ()
 
     @property
     def resource_id(self) -> str:
@@ -156,6 +159,8 @@ class SageMakerDetail:
 
     endpoint_name: str = ""
     variant_name: str = ""
+    model_name: str = ""  # the variant's model ("": its models are inference components)
+    config_extras: tuple[str, ...] = ()  # EndpointVariant.config_extras: what keeps an update from being one click
     # The endpoint config in force at analysis: an endpoint whose config changed since is not the one advised on.
     endpoint_config_name: str = ""
     instance_count: int = 0  # instances of the variant now (notebooks 1; training: the largest job's count)

@@ -24,6 +24,8 @@ EXECUTION_TIMEOUT = timedelta(hours=3)
 # Bounds on the wait loops (CheckRequest refuses larger values as invalid input): 30 minutes at most per loop.
 MAX_WAIT_SECONDS = 60
 MAX_POLLS = 30
+# An endpoint update (new instances, a canary, its bake time, the rest of the traffic) takes tens of minutes.
+MAX_SAGEMAKER_POLLS = 150
 RESIZABLE_STATES = ("running", "stopped")  # the states a resize may find the host in (a stop: running only)
 
 
@@ -65,6 +67,24 @@ class ScheduleInput:
 
 
 @dataclass(frozen=True)
+class SageMakerInput:
+    """`sagemaker`: the SageMaker resource an endpoint update or a notebook stop acts on. Endpoint configs are
+    immutable: the one the endpoint ran when it was advised on (`expected_config`) is the one whose single production
+    variant (`variant_name`, serving `model_name`) was judged, so the new config copies it with the target type and
+    count (`target_count`)."""
+
+    name: str  # EndpointName or NotebookInstanceName
+    arn: str  # for ListTags (the opt-out and managed tags)
+    variant_name: str = ""
+    model_name: str = ""
+    expected_config: str = ""  # the endpoint's EndpointConfigName at analysis
+    new_config_name: str = ""  # the endpoint config the update creates (rightsizer-..., unique per approval)
+    target_count: int = 0
+    alarm_name: str = ""  # the CloudWatch alarm SageMaker's auto-rollback watches (rightsizer-...)
+    max_polls: int = 0  # endpoint updates take longer than an EC2 stop: their own bound on the poll loop
+
+
+@dataclass(frozen=True)
 class WorkflowInput:
     """One execution's input: one approved action on one host (docs/resize-workflow.md)."""
 
@@ -90,6 +110,7 @@ class WorkflowInput:
     lock_expiration: str  # epoch seconds as text
     pair: SchedulePair
     schedule: ScheduleInput | None = None  # schedule and unschedule only; absent from the JSON otherwise
+    sagemaker: SageMakerInput | None = None  # update_endpoint and stop_notebook only; absent from the JSON otherwise
 
     def to_json(self) -> dict[str, Any]:
         """The execution input as Step Functions receives it."""
@@ -98,10 +119,12 @@ class WorkflowInput:
         data["pair"] = {f.name: getattr(self.pair, f.name) for f in fields(self.pair)}
         if self.schedule is not None:
             data["schedule"] = {f.name: _plain(getattr(self.schedule, f.name)) for f in fields(self.schedule)}
+        if self.sagemaker is not None:
+            data["sagemaker"] = {f.name: getattr(self.sagemaker, f.name) for f in fields(self.sagemaker)}
         return data
 
 
-_NESTED = ("pair", "schedule")
+_NESTED = ("pair", "schedule", "sagemaker")
 
 
 class InputKey(StrEnum):
@@ -130,6 +153,7 @@ class InputKey(StrEnum):
     LOCK_EXPIRATION = "lock_expiration"
     PAIR = "pair"
     SCHEDULE = "schedule"
+    SAGEMAKER = "sagemaker"
 
 
 def _plain(value: Any) -> Any:

@@ -38,8 +38,14 @@ def analyze_hosts(
 
 
 def analyze_region(data: RegionData, policy: Policy, now: datetime) -> list[Recommendation]:
+    """The region's EC2 hosts (and their node groups), then its SageMaker resources."""
     covers = coverage(data.instances, data.commitments, data.prices.on_demand)
-    return analyze_hosts(data.instances, data.usage, data.catalog, data.prices, policy, now, covers)
+    hosts = analyze_hosts(data.instances, data.usage, data.catalog, data.prices, policy, now, covers)
+    if data.sagemaker is None:
+        return hosts
+    from rightsizer.services.sagemaker import analyze_region_sagemaker
+
+    return [*hosts, *analyze_region_sagemaker(data.sagemaker, data.catalog, policy, now)]
 
 
 def analyze_regions(regions: Iterable[RegionData], policy: Policy, now: datetime) -> list[Recommendation]:

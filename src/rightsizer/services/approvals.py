@@ -28,6 +28,7 @@ from rightsizer.services.ports import (
     AuditEntry,
     Decision,
     ResizeWorkflow,
+    SageMakerAction,
     ScheduleRecord,
 )
 from rightsizer.services.report import untagged_refusal
@@ -223,8 +224,34 @@ def approve(
         action=action,
         schedule=plan,
         capacity_risk_confirmed=capacity_risk_confirmed,
+        sagemaker=sagemaker_action(rec),
     )
     return _start(store, workflow_factory, rec, approval, actor, now, open_thread)
+
+
+def sagemaker_action(rec: Recommendation) -> SageMakerAction | None:
+    """The SageMaker resource advice on an endpoint variant or a notebook instance acts on (None for EC2 hosts)."""
+    detail = rec.sagemaker
+    if detail is None:
+        return None
+    if detail.notebook_name:
+        return SageMakerAction(detail.notebook_name, sagemaker_arn(rec, "notebook-instance", detail.notebook_name))
+    return SageMakerAction(
+        name=detail.endpoint_name,
+        arn=sagemaker_arn(rec, "endpoint", detail.endpoint_name),
+        variant_name=detail.variant_name,
+        model_name=detail.model_name,
+        endpoint_config_name=detail.endpoint_config_name,
+        target_count=detail.target_instance_count or detail.instance_count,
+    )
+
+
+def sagemaker_arn(rec: Recommendation, resource: str, name: str) -> str:
+    """SageMaker's ARN of a resource (its names are case-insensitive; ARNs carry them in lower case)."""
+    partition = (
+        "aws-cn" if rec.region.startswith("cn-") else "aws-us-gov" if rec.region.startswith("us-gov-") else "aws"
+    )
+    return f"arn:{partition}:sagemaker:{rec.region}:{rec.account_id}:{resource}/{name.lower()}"
 
 
 def remove_schedule(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from itertools import groupby
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.commitments import Commitments
@@ -36,6 +36,9 @@ from rightsizer.services.ports import (
 )
 from rightsizer.settings import PriceMode
 
+if TYPE_CHECKING:  # numpy-free imports for the pipeline's planner stay so; collection imports it anyway
+    from rightsizer.services.sagemaker import SageMakerData, SageMakerSources, Snapshot
+
 T = TypeVar("T")
 
 
@@ -53,6 +56,7 @@ class RegionData:
     usage: Mapping[str, UsageSummary]
     warnings: tuple[str, ...] = ()
     commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
+    sagemaker: SageMakerData | None = None  # endpoints, notebooks and training jobs (None: not read)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ class RegionSources:
     on_demand: OnDemandPrices | None = None  # None: snapshot only
     commitments: CommitmentSource | None = None  # None: savings at list price only
     resizes: ResizeHistory | None = None  # None: resizes are seen in the agent's InstanceType dimension only
+    sagemaker: SageMakerSources | None = None  # None: SageMaker is not read
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class Reference:
     accelerators: AcceleratorTable
     legacy_specs: Mapping[str, InstanceTypeSpec]
     snapshot: Callable[[str], PriceBook | None]
+    sagemaker_snapshot: Snapshot | None = None  # the bundled SageMaker prices (region, component)
 
 
 def lookback_window(now: datetime, days: int) -> Window:
@@ -319,6 +325,14 @@ def collect_region(
         account_id, region, instances, sources, reference, price_mode, now, lookback_days, progress
     )
     usage, usage_warnings = summarise_usage(instances, context, sources.usage)
+    sagemaker = None
+    if sources.sagemaker is not None:
+        from rightsizer.services.sagemaker import collect_sagemaker
+
+        snapshot = reference.sagemaker_snapshot or (lambda _region, _component: None)
+        sagemaker = collect_sagemaker(
+            account_id, region, sources.sagemaker, context.catalog, context.window, price_mode, snapshot
+        )
     return RegionData(
         account_id=account_id,
         region=region,
@@ -328,8 +342,9 @@ def collect_region(
         catalog=context.catalog,
         prices=context.prices,
         usage=usage,
-        warnings=(*context.warnings, *usage_warnings),
+        warnings=(*context.warnings, *usage_warnings, *(sagemaker.warnings if sagemaker else ())),
         commitments=context.commitments,
+        sagemaker=sagemaker,
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.commitments import CoverRef, HostCover, coverage, resolve_covers
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
@@ -28,6 +28,9 @@ from rightsizer.services.collect import RegionContext, shard_instances, summaris
 from rightsizer.services.ports import UsageSource
 from rightsizer.services.ranking import Ranking
 from rightsizer.settings import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from rightsizer.services.sagemaker import SageMakerData
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,21 @@ class RunStore(Protocol):
     def shard_rankings(self, run: str) -> list[Ranking]: ...
     def failures(self, run: str) -> list[dict[str, str]]: ...
     def put_ranking(self, run: str, ranking: Ranking) -> None: ...
+    def put_sagemaker(self, run: str, data: SageMakerData, collected_at: datetime) -> None: ...
+    def sagemaker(self, run: str, account_id: str, region: str) -> SageMakerData | None: ...
 
 
 class Mode(StrEnum):
     COLLECT = "collect"  # the daily run: plan, collect and analyse every shard
     ANALYZE = "analyze"  # the catch-up: analyse the shards a run collected, from their stored usage
+
+
+class Part(StrEnum):
+    """What a shard holds: EC2 hosts, or the region's SageMaker resources (one task per region, after its EC2
+    shards: they are tens where hosts may be thousands)."""
+
+    EC2 = "ec2"
+    SAGEMAKER = "sagemaker"
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,7 @@ class ShardTask:
     role_arn: str
     shard: int
     shards: int
+    part: Part = Part.EC2
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ShardTask:
@@ -105,12 +119,13 @@ class ShardTask:
                 role_arn=str(data.get("role_arn", "")),
                 shard=int(data["shard"]),
                 shards=int(data["shards"]),
+                part=Part(str(data.get("part", Part.EC2))),
             )
         except (KeyError, ValueError) as error:
             raise ConfigError(f"a shard needs run, account_id, region, shard and shards: got {dict(data)}") from error
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "mode": self.mode.value}
+        return {**asdict(self), "mode": self.mode.value, "part": self.part.value}
 
 
 def run_name(now: datetime) -> str:
@@ -157,8 +172,10 @@ def plan_target(
     read_region: Callable[[], tuple[RegionContext, list[Instance]]],
     shard_size: int,
     team_tag: str = "team",
+    sagemaker: bool = False,
 ) -> list[ShardTask]:
-    """Cut one (account, region) into shards and store them; the catch-up only lists the stored ones.
+    """Cut one (account, region) into shards and store them; the catch-up only lists the stored ones. With
+    `sagemaker`, one more task reads the region's SageMaker resources.
 
     What covers each host on the bill is decided here, over the whole region (a regional RI or a Savings Plan
     spreads across every host it matches, whatever their shards). Hosts that were in the region's previous run
@@ -175,9 +192,15 @@ def plan_target(
         if previous:
             store.forget_instances(previous - {instance.instance_id for instance in instances})
         count = len(shards)
-    return [
-        ShardTask(run, mode, target.account_id, target.region, target.role_arn, index, count) for index in range(count)
+    total = count + 1 if sagemaker else count
+    tasks = [
+        ShardTask(run, mode, target.account_id, target.region, target.role_arn, index, total) for index in range(count)
     ]
+    if sagemaker:
+        tasks.append(
+            ShardTask(run, mode, target.account_id, target.region, target.role_arn, count, total, Part.SAGEMAKER)
+        )
+    return tasks
 
 
 def collect_shard(
@@ -195,11 +218,56 @@ def collect_shard(
     return _analyse(task, store, context, instances, usage, covers, warnings, policy, now, scope)
 
 
+def collect_sagemaker_part(
+    task: ShardTask,
+    store: RunStore,
+    read: Callable[[RegionContext], SageMakerData],
+    policy: Policy,
+    now: datetime,
+    scope: ActionScope | None,
+) -> dict[str, Any]:
+    """The region's SageMaker resources: read and summarise them, store the summary, analyse and rank them."""
+    context = _region(task, store)
+    data = read(context)
+    store.put_sagemaker(task.run, data, context.collected_at)
+    return _analyse_sagemaker(task, store, context, data, policy, now, scope)
+
+
+def _analyse_sagemaker(
+    task: ShardTask,
+    store: RunStore,
+    context: RegionContext,
+    data: SageMakerData,
+    policy: Policy,
+    now: datetime,
+    scope: ActionScope | None,
+) -> dict[str, Any]:
+    from rightsizer.services.sagemaker import analyze_region_sagemaker
+
+    recommendations = analyze_region_sagemaker(data, context.catalog, policy, now)
+    written = store.put_recommendations(task.run, recommendations, now)
+    ranking = Ranking.of(recommendations, scope, list(data.warnings))
+    store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
+    return {
+        **task.to_dict(),
+        "instances": len(data.resources),
+        "with_accelerator_data": len(data.usage),
+        "recommendations_written": written,
+        "warnings": list(data.warnings)[:20],
+        "status": "collected" if task.mode is Mode.COLLECT else "analysed",
+    }
+
+
 def analyze_shard(
     task: ShardTask, store: RunStore, policy: Policy, now: datetime, scope: ActionScope | None
 ) -> dict[str, Any]:
     """The catch-up: analyse one collected shard again from its stored usage. A shard whose collection failed
     has none: it is left as it is (advice from no data would be a guess)."""
+    if task.part is Part.SAGEMAKER:
+        stored = store.sagemaker(task.run, task.account_id, task.region)
+        if stored is None:
+            return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
+        return _analyse_sagemaker(task, store, _region(task, store), stored, policy, now, scope)
     context, instances, covers = _planned(task, store)
     usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in instances])
     collected = [instance for instance in instances if instance.instance_id in usage]
@@ -208,11 +276,15 @@ def analyze_shard(
     return _analyse(task, store, context, collected, usage, covers, [], policy, now, scope)
 
 
-def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...], dict[str, HostCover]]:
+def _region(task: ShardTask, store: RunStore) -> RegionContext:
     planned = store.region(task.run, task.account_id, task.region)
     if planned is None:
         raise ConfigError(f"{task.account_id} {task.region} was not planned in run {task.run}")
-    context = planned[0]
+    return planned[0]
+
+
+def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...], dict[str, HostCover]]:
+    context = _region(task, store)
     instances, refs = store.shard(task.run, task.account_id, task.region, task.shard)
     return context, instances, resolve_covers(refs, context.commitments)
 

@@ -131,6 +131,19 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class SageMakerAction:
+    """What an approved SageMaker action acts on (the instance workflow's `sagemaker` input): an endpoint variant and
+    the config it ran when advised on, or a notebook instance."""
+
+    name: str  # EndpointName or NotebookInstanceName
+    arn: str
+    variant_name: str = ""
+    model_name: str = ""
+    endpoint_config_name: str = ""
+    target_count: int = 0
+
+
+@dataclass(frozen=True)
 class Approval:
     """One approved resize. Created once per recommendation id (a conditional write)."""
 
@@ -152,6 +165,7 @@ class Approval:
     schedule: SchedulePlan | None = None  # SCHEDULE and UNSCHEDULE: the pair, in the team's time zone
     capacity_risk_confirmed: bool = False  # a scarce type's approver confirmed restart capacity is not guaranteed
     attempt: int = 1  # an approver may retry an outcome other than success: each attempt has its own execution
+    sagemaker: SageMakerAction | None = None  # UPDATE_ENDPOINT and STOP_NOTEBOOK: the SageMaker resource
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ def not_actionable_reason(
     # Excluded hosts and held-back actions: the analyzer states the cause in a reason (first for exclusions,
     # last for a resize or schedule it holds back, e.g. a type no longer offered in the region).
     if rec.reasons:
-        held_back = spec.held_back_last and advised_action(rec.finding, rec.target_type) is not None
+        held_back = spec.held_back_last and advised_action(rec.finding, rec.target_type, rec.kind) is not None
         return rec.reasons[-1] if held_back else rec.reasons[0]
     return "no one-click action"
 

@@ -70,6 +70,7 @@ from rightsizer.services.ports import (
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
     from rightsizer.services.collect import RegionContext
     from rightsizer.services.ranking import Ranking
+    from rightsizer.services.sagemaker import SageMakerData
 
 TTL_ATTRIBUTE = "expiration"
 RUN_RETENTION = timedelta(days=35)
@@ -111,6 +112,8 @@ def _expires(now: datetime, keep: timedelta) -> int:
 
 _T = TypeVar("_T")
 CONDITION_FAILED = "ConditionalCheckFailedException"
+# The usage item of a region's SageMaker resources sits beside its hosts' (no instance id starts so).
+SAGEMAKER_USAGE = "sagemaker"
 
 
 def _unless_condition_fails(write: Callable[[], _T]) -> _T | None:
@@ -348,6 +351,22 @@ class DynamoStore:
             keys.usage_instance(str(item[keys.PK])): from_jsonable(UsageSummary, _unpack(item["data"]))
             for item in found
         }
+
+    def put_sagemaker(self, run: str, data: SageMakerData, collected_at: datetime) -> None:
+        """A region's SageMaker resources and summaries, for the catch-up's analysis (one item: they are few)."""
+        self._table.put_item(
+            Item={
+                **keys.usage_key(run, data.account_id, data.region, SAGEMAKER_USAGE),
+                "data": _pack(data),
+                TTL_ATTRIBUTE: _expires(collected_at, RUN_RETENTION),
+            }
+        )
+
+    def sagemaker(self, run: str, account_id: str, region: str) -> SageMakerData | None:
+        from rightsizer.services.sagemaker import SageMakerData
+
+        item = self._item(keys.usage_key(run, account_id, region, SAGEMAKER_USAGE))
+        return from_jsonable(SageMakerData, _unpack(item["data"])) if item is not None else None
 
     def put_shard_ranking(
         self, run: str, account_id: str, region: str, index: int, ranking: Ranking, now: datetime

@@ -31,8 +31,10 @@ from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 from rightsizer.domain.workflow_contract import (
     MAX_POLLS,
+    MAX_SAGEMAKER_POLLS,
     MAX_WAIT_SECONDS,
     RESIZABLE_STATES,
+    SageMakerInput,
     ScheduleInput,
     SchedulePair,
     WorkflowInput,
@@ -252,7 +254,9 @@ class StepFunctionsResizeWorkflow:
 
     def start(self, approval: Approval, expected_state: str | None = None) -> str:
         """Start (or find) the execution for this approval and return its ARN."""
-        state = expected_state or self._lookup_state(approval.recommendation_id) or "running"
+        # A SageMaker resource is checked as InService by its own branch; the EC2 state field keeps its default.
+        lookup = None if approval.sagemaker is not None else self._lookup_state(approval.recommendation_id)
+        state = expected_state or lookup or "running"
         if state not in RESIZABLE_STATES:
             raise ValueError(f"expected_state must be one of {RESIZABLE_STATES}, got {state!r}")
         self._check_scope(approval)
@@ -332,6 +336,7 @@ class StepFunctionsResizeWorkflow:
             # Every action knows the host's pair: a stop or resize is refused while one exists (Scheduler is asked).
             pair=SchedulePair(group=self._schedule_group, stop_name=stop_name, start_name=start_name),
             schedule=schedule,
+            sagemaker=_sagemaker_input(approval, self._max_polls) if approval.get("sagemaker") else None,
         )
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
@@ -368,12 +373,39 @@ def _target(operation: str, role_arn: str, instance_input: str) -> dict[str, Any
     }
 
 
+def _sagemaker_input(approval: Mapping[str, Any], max_polls: int) -> SageMakerInput:
+    """The `sagemaker` input of an endpoint update or a notebook stop. The new endpoint config's and the alarm's names
+    derive from the approval (its id and attempt): a retried start writes the same ones."""
+    target = approval["sagemaker"]
+    attempt = int(approval.get("attempt") or 1)
+    digest = hashlib.sha256(f"{approval['recommendation_id']}#{attempt}".encode()).hexdigest()[:12]
+    name = str(target["name"])
+    return SageMakerInput(
+        name=name,
+        arn=str(target["arn"]),
+        variant_name=str(target.get("variant_name") or ""),
+        model_name=str(target.get("model_name") or ""),
+        expected_config=str(target.get("endpoint_config_name") or ""),
+        # SageMaker names: at most 63 characters of [a-zA-Z0-9-].
+        new_config_name=f"rightsizer-{name[:38]}-{digest}",
+        target_count=int(target.get("target_count") or 0),
+        alarm_name=f"rightsizer-{name}-rollback",  # endpoint names are unique per region, alarms take 255
+        # An endpoint's blue/green update (new instances, the canary and its bake time) takes tens of minutes.
+        max_polls=min(MAX_SAGEMAKER_POLLS, max_polls * 5),
+    )
+
+
 def _change_text(action: ActionKind, approval: Mapping[str, Any]) -> str:
     """The change in words, for the workflow's audit entries and messages ("The {change} failed: ...")."""
     if action is ActionKind.RESIZE:
         return f"resize to {approval['to_type']}"
     if action is ActionKind.STOP:
         return "stop"
+    if action is ActionKind.UPDATE_ENDPOINT:
+        target = approval.get("sagemaker") or {}
+        return f"endpoint update to {target.get('target_count')} x {approval['to_type']}"
+    if action is ActionKind.STOP_NOTEBOOK:
+        return "notebook stop"
     plan = approval.get("schedule") or {}
     if action is ActionKind.SCHEDULE:
         return f"stop/start schedule ({plan.get('description', '')})"

@@ -116,7 +116,7 @@ def finding_label(finding: Finding) -> str:
 
 def target_text(rec: Recommendation) -> str:
     """What the advice does to the host (its action's words, whether or not one click may carry it out)."""
-    action = advised_action(rec.finding, rec.target_type)
+    action = advised_action(rec.finding, rec.target_type, rec.kind)
     if action is not None:
         return f"`{rec.instance_type}` → {ACTIONS[action].target_text.format(target=rec.target_type)}"
     if rec.consolidation is not None:

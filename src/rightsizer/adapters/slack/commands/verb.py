@@ -16,8 +16,11 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.deps import Deps
 from rightsizer.adapters.slack.messages import MessageBoard
 from rightsizer.domain.models import Recommendation
+from rightsizer.domain.resources import ResourceKind, kind_of
 
 INSTANCE_ID = re.compile(r"^i-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+# `<kind prefix><names>`: SageMaker names, node group and NodePool names are letters, digits, `-`, `_` and `.`.
+RESOURCE_ID = re.compile(r"^[a-z-]+/[A-Za-z0-9._-]{1,128}(?:/[A-Za-z0-9._-]{1,128}){0,2}$")
 EXAMPLE_INSTANCE = "i-0123456789abcdef0"
 
 Payload = dict[str, Any]  # one message: text, and blocks if any
@@ -80,12 +83,19 @@ def no_arguments(verb: str, args: Sequence[str], command: Command) -> Command | 
 
 
 def instance_id_of(verb: str, args: Sequence[str], example: str) -> str | Malformed:
-    """The instance id the verb's first argument names (lower-cased), or what is wrong with it."""
-    instance_id = args[0].lower() if args else ""
-    if INSTANCE_ID.match(instance_id):
-        return instance_id
-    got = f" (got `{blocks.escape(args[0][:40])}`)" if args else ""
-    return Malformed(f"`{verb}` needs an EC2 instance id{got}, e.g. `{example}`.")
+    """The instance id the verb's first argument names (lower-cased), or the id of another kind of resource
+    (`sagemaker-endpoint/chat/AllTraffic`, `eks-nodegroup/ml/gpu`: kept as written, names are the owner's), or what
+    is wrong with it."""
+    given = args[0] if args else ""
+    if INSTANCE_ID.match(given.lower()):
+        return given.lower()
+    if RESOURCE_ID.match(given) and kind_of(given) is not ResourceKind.EC2:
+        return given
+    got = f" (got `{blocks.escape(given[:40])}`)" if args else ""
+    return Malformed(
+        f"`{verb}` needs an EC2 instance id or a resource id{got}, e.g. `{example}` or "
+        f"`{verb} sagemaker-endpoint/<endpoint>/<variant>`."
+    )
 
 
 def one_instance_id(verb: str, args: Sequence[str]) -> str | Malformed:
