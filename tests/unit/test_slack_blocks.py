@@ -17,6 +17,8 @@ from slack_sdk.models.blocks import DividerBlock
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import DecisionKind, Finding, Recommendation
+from rightsizer.domain.resources import ResourceKind
+from rightsizer.domain.sagemaker_models import SageMakerDetail
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
@@ -264,3 +266,59 @@ def test_the_schedules_listing_stays_within_slacks_limits() -> None:
     assert "and 16 more" in json.dumps(payload) and "<!channel>" not in json.dumps(payload)
     first = payload["blocks"][1]
     assert first["accessory"]["value"] == f"123456789012#us-east-1#i-{39:017x}", "newest first"
+
+
+# -- resources other than EC2 hosts ---------------------------------------------------------------------------------
+
+
+def _kind(
+    rec: Recommendation, kind: ResourceKind, resource: str, detail: SageMakerDetail | None = None
+) -> Recommendation:
+    return replace(rec, kind=kind, instance_id=resource, sagemaker=detail)
+
+
+def _buttons(payload: dict[str, Any]) -> list[str]:
+    return [
+        element["text"]["text"]
+        for block in payload["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+        if element.get("action_id", "").startswith("rightsizer_approve")
+    ]
+
+
+def test_an_endpoint_variants_update_and_a_notebooks_stop_carry_their_own_approve_buttons() -> None:
+    endpoint = _kind(
+        recommendation(1, instance_type="ml.g4dn.12xlarge", target_type="ml.g4dn.xlarge", name="chat"),
+        ResourceKind.SAGEMAKER_ENDPOINT,
+        "sagemaker-endpoint/chat/AllTraffic",
+        SageMakerDetail(endpoint_name="chat", variant_name="AllTraffic", model_name="chat-model", instance_count=1),
+    )
+    notebook = _kind(
+        recommendation(2, finding=Finding.IDLE, instance_type="ml.p3.2xlarge", target_type=None, cost_after="0"),
+        ResourceKind.SAGEMAKER_NOTEBOOK,
+        "sagemaker-notebook/nb-1",
+        SageMakerDetail(notebook_name="nb-1", instance_count=1),
+    )
+
+    (endpoint_message, notebook_message) = (
+        blocks.detail_message(rec, now=NOW).payload() for rec in (endpoint, notebook)
+    )
+
+    assert _buttons(endpoint_message) == ["Approve endpoint update"]
+    assert _buttons(notebook_message) == ["Approve stop"]
+    text = json.dumps(endpoint_message)
+    assert "sagemaker-endpoint/chat/AllTraffic" in text and "ml.g4dn.xlarge" in text
+
+
+def test_a_node_groups_advice_shows_its_kind_and_no_approve_button() -> None:
+    group = replace(
+        _kind(recommendation(3, name="gpu-inference"), ResourceKind.EKS_NODEGROUP, "eks-nodegroup/ml/gpu-inference"),
+        actionable=False,
+        held_back="advice only: EKS managed node group changes are made by its owner",
+    )
+
+    message = blocks.detail_message(group, now=NOW).payload()
+
+    assert _buttons(message) == []
+    assert "eks-nodegroup/ml/gpu-inference" in json.dumps(message)
