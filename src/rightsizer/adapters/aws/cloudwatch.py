@@ -42,6 +42,25 @@ ROLLUP_INDEX = "*"
 # per metric name, a per-instance listing one call per instance and namespace.
 _LIST_PAGE = 500
 
+
+def metric_stat_query(
+    query_id: str, namespace: str, metric_name: str, dimensions: Dimensions, stat: str, period: int
+) -> dict[str, Any]:
+    """One GetMetricData query of a statistic of one series."""
+    return {
+        "Id": query_id,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": namespace,
+                "MetricName": metric_name,
+                "Dimensions": [{"Name": name, "Value": value} for name, value in dimensions],
+            },
+            "Period": period,
+            "Stat": stat,
+        },
+    }
+
+
 _EC2_NAMESPACE = "AWS/EC2"
 _EC2_INSTANCE_DIMENSION = "InstanceId"  # fixed by AWS, unlike the agent's configurable dimensions
 _OK_STATUSES = frozenset({"Complete", "PartialData"})  # PartialData: the rest follows under NextToken
@@ -109,18 +128,7 @@ class _Query:
     scale: float = 1.0  # multiplies every value: Container Insights' bytes to the agent's MiB
 
     def request(self, query_id: str) -> dict[str, Any]:
-        return {
-            "Id": query_id,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": self.namespace,
-                    "MetricName": self.metric_name,
-                    "Dimensions": [{"Name": name, "Value": value} for name, value in self.dimensions],
-                },
-                "Period": self.period,
-                "Stat": self.stat,
-            },
-        }
+        return metric_stat_query(query_id, self.namespace, self.metric_name, self.dimensions, self.stat, self.period)
 
     def describe(self) -> str:
         where = f" {self.device}" if self.device is not None else ""

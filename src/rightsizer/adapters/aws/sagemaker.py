@@ -29,7 +29,7 @@ from botocore.parsers import ResponseParserError
 
 # The usage adapter's readers of GetMetricData pages (timestamps in any of the parser's forms; pages merged into
 # one ascending series without duplicates): SageMaker's series are read the same way as the EC2 hosts'.
-from rightsizer.adapters.aws.cloudwatch import MAX_QUERIES_PER_CALL, _epochs, _merge
+from rightsizer.adapters.aws.cloudwatch import MAX_QUERIES_PER_CALL, _epochs, _merge, metric_stat_query
 from rightsizer.adapters.aws.session import describe_aws_error
 from rightsizer.domain.sagemaker import JobSeries, NotebookSeries, TrainingSeries, VariantSeries
 from rightsizer.domain.sagemaker_models import (
@@ -450,19 +450,7 @@ class _Query:
     period: int
 
     def request(self, query_id: str) -> dict[str, Any]:
-        return {
-            "Id": query_id,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": self.namespace,
-                    "MetricName": self.metric_name,
-                    "Dimensions": [{"Name": name, "Value": value} for name, value in self.dimensions],
-                },
-                "Period": self.period,
-                "Stat": self.stat,
-            },
-            "ReturnData": True,
-        }
+        return metric_stat_query(query_id, self.namespace, self.metric_name, self.dimensions, self.stat, self.period)
 
     def describe(self) -> str:
         where = f" {self.slot}" if self.slot else ""
