@@ -43,7 +43,11 @@ class SlackDouble:
     # method -> [calls to let through, then how many to answer 429 Too Many Requests (Retry-After: 1)]
     rate_limits: dict[str, list[int]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
+    # file id -> the bytes posted to its upload URL (step 2 of Slack's external upload)
+    uploads: dict[str, bytes] = field(default_factory=dict)
+    pending_uploads: dict[str, int] = field(default_factory=dict)  # file id -> the length step 1 announced
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _file_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _server: ThreadingHTTPServer | None = None
 
@@ -57,12 +61,16 @@ class SlackDouble:
                 double._handle(self, dict(parse_qsl(urlsplit(self.path).query)))
 
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if urlsplit(self.path).path.startswith(UPLOAD_PATH):
+                    double._receive_upload(self, data)
+                    return
+                raw = data.decode()
                 if "json" in (self.headers.get("Content-Type") or ""):
                     params = json.loads(raw or "{}")
                 else:
                     params = dict(parse_qsl(raw))
-                    for key in ("blocks", "attachments", "metadata"):
+                    for key in ("blocks", "attachments", "metadata", "files"):
                         if isinstance(params.get(key), str):
                             params[key] = json.loads(params[key])
                 double._handle(self, params)
@@ -145,6 +153,22 @@ class SlackDouble:
         request.end_headers()
         request.wfile.write(body)
 
+    def _receive_upload(self, request: BaseHTTPRequestHandler, data: bytes) -> None:
+        """Step 2 of the external upload: the file's bytes POSTed to the URL step 1 gave (Slack answers 200 "OK")."""
+        file_id = urlsplit(request.path).path.removeprefix(UPLOAD_PATH)
+        with self._changed:
+            known = file_id in self.pending_uploads
+            if known:
+                self.uploads[file_id] = data
+            self.calls.append(Call("upload", {"file_id": file_id, "length": len(data)}, "", request.path))
+            self._changed.notify_all()
+        body = b"OK - " + str(len(data)).encode() if known else b"unknown upload url"
+        request.send_response(200 if known else 404)
+        request.send_header("Content-Type", "text/plain")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
     def rate_limit(self, method: str, *, after: int, times: int) -> None:
         """Let `after` calls of `method` through, then answer the next `times` ones with 429."""
         with self._changed:
@@ -175,12 +199,39 @@ class SlackDouble:
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1764590400.{next(self._ts):06d}"}
+        if method in ("files.getUploadURLExternal", "files.completeUploadExternal"):
+            return self._external_upload(method, params)
+        if method == "files.upload":  # retired by Slack (2025): the external upload replaces it
+            return {"ok": False, "error": "method_deprecated"}
         if method == "usergroups.users.list":
             group = str(params.get("usergroup", ""))
             if group not in self.usergroup_members:
                 return {"ok": False, "error": "no_such_subteam"}
             return {"ok": True, "users": self.usergroup_members[group]}
         return {"ok": True}
+
+    def _external_upload(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """files.getUploadURLExternal (step 1: a URL for `length` bytes) and files.completeUploadExternal (step 3:
+        share the uploaded files in a channel or thread), checked as Slack checks them."""
+        if method == "files.getUploadURLExternal":
+            length = str(params.get("length", ""))
+            if not params.get("filename") or not length.isdigit() or int(length) <= 0:
+                return {"ok": False, "error": "invalid_arguments"}
+            file_id = f"F{next(self._file_ids):08d}"
+            self.pending_uploads[file_id] = int(length)
+            return {"ok": True, "upload_url": f"{self.base}{UPLOAD_PATH}{file_id}", "file_id": file_id}
+        files = params.get("files")
+        if not isinstance(files, list) or not files:
+            return {"ok": False, "error": "invalid_arguments"}
+        for item in files:
+            file_id = str(item.get("id", ""))
+            if file_id not in self.uploads or len(self.uploads[file_id]) != self.pending_uploads.get(file_id):
+                return {"ok": False, "error": "file_not_found"}
+        shared = [{"id": item["id"], "title": item.get("title") or ""} for item in files]
+        return {"ok": True, "files": shared}
+
+
+UPLOAD_PATH = "/upload/v1/"  # files.slack.com/upload/v1/... in Slack; here on the double's own port
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from unittest import mock
 
 from botocore.client import BaseClient
+from botocore.signers import RequestSigner
 
 # IAM action prefixes that differ from the API's signing name, and actions named unlike their operation.
 _IAM_PREFIX = {"monitoring": "cloudwatch"}
@@ -57,7 +58,19 @@ def _intercept(canned: Canned | None, seen: Callable[[ApiCall], None]) -> Iterat
         seen(ApiCall(action, params, answer))
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", recording):
+    presign = RequestSigner.generate_presigned_url
+
+    def presigning(self: RequestSigner, request_dict: dict[str, Any], operation_name: str, **kwargs: Any) -> Any:
+        # A presigned URL lets its reader make the call with the signer's rights: the signer needs the action.
+        url = presign(self, request_dict, operation_name, **kwargs)
+        signing = kwargs.get("signing_name") or self.signing_name
+        seen(ApiCall(f"{_IAM_PREFIX.get(signing, signing)}:{operation_name}", {"url": url}, None))
+        return url
+
+    with (
+        mock.patch.object(BaseClient, "_make_api_call", recording),
+        mock.patch.object(RequestSigner, "generate_presigned_url", presigning),
+    ):
         yield
 
 

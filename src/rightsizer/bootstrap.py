@@ -14,7 +14,7 @@ from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.approvals import split_hidden
-from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable
+from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable, UsageSource
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
 
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from rightsizer.services.collect import Reference, RegionData, RegionSources
     from rightsizer.services.pipeline import Mode, ShardTask, Target
     from rightsizer.services.sagemaker import SageMakerSources
+
+# Wraps a region's usage reader, e.g. to keep what passes through (adapters/html/series.UnitSeriesTap).
+UsageTap = Callable[[UsageSource], UsageSource]
 
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -145,16 +148,21 @@ def collect(
     now: datetime,
     progress: Progress | None = None,
     on_demand: OnDemandPrices | None = None,
+    usage_tap: UsageTap | None = None,
 ) -> RegionData:
+    """One region's data. `usage_tap` wraps the CloudWatch reader (the CLI keeps the page's per-GPU series)."""
+    from dataclasses import replace
+
     from rightsizer.services.collect import collect_region
 
     try:
         account_id = session.account_id(region)
         readers = region_readers(session, account_id, region, settings, progress, on_demand)
+        sources = readers.sources if usage_tap is None else replace(readers.sources, usage=usage_tap(readers.usage))
         return collect_region(
             account_id,
             region,
-            readers.sources,
+            sources,
             reference(),
             settings.price_mode,
             now,
@@ -195,6 +203,7 @@ def analyze(
     settings: Settings,
     now: datetime,
     progress: Progress | None = None,
+    usage_tap: UsageTap | None = None,
 ) -> FleetReport:
     """The CLI pipeline: every (account, region) in turn, analysed together and ranked.
 
@@ -215,7 +224,7 @@ def analyze(
     for account, reach in reaches:
         for region in regions:
             try:
-                collected.append(collect(reach, region, settings, now, progress))
+                collected.append(collect(reach, region, settings, now, progress, usage_tap=usage_tap))
             except RegionFailure as failure:
                 failures.append(
                     (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)
@@ -540,12 +549,15 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
         ranked.hidden_elsewhere
     )
     if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
+        from rightsizer.adapters.aws.report_pages import LINK_SECONDS
         from rightsizer.adapters.slack.client import web_client
         from rightsizer.adapters.slack.poster import post_daily_report
         from rightsizer.adapters.slack.secrets import slack_credentials
 
         client = web_client(slack_credentials(settings.slack.secret_name).bot_token, settings.slack.api_url)
         scheduled = str(payload.get("scheduled_time") or payload.get("post_key") or "")
+        post_key = f"{settings.slack.channel}#{scheduled}" if scheduled else ""
+        page_url, picture, problems = _report_pictures(wiring, report, now, post_key, result)
         result["posted"] = post_daily_report(
             client,
             settings.slack.channel,
@@ -556,8 +568,14 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
             hidden_elsewhere=ranked.hidden_elsewhere,
             scope=scope,
             ledger=state,
-            post_key=f"{settings.slack.channel}#{scheduled}" if scheduled else "",
+            post_key=post_key,
+            page_url=page_url,
+            page_hours=LINK_SECONDS // 3600,
+            picture=picture,
+            problems=problems,
         )
+        if problems:
+            result["warnings"] = [*result["warnings"], *problems]
     result.pop("recommendations")  # the ranking's head only
     if payload.get("include_recommendations", False):
         listing = build_report(
@@ -569,6 +587,39 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
         )
         result["recommendations"] = report_json(listing)["recommendations"]
     return result
+
+
+def _report_pictures(
+    wiring: Wiring, report: FleetReport, now: datetime, post_key: str, result: dict[str, Any]
+) -> tuple[str | None, Any, list[str]]:
+    """The report's page in the stack's bucket (its presigned link) and the savings chart for Slack. Either failing
+    is a warning in the result: the report is still posted, without it."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from rightsizer.adapters.aws.report_pages import PRESIGN_CONFIG, publish_page
+    from rightsizer.adapters.html import page, png
+    from rightsizer.adapters.slack.poster import Picture
+
+    problems: list[str] = []
+    document = report_json(report)
+    url = None
+    if wiring.settings.plan_bucket:
+        html = page.render_report(report, policy=wiring.settings.policy, source="the daily report of GPU Rightsizer")
+        s3 = wiring.session.client("s3", wiring.settings.home_region, extra=PRESIGN_CONFIG)
+        try:
+            published = publish_page(s3, wiring.settings.plan_bucket, html, now, post_key=post_key)
+        except (BotoCoreError, ClientError) as error:
+            problems.append(f"the report page was not written to S3: {error}")
+        else:
+            url = published.url
+            result["page"] = {
+                "bucket": published.bucket,
+                "key": published.key,
+                "expires_at": published.expires_at.isoformat(),
+            }
+    chart = png.savings_png(document["recommendations"])
+    picture = Picture(chart, png.alt_text(document)) if chart is not None else None
+    return url, picture, problems
 
 
 def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:

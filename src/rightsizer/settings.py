@@ -89,6 +89,9 @@ class Settings:
     # estimate for the largest shard against the function's timeout and memory.
     shard_size: int = 500
     plan_bucket: str = ""  # S3 bucket for each run's target list (the Distributed Map's ItemReader)
+    # False: a report-only deployment (the stack's ActionsEnabled): the report and the commands work, no button starts
+    # a workflow, Approve buttons are absent with a sentence why (domain.scope.REPORT_ONLY).
+    actions_enabled: bool = True
     # One-click actions beyond the home account and region (docs/multi-account.md)
     action_regions: tuple[str, ...] = ()  # regions with an instance workflow (the home region always has one)
     member_actions: bool = False  # member accounts may deploy the action role (member-account/template.yaml)
@@ -133,13 +136,17 @@ class Settings:
             {self.home_region, *self.action_regions},
             member_accounts=self.member_actions,
             action_role_name=self.member_action_role_name,
+            actions_enabled=self.actions_enabled,
         )
 
     @property
     def report_scope(self) -> ActionScope | None:
         """The action scope reports and Slack judge one click by; None while the home account is unknown (no
-        HOME_ACCOUNT_ID and no workflow ARN), where nothing is ruled out of reach."""
-        return self.action_scope if self.home_account else None
+        HOME_ACCOUNT_ID and no workflow ARN), where nothing is ruled out of reach, unless actions are off: a report-only
+        deployment rules out every click wherever it is."""
+        if self.home_account:
+            return self.action_scope
+        return None if self.actions_enabled else ActionScope.of("", None, actions_enabled=False)
 
     def time_zone_of(self, team: str) -> str:
         """A team's time zone for its schedules: TEAM_TIME_ZONES, else the stack's ScheduleTimezone."""
@@ -165,7 +172,7 @@ class Settings:
 
 # =============================================================================================
 # The table: every environment variable the functions read, once, with its type, where it goes and what it means.
-# Defaults are the dataclasses' (Policy's for "policy.*"); README.md's list of settings is generated from here.
+# Defaults are the dataclasses' (Policy's for "policy.*"); the list in docs/configuration.md is generated from here.
 
 
 class SetBy(StrEnum):
@@ -177,7 +184,7 @@ class SetBy(StrEnum):
 
 @dataclass(frozen=True)
 class Kind(Generic[T]):
-    """A setting's type: how the README names it, and how a raw value becomes one (a ConfigError naming the variable
+    """A setting's type: how the docs name it, and how a raw value becomes one (a ConfigError naming the variable
     when it cannot)."""
 
     description: str
@@ -193,7 +200,7 @@ class Setting(Generic[T]):
     kind: Kind[T]
     source: SetBy = SetBy.NOBODY
     parameter: str = ""  # with SetBy.PARAMETER: the template.yaml parameter
-    doc: str = field(kw_only=True)  # what it means, for the README
+    doc: str = field(kw_only=True)  # what it means, for docs/configuration.md
     fallbacks: tuple[str, ...] = ()  # variables read, in order, when this one is unset or empty
     keep_empty: bool = False  # an empty value is taken as it is, not as the default
 
@@ -225,7 +232,7 @@ class Setting(Generic[T]):
 
     @property
     def default_text(self) -> str:
-        """The default written as the variable's value (the README shows it; template.yaml's parameter has it)."""
+        """The default written as the variable's value (the docs show it; template.yaml's parameter has it)."""
         value = self.default
         if isinstance(value, bool):
             return "true" if value else "false"
@@ -338,7 +345,10 @@ SETTINGS: tuple[Setting[Any], ...] = (
             doc="A Slack user group id (`S...`) whose members may approve."),
     Setting("SLACK_COMMAND", "slack.command", TEXT, PARAM, "SlackCommand", keep_empty=True,
             doc="The slash command the app answers."),
-    # One click beyond the home account and region (docs/multi-account.md)
+    # One click: report-only, and beyond the home account and region (docs/multi-account.md)
+    Setting("ACTIONS_ENABLED", "actions_enabled", FLAG, PARAM, "ActionsEnabled",
+            doc="`false`: report-only, for a first deployment: the report and the commands work, no button starts a "
+                "workflow and Approve buttons are absent, saying why (`rightsizer act --dry-run` shows the calls)."),
     Setting("ACTION_REGIONS", "action_regions", LIST, PARAM, "ActionRegions",
             doc="Regions besides the home one running a copy of the instance workflow (regional/template.yaml); "
                 "advice elsewhere gets no Approve button."),
@@ -400,15 +410,35 @@ def environment_region(env: Mapping[str, str] | None = None) -> str | None:
     return _HOME_REGION.raw(env)
 
 
+@dataclass(frozen=True)
+class Terminal:
+    """What the CLI's environment says about the terminal: NO_COLOR (https://no-color.org: set and not empty, no
+    colour unless `--color on`), TERM=dumb (no colour either), COLUMNS (the width its table fits, when set)."""
+
+    no_color: bool = False
+    dumb: bool = False
+    columns: int | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Terminal:
+        env = os.environ if env is None else env
+        columns = env.get("COLUMNS", "").strip()
+        return cls(
+            no_color=bool(env.get("NO_COLOR")),
+            dumb=env.get("TERM") == "dumb",
+            columns=int(columns) if columns.isascii() and columns.isdigit() and int(columns) > 0 else None,
+        )
+
+
 # =============================================================================================
-# README.md's list of settings: `python -m rightsizer.settings` rewrites it; a test checks it is current.
+# docs/configuration.md's list of settings: `python -m rightsizer.settings` rewrites it; a test checks it is current.
 
 README_BEGIN, README_END = "<!-- settings:begin -->", "<!-- settings:end -->"
 _SOURCES = {STACK: "the stack", LAMBDA: "Lambda", SetBy.NOBODY: "—"}
 
 
 def settings_markdown() -> str:
-    """The README's table of SETTINGS."""
+    """docs/configuration.md's table of SETTINGS."""
     rows = ["| Variable | Parameter | Type | Default | Meaning |", "| --- | --- | --- | --- | --- |"]
     for setting in SETTINGS:
         variable = " or ".join(f"`{name}`" for name in (setting.name, *setting.fallbacks))
@@ -428,10 +458,10 @@ def with_settings_markdown(readme: str) -> str:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    """`python -m rightsizer.settings [README.md]`: regenerate the README's list of settings."""
+    """`python -m rightsizer.settings [docs/configuration.md]`: regenerate that page's list of settings."""
     from pathlib import Path
 
-    path = Path(argv[0] if argv else "README.md")
+    path = Path(argv[0] if argv else "docs/configuration.md")
     readme = path.read_text(encoding="utf-8")
     updated = with_settings_markdown(readme)
     if updated != readme:

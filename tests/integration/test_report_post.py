@@ -4,11 +4,13 @@ slack_sdk's retry handlers absorb a 429, and a post that failed half-way resumes
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import boto3
 import pytest
@@ -175,3 +177,94 @@ def test_an_unscheduled_post_is_posted_afresh(stack: Stack) -> None:
     second = post({"post": True})["posted"]
 
     assert len(stack.posts()) == len(first) + len(second), "a manual run is a new post"
+
+
+# ---------------------------------------------------------------------------------------------
+# the report's page in the stack's bucket, linked from the summary; the savings chart shared in the thread
+
+BUCKET = "gpu-rightsizer-plans-test"
+
+
+@pytest.fixture
+def with_bucket(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
+    boto3.client("s3", region_name=REGION).create_bucket(Bucket=BUCKET)
+    monkeypatch.setenv("PLAN_BUCKET", BUCKET)
+    return stack
+
+
+def test_the_summary_links_the_report_page_written_to_the_bucket_with_a_presigned_url(with_bucket: Stack) -> None:
+    result = post()
+
+    page = result["page"]
+    assert page["bucket"] == BUCKET and page["key"].startswith("reports/"), "where the bucket's lifecycle expires it"
+    assert page["key"].endswith("/fleet-report-20261201T090000Z.html"), "one page per scheduled post"
+    stored = boto3.client("s3", region_name=REGION).get_object(Bucket=BUCKET, Key=page["key"])
+    assert stored["ContentType"] == "text/html; charset=utf-8"
+    html = stored["Body"].read().decode()
+    assert html.startswith("<!DOCTYPE html>") and "training-1" in html, "the page shows the report's hosts"
+    summary = json.dumps(with_bucket.posts()[0]["blocks"])
+    (url,) = re.findall(r"<(https?://[^|>]+)\|The whole report as a page>", summary)
+    parts = urlsplit(url.replace("&amp;", "&"))
+    query = dict(parse_qsl(parts.query))
+    assert parts.path.endswith(page["key"]), "the link is to that page"
+    assert query["X-Amz-Expires"] == str(12 * 3600) and query["X-Amz-Signature"], "signed, and it expires"
+    assert "expires within 12 h" in summary
+
+
+def test_a_retried_post_rewrites_its_own_page_not_a_second_one(with_bucket: Stack) -> None:
+    first, second = post()["page"]["key"], post()["page"]["key"]
+
+    assert first == second
+    listed = boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=BUCKET, Prefix="reports/")
+    assert [item["Key"] for item in listed["Contents"]] == [first]
+
+
+def test_the_savings_chart_is_shared_in_the_thread_with_slacks_external_upload(stack: Stack) -> None:
+    result = post()
+
+    (step1,) = stack.slack.of("files.getUploadURLExternal")
+    (upload,) = stack.slack.of("upload")
+    (step3,) = stack.slack.of("files.completeUploadExternal")
+    file_id = step1.answer["file_id"]
+    png = stack.slack.uploads[file_id]
+    assert png.startswith(b"\x89PNG\r\n\x1a\n"), "an image Slack shows, not SVG"
+    assert int(step1.params["length"]) == len(png) == upload.params["length"]
+    assert step1.params["filename"].endswith(".png")
+    assert step1.params["alt_txt"].startswith("Bar chart of monthly savings by host"), "alt text for screen readers"
+    assert step3.params["channel_id"] == CHANNEL and step3.params["thread_ts"] == result["posted"][0], "in the thread"
+    assert [f["id"] for f in step3.params["files"]] == [file_id]
+    assert not stack.slack.of("files.upload"), "files.upload is retired"
+    methods = [call.method for call in stack.slack.calls if call.method != "auth.test"]
+    assert methods[:4] == ["chat.postMessage", "files.getUploadURLExternal", "upload", "files.completeUploadExternal"]
+
+
+def test_a_chart_slack_refuses_is_a_warning_and_the_report_is_still_posted(stack: Stack) -> None:
+    stack.slack.failures["files.getUploadURLExternal"] = "missing_scope"  # an app installed before files:write
+
+    result = post()
+
+    assert len(stack.posts()) == len(result["posted"]) >= 3, "every message posted"
+    assert any("savings chart was not shared in Slack" in w and "missing_scope" in w for w in result["warnings"])
+    assert not stack.slack.of("files.completeUploadExternal")
+
+
+def test_a_resumed_post_does_not_share_the_chart_again(stack: Stack) -> None:
+    stack.slack.rate_limit("chat.postMessage", after=2, times=RATE_LIMIT_RETRIES + 1)
+    with pytest.raises(SlackApiError):
+        post()
+
+    post()
+
+    assert len(stack.slack.of("files.completeUploadExternal")) == 1
+
+
+def test_a_page_the_bucket_refuses_is_a_warning_and_the_report_is_posted_without_its_link(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAN_BUCKET", "no-such-bucket-here")
+
+    result = post()
+
+    assert "page" not in result
+    assert any(w.startswith("the report page was not written to S3") for w in result["warnings"])
+    assert "The whole report as a page" not in json.dumps(stack.posts()[0]["blocks"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -154,6 +155,12 @@ class World:
 
 @pytest.fixture
 def world() -> Iterator[World]:
+    with slack_world() as built:
+        yield built
+
+
+@contextmanager
+def slack_world(*, actions_enabled: bool = True) -> Iterator[World]:
     with mock_aws():
         table = create_table_from_template(boto3.client("dynamodb", region_name="us-east-1"))
         store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(table))
@@ -162,6 +169,7 @@ def world() -> Iterator[World]:
             lookback_days=14,
             slack=SlackSettings(channel=CHANNEL, approvers=(APPROVER,), approver_group=GROUP, command="/gpu", top_n=10),
             team_time_zones={"research": "Europe/Berlin"},
+            actions_enabled=actions_enabled,
         )
         workflow = FakeWorkflow()
         app = build_app(
@@ -541,7 +549,7 @@ def test_daily_report_of_120_recommendations_is_threaded_with_nothing_dropped(wo
     text = world.slack.texts("chat.postMessage")
     for rec in recs:
         assert rec.instance_id in text
-    assert "▇" in text and "Install the CloudWatch agent" in text
+    assert "▇" in text and "install the CloudWatch agent with its NVIDIA GPU plugin (agent/README.md)" in text
 
 
 def test_the_table_comes_from_the_template(world: World) -> None:
@@ -870,3 +878,33 @@ def test_a_scarce_host_in_a_capacity_reservation_is_stopped_with_a_plain_approve
 
     [started] = world.workflow.started
     assert (started.action, started.instance_id) == (ActionKind.STOP, host.instance_id)
+
+
+# -- report-only (ActionsEnabled=false) ------------------------------------------------------------
+
+
+def test_a_report_only_deployment_offers_no_button_and_refuses_a_forged_approve_saying_why() -> None:
+    from rightsizer.domain.scope import REPORT_ONLY, ActionScope
+
+    with slack_world(actions_enabled=False) as world:
+        rec = recommendation(51)
+        world.publish(rec)
+        scope = ActionScope.of(rec.account_id, {rec.region}, actions_enabled=False)
+        report = build_report(world.store.latest_recommendations(), datetime.now(UTC), 14, scope=scope)
+        [ts] = post_daily_report(WebClient(token=BOT_TOKEN, base_url=world.slack.api_url), CHANNEL, report, [], 10,
+                                 ledger=world.store, scope=scope)  # fmt: skip
+        [posted] = world.slack.of("chat.postMessage")
+        world.slack.clear()
+        message = {"ts": ts, "text": posted.params["text"], "blocks": posted.params["blocks"]}
+        shown = json.dumps(message["blocks"])
+        assert blocks.ACTION_APPROVE not in shown, "no Approve button anywhere"
+        assert f"No Approve buttons: {REPORT_ONLY}" in shown
+
+        world.click(blocks.ACTION_APPROVE, rec, message=message)  # an old message, or a forged click
+
+        assert world.workflow.started == []
+        [answer] = world.slack.of("chat.postEphemeral")
+        assert answer.params["text"] == f":no_entry_sign: Not approved: {REPORT_ONLY}."
+        assert world.store.approval(rec.recommendation_id) is None
+        [audit] = world.store.audit_log(rec.recommendation_id)
+        assert audit.event == "approve-refused" and "report-only" in audit.detail

@@ -8,11 +8,9 @@ import io
 import json
 import unicodedata
 from dataclasses import replace
-from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
-from demo import html_report
 
 from rightsizer import cli
 from rightsizer.domain.models import Recommendation
@@ -176,9 +174,9 @@ def test_the_html_page_escapes_hidden_characters_in_names_reasons_and_warnings()
             {"type": "header", "text": {"type": "plain_text", "text": "report\u202e\n"}},
         ]
     }
-    start = datetime(2026, 7, 1, tzinfo=UTC)
+    from rightsizer.adapters.html import page as html_page
 
-    page = html_report.render(document, [message], {}, window_start=start, window_end=NOW)
+    page = html_page.render(document, slack_messages=[message], now=NOW)
 
     for char in (*BIDI, *ZERO_WIDTH, "\t", "\r", "\u2028"):
         assert char not in page, f"U+{ord(char):04X}"

@@ -179,7 +179,7 @@ def test_the_json_validates_against_the_schema_in_the_repository() -> None:
 
     validate(document)
     validate(report_json(build_report([], NOW, 3)))
-    assert document["schema_version"] == "1.2"
+    assert document["schema_version"] == "1.3"
 
 
 def test_the_schema_lists_every_finding_confidence_and_category() -> None:
@@ -288,7 +288,7 @@ def test_ascii_charset_draws_ascii_sparklines() -> None:
 
 
 def test_the_page_chart_draws_net_savings_so_a_reserved_host_gets_no_bar() -> None:
-    from demo.html_report import savings_chart
+    from rightsizer.adapters.html.svg import savings_chart
 
     reserved = {"monthly_savings_usd": 4140.56, "monthly_savings_net_usd": 0.0, "category": "saving"}
     paid = {"monthly_savings_usd": 300.0, "monthly_savings_net_usd": 250.0, "category": "saving"}

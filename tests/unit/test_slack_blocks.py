@@ -87,7 +87,7 @@ def test_insufficient_data_hosts_are_listed_with_the_agent_pointer_in_sections_u
     sent = payloads(blocks.daily_report_messages(report, [], top_n=10))
 
     text = json.dumps(sent, ensure_ascii=False)
-    assert 'README, section \\"Install the CloudWatch agent\\"' in text
+    assert "NVIDIA GPU plugin (agent/README.md)" in text
     assert "300 host(s) send no GPU metrics" in text
     hosts = {i for p in sent for i in instances_in(p)}
     assert {f"i-{1000 + n:017x}" for n in range(300)} <= hosts

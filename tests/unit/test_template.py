@@ -340,3 +340,38 @@ def test_the_dashboard_shows_savings_findings_and_outcomes_the_code_emits() -> N
         assert metric in text and f'"{metric}"' in sources, metric
     namespace = sam()["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
     assert namespace in text
+
+
+def test_the_plan_bucket_is_private_encrypted_tls_only_and_its_report_pages_expire() -> None:
+    resources = sam()["Resources"]
+    bucket = resources["PlanBucket"]["Properties"]
+    assert set(bucket["PublicAccessBlockConfiguration"].values()) == {True}
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}], "no ACLs"
+    rules = {rule.get("Prefix", ""): rule for rule in bucket["LifecycleConfiguration"]["Rules"]}
+    assert rules["reports/"]["Status"] == "Enabled" and rules["reports/"]["ExpirationInDays"] <= 7
+    (statement,) = resources["PlanBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Deny" and statement["Principal"] == "*" and statement["Action"] == "s3:*"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert resources["PlanBucketPolicy"]["Properties"]["Bucket"] == {"Ref": "PlanBucket"}
+
+
+def test_the_report_function_writes_and_links_only_report_pages() -> None:
+    policies = json.dumps(functions()["ReportFunction"]["Properties"]["Policies"])
+    s3 = [s for s in functions()["ReportFunction"]["Properties"]["Policies"][0]["Statement"] if "s3:" in str(s)]
+    assert {str(s["Action"]) for s in s3} == {"s3:PutObject", "s3:GetObject"}
+    assert all(s["Resource"] == {"Fn::Sub": "${PlanBucket.Arn}/reports/*"} for s in s3), policies
+
+
+def test_report_only_leaves_the_slack_function_no_right_to_start_the_workflow() -> None:
+    parameter = sam()["Parameters"]["ActionsEnabled"]
+    assert parameter["Default"] == "true" and parameter["AllowedValues"] == ["true", "false"]
+    assert sam()["Conditions"]["ActionsOn"] == {"Fn::Equals": [{"Ref": "ActionsEnabled"}, "true"]}
+    policies = functions()["SlackFunction"]["Properties"]["Policies"]
+    unconditional = json.dumps([p for p in policies if "Fn::If" not in p])
+    assert "states:StartExecution" not in unconditional
+    (switched,) = [p["Fn::If"] for p in policies if "Fn::If" in p]
+    assert switched[0] == "ActionsOn" and "states:StartExecution" in json.dumps(switched[1])
+    assert switched[2] == {"Ref": "AWS::NoValue"}
+    env = sam()["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["ACTIONS_ENABLED"] == {"Ref": "ActionsEnabled"}, "every function knows, so no surface offers a click"

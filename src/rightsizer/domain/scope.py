@@ -6,6 +6,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 ACTION_ROLE_NAME = "GpuRightsizerAction"  # member-account/template.yaml's default name of the optional action role
+# Why nothing offers one click in a report-only deployment (the stack's ActionsEnabled=false), in every surface's words.
+REPORT_ONLY = (
+    "this deployment is report-only (the stack's ActionsEnabled=false): the report and the commands work, no button "
+    "starts a workflow; `rightsizer act --dry-run` shows the calls an approval would make, and updating the stack "
+    "with ActionsEnabled=true turns one click on"
+)
 
 
 @dataclass(frozen=True)
@@ -17,6 +23,9 @@ class ActionScope:
     regions: frozenset[str] | None = None  # None: any region (the CLI, which acts nowhere, reports every host so)
     member_accounts: bool = False  # other accounts are reached through their action role
     action_role_name: str = ACTION_ROLE_NAME
+    # False in a report-only deployment: the workflow reaches the same hosts (their advice keeps its category), but
+    # nothing starts it, so nothing is one click (`refusal` says why).
+    actions_enabled: bool = True
 
     @classmethod
     def of(
@@ -26,8 +35,10 @@ class ActionScope:
         *,
         member_accounts: bool = False,
         action_role_name: str = ACTION_ROLE_NAME,
+        actions_enabled: bool = True,
     ) -> ActionScope:
-        return cls(home_account, None if regions is None else frozenset(regions), member_accounts, action_role_name)
+        regions_set = None if regions is None else frozenset(regions)
+        return cls(home_account, regions_set, member_accounts, action_role_name, actions_enabled)
 
     def covers(self, account_id: str, region: str) -> bool:
         in_region = self.regions is None or region in self.regions
@@ -35,6 +46,8 @@ class ActionScope:
 
     def refusal(self, instance_id: str, account_id: str, region: str) -> str | None:
         """Why one click cannot reach this host, in words for people; None when it can."""
+        if not self.actions_enabled:
+            return REPORT_ONLY
         if self.regions is not None and region not in self.regions:
             where = ", ".join(sorted(self.regions)) or "none"
             return (
@@ -48,3 +61,12 @@ class ActionScope:
                 "the stack's MemberActions=true (docs/multi-account.md)"
             )
         return None
+
+    @property
+    def description(self) -> str:
+        """Where one click is counted, in words: the totals of two surfaces agree when their scopes do."""
+        accounts = f"account {self.home_account}" + (" and member accounts with the action role" * self.member_accounts)
+        where = "any region" if self.regions is None else ", ".join(sorted(self.regions)) or "no region"
+        if not self.actions_enabled:
+            return f"report-only deployment (ActionsEnabled=false): {accounts} in {where}, nothing is one click"
+        return f"one click counted in {accounts}, {where}"

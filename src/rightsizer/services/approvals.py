@@ -21,7 +21,7 @@ from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
 from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
-from rightsizer.domain.scope import ActionScope
+from rightsizer.domain.scope import REPORT_ONLY, ActionScope
 from rightsizer.services.ports import (
     Approval,
     ApprovalRecords,
@@ -263,11 +263,12 @@ def remove_schedule(
     is_approver: Callable[[str], bool],
     now: datetime,
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
+    actions_enabled: bool = True,
 ) -> ActionResult:
     """`/gpu schedules` → Remove: the instance workflow deletes the host's schedule pair (audited like its creation).
 
     `schedule_key` is `<account>#<region>#<instance id>`; one removal per schedule (its approval id derives from
-    the approval that created it)."""
+    the approval that created it). A report-only deployment (`actions_enabled` false) starts no workflow."""
     account_id, _, rest = schedule_key.partition("#")
     region, _, instance_id = rest.partition("#")
     record = store.schedule(account_id, region, instance_id)
@@ -277,6 +278,9 @@ def remove_schedule(
     if not is_approver(actor):
         store.audit(AuditEntry(removal_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER)
+    if not actions_enabled:
+        store.audit(AuditEntry(removal_id, now, actor, "approve-refused", "report-only deployment"))
+        return ActionResult(Outcome.OUT_OF_SCOPE, detail=REPORT_ONLY)
     approval = Approval(
         recommendation_id=removal_id,
         account_id=record.account_id,

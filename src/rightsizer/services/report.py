@@ -25,7 +25,7 @@ from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-SCHEMA_VERSION = "1.2"  # 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner
+SCHEMA_VERSION = "1.3"  # 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope
 
 
 class Category(StrEnum):
@@ -50,15 +50,21 @@ def outside(rec: Recommendation, scope: ActionScope | None) -> bool:
     return scope is not None and not scope.covers(rec.account_id, rec.region)
 
 
+def actions_off(scope: ActionScope | None) -> bool:
+    """A report-only deployment (ActionsEnabled=false): no button starts a workflow."""
+    return scope is not None and not scope.actions_enabled
+
+
 def one_click(rec: Recommendation, scope: ActionScope | None) -> bool:
-    """An approval in Slack (the instance workflow: resize, stop or schedule) can carry this out: the workflow reaches
-    the host, and the host carries the managed tag (the workflow refuses any other; not known counts as not)."""
-    return rec.action is not None and not outside(rec, scope) and rec.managed is True
+    """An approval in Slack (the instance workflow) can carry this out: actions are on, the workflow reaches the
+    resource, and it carries the managed tag (the workflow refuses any other; not known counts as not)."""
+    return rec.action is not None and not outside(rec, scope) and rec.managed is True and not actions_off(scope)
 
 
 def needs_tag(rec: Recommendation, scope: ActionScope | None) -> bool:
-    """One click would act here, but the host lacks the managed tag: a tag unlocks it."""
-    return rec.action is not None and not outside(rec, scope) and rec.managed is False
+    """One click would act here, but the resource lacks the managed tag: a tag unlocks it (not while actions are
+    off)."""
+    return rec.action is not None and not outside(rec, scope) and rec.managed is False and not actions_off(scope)
 
 
 def tag_command(rec: Recommendation, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY) -> str:
@@ -447,6 +453,27 @@ def totals_json(totals: Totals) -> dict[str, Any]:
     }
 
 
+def scope_sentence(scope: ActionScope | None) -> str | None:
+    """The scope in the words every surface prints beside its totals: where they count one click."""
+    if scope is None:
+        return None
+    elsewhere = "" if scope.regions is None or not scope.actions_enabled else "; advice elsewhere is another owner's"
+    return f"Scope: {scope.description}{elsewhere}."
+
+
+def scope_json(scope: ActionScope | None) -> dict[str, Any] | None:
+    """Where the totals count one click: two reports of one fleet agree on every total when their scopes agree."""
+    if scope is None:
+        return None
+    return {
+        "description": scope.description,
+        "home_account": scope.home_account or None,
+        "regions": None if scope.regions is None else sorted(scope.regions),
+        "member_accounts": scope.member_accounts,
+        "actions_enabled": scope.actions_enabled,
+    }
+
+
 def report_json(report: FleetReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -457,6 +484,7 @@ def report_json(report: FleetReport) -> dict[str, Any]:
             recommendation_json(rec, report.action_scope, report.managed_tag_key) for rec in report.recommendations
         ],
         "totals": totals_json(report.totals),
+        "scope": scope_json(report.action_scope),
         "warnings": list(report.warnings),
         "failed_targets": [
             {"account_id": f.account_id, "region": f.region, "error": f.message} for f in report.failures

@@ -30,17 +30,19 @@ from rightsizer.domain.approval import retryable
 from rightsizer.domain.findings import ATTENTION, FINDINGS, NO_METRICS, Finding, advised_action
 from rightsizer.domain.models import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
-from rightsizer.domain.scope import ActionScope
+from rightsizer.domain.scope import REPORT_ONLY, ActionScope
 from rightsizer.services.approvals import hidden_by, needs_capacity_confirmation, split_hidden
 from rightsizer.services.formatting import printable, shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision, ScheduleRecord
 from rightsizer.services.report import (
     FleetReport,
     Totals,
+    actions_off,
     fleet_totals,
     money_sentences,
     one_click,
     outside,
+    scope_sentence,
     untagged_refusal,
 )
 
@@ -58,9 +60,7 @@ ACTION_SNOOZE = "rightsizer_snooze"
 ACTION_REMOVE_SCHEDULE = "rightsizer_remove_schedule"
 SNOOZE_BUTTON_DAYS = 7
 
-AGENT_POINTER = (
-    'install the CloudWatch agent with its NVIDIA GPU plugin (README, section "Install the CloudWatch agent")'
-)
+AGENT_POINTER = "install the CloudWatch agent with its NVIDIA GPU plugin (agent/README.md)"
 CAPACITY_RISK = "Restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again."
 CAPACITY_HELD = "Restart capacity is held for it by capacity reservation {reservation}."
 
@@ -403,6 +403,9 @@ def summary_text(view: ReportView) -> str:
         + (f" ({totals.unpriced} without a price)" if totals.unpriced else "")
         + f", analysed over {view.report.lookback_days} days."
     )
+    scope = scope_sentence(view.scope or view.report.action_scope)
+    if scope:
+        lines.append(scope)
     if view.hidden:
         lines.append(f"{len(view.hidden)} recommendation(s) hidden because they were snoozed or dismissed.")
     return "\n".join(lines)
@@ -421,6 +424,8 @@ def summary_blocks(view: ReportView) -> list[Block]:
         _section(summary_text(view)),
         _context(counts_text(view.report)),
     ]
+    if actions_off(view.scope or view.report.action_scope):
+        blocks.append(_context(f":information_source: No Approve buttons: {REPORT_ONLY}."))
     if view.no_data:
         blocks.append(
             _section(
@@ -696,13 +701,16 @@ def resolved_blocks(rec: Recommendation, note: str) -> list[dict[str, Any]]:
 # /gpu schedules
 
 
-def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
-    """The stop/start pairs approved here, newest first, each with a Remove button (its value: the pair's key)."""
+def schedules_message(records: Sequence[ScheduleRecord], actions_enabled: bool = True) -> Message:
+    """The stop/start pairs approved here, newest first, each with a Remove button (its value: the pair's key); in a
+    report-only deployment without the buttons, saying why."""
     if not records:
         text = "No stop/start schedules. Approve a `schedulable` recommendation to create one."
         return Message(text, (_section(text),))
     ordered = sorted(records, key=lambda r: (r.created_at, r.key), reverse=True)
     blocks: list[Block] = [_context(f"{len(ordered)} stop/start schedule(s), created through Slack approvals")]
+    if not actions_enabled:
+        blocks.append(_context(f":information_source: No Remove button: {REPORT_ONLY}."))
     shown = ordered[: (MAX_BLOCKS - 2) // 2]
     for record in shown:
         shown_name = printable(record.instance_name)
@@ -713,6 +721,9 @@ def schedules_message(records: Sequence[ScheduleRecord]) -> Message:
             + _missing_halves(record)
             + f"_approved by <@{record.created_by}> on {record.created_at:%Y-%m-%d}_"
         )
+        if not actions_enabled:
+            blocks.append(_section(text))
+            continue
         blocks.append(
             SectionBlock(
                 text=_md(shorten(text, SECTION_TEXT_MAX)),

@@ -186,6 +186,7 @@ def remove_schedule(deps: Deps, talk: Conversation, key: ScheduleKey | None) -> 
             is_approver=is_approver_via(deps, talk.web),
             now=deps.clock(),
             open_thread=open_thread_in(deps, talk.web),
+            actions_enabled=deps.settings.actions_enabled,
         )
         if key is not None
         else ActionResult(Outcome.NOT_FOUND, detail=talk.click.value)

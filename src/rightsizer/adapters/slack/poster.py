@@ -1,14 +1,18 @@
-"""Posts the daily report: the summary message in the channel, everything else as replies in its thread."""
+"""Posts the daily report: the summary message in the channel, everything else as replies in its thread; with a
+link to the report's page (presigned, expiring) in the summary and the savings chart as an image in the thread
+(Slack's external upload: files.getUploadURLExternal, the upload, files.completeUploadExternal)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, recommendation_ids_in
+from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, escape, recommendation_ids_in
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import PostedMessage
@@ -23,6 +27,25 @@ class ReportLedger(Protocol):
     def report_progress(self, post_key: str) -> dict[int, str]: ...
 
 
+@dataclass(frozen=True)
+class Picture:
+    """An image for the report's thread (the savings chart), with the alt text Slack gives screen readers."""
+
+    png: bytes
+    alt_text: str
+    title: str = "Savings by host"
+    filename: str = "gpu-rightsizer-savings.png"
+
+
+def page_link_block(url: str, hours: int) -> dict[str, Any]:
+    """The summary's line that links the report's page."""
+    text = (
+        f":bar_chart: <{escape(url)}|The whole report as a page> (every host's chart; the link expires within "
+        f"{hours} h)"
+    )
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
 def post_daily_report(
     client: WebClient,
     channel: str,
@@ -35,6 +58,10 @@ def post_daily_report(
     ledger: ReportLedger | None = None,
     post_key: str = "",
     hidden_elsewhere: Iterable[Recommendation] = (),
+    page_url: str | None = None,
+    page_hours: int = 12,
+    picture: Picture | None = None,
+    problems: list[str] | None = None,
 ) -> list[str]:
     """Post the report and return the timestamps of its messages, the thread root first.
 
@@ -47,6 +74,10 @@ def post_daily_report(
     `post_key` as well, a post that failed half-way (rate limited beyond slack_sdk's retries, Slack down)
     resumes after the last message that reached Slack when it is retried with the same key: idempotent
     per message. Slack API errors propagate (SlackApiError).
+
+    `page_url` adds a line linking the report's page to the summary; `picture` is shared in the thread right after
+    the summary, once (not again when a retried post resumes after it). Sharing is a side task: an error there
+    (no `files:write` scope, Slack refusing the file) is appended to `problems` and the post goes on.
     """
     if not channel:
         raise ValueError("no Slack channel configured for the daily report (SLACK_CHANNEL)")
@@ -57,6 +88,8 @@ def post_daily_report(
             report, decisions, top_n=top_n, now=now, scope=scope, hidden_elsewhere=hidden_elsewhere
         )
     ]
+    if page_url and payloads:
+        payloads[0]["blocks"] = [*payloads[0]["blocks"], page_link_block(page_url, page_hours)]
     done = ledger.report_progress(post_key) if ledger is not None and post_key else {}
     timestamps: list[str] = []
     for index, payload in enumerate(payloads):
@@ -70,7 +103,28 @@ def post_daily_report(
                 channel, ts, payload["text"], tuple(payload["blocks"]), recommendation_ids_in(payload["blocks"])
             )
             ledger.save_message(message, at, post_key=post_key, index=index)
+        if index == 0 and picture is not None:
+            problem = share_picture(client, channel, ts, picture)
+            if problem and problems is not None:
+                problems.append(problem)
     return timestamps
+
+
+def share_picture(client: WebClient, channel: str, thread_ts: str, picture: Picture) -> str | None:
+    """Upload `picture` into the thread of `thread_ts` (slack_sdk's files_upload_v2: Slack's external upload);
+    what went wrong, or None."""
+    try:
+        client.files_upload_v2(
+            channel=channel,
+            thread_ts=thread_ts,
+            file=picture.png,
+            filename=picture.filename,
+            title=picture.title,
+            alt_txt=picture.alt_text,
+        )
+    except (SlackApiError, SlackRequestError) as error:
+        return f"the savings chart was not shared in Slack: {error}"
+    return None
 
 
 def _post(client: WebClient, channel: str, payload: Mapping[str, Any], thread_ts: str | None) -> str:
@@ -86,4 +140,4 @@ def _post(client: WebClient, channel: str, payload: Mapping[str, Any], thread_ts
     return str(response["ts"])
 
 
-__all__: Sequence[str] = ("ReportLedger", "post_daily_report")
+__all__: Sequence[str] = ("Picture", "ReportLedger", "page_link_block", "post_daily_report", "share_picture")

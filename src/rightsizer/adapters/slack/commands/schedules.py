@@ -15,7 +15,8 @@ class Schedules:
     verb: ClassVar[str] = "schedules"
 
     def answer(self, asked: Asked) -> list[Payload]:
-        return [blocks.schedules_message(asked.deps.store.schedules()).payload()]
+        settings = asked.deps.settings
+        return [blocks.schedules_message(asked.deps.store.schedules(), settings.actions_enabled).payload()]
 
 
 def parse(args: Sequence[str], defaults: Defaults) -> Command | Malformed:

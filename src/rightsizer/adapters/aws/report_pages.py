@@ -1,0 +1,49 @@
+"""The daily report's page in the stack's bucket (template.yaml's PlanBucket: private, encrypted, its objects
+expire), and a presigned link to it for the Slack report.
+
+A presigned URL carries the signer's credentials: the reader gets s3:GetObject on this one key with the report
+function's rights, until the link expires. Signed with a Lambda function's temporary credentials it stops working
+when those expire, which can be before `LINK_SECONDS`: the Slack line says "within".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.config import Config
+
+# Presigned links are SigV4 (X-Amz-Expires): SigV2's are deprecated and botocore still makes them for S3 by default.
+PRESIGN_CONFIG = Config(signature_version="s3v4")
+PREFIX = "reports/"  # template.yaml: the lifecycle rule that expires pages, the report function's s3:PutObject
+LINK_SECONDS = 12 * 3600
+CONTENT_TYPE = "text/html; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class PublishedPage:
+    bucket: str
+    key: str
+    url: str
+    expires_at: datetime
+
+
+def page_key(now: datetime, post_key: str = "") -> str:
+    """One object per scheduled post (a retried post overwrites its own page), else per run time."""
+    stamp = re.sub(r"[^0-9A-Za-z]", "", post_key.rsplit("#", 1)[-1]) if post_key else ""
+    when = now.astimezone(UTC)
+    return f"{PREFIX}{when:%Y/%m/%d}/fleet-report-{stamp or f'{when:%Y%m%dT%H%M%SZ}'}.html"
+
+
+def publish_page(
+    s3: Any, bucket: str, html: str, now: datetime, *, post_key: str = "", expires_in: int = LINK_SECONDS
+) -> PublishedPage:
+    """PutObject the page (the bucket encrypts it by default) and presign a GetObject of it."""
+    key = page_key(now, post_key)
+    s3.put_object(
+        Bucket=bucket, Key=key, Body=html.encode("utf-8"), ContentType=CONTENT_TYPE, CacheControl="private, no-store"
+    )
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_in)
+    return PublishedPage(bucket, key, str(url), now + timedelta(seconds=expires_in))
