@@ -1,6 +1,11 @@
-"""`rightsizer analyze`: collect, analyse and print recommendations, with the habits of the AWS CLI.
+"""`rightsizer`: `analyze` collects, analyses and prints recommendations; `show`, `report` and `act --dry-run`
+(cli_commands.py) read one host, a deployment's report, or the calls an approval would make; `completion` prints a
+shell's completion script. With the habits of the AWS CLI: --output, --query and --color (cli_output.py),
+--profile, --region, --cli-*-timeout, AWS_ENDPOINT_URL.
 
-Errors are one line on stderr and a documented exit code (EXIT_CODES), never a traceback.
+Every verb is one `Verb` in `verbs()`: the parser, the help, the completion scripts and docs/cli.md's test are
+generated from that one registry. Errors are one line on stderr and a documented exit code (EXIT_CODES), never a
+traceback (unless --debug).
 """
 
 from __future__ import annotations
@@ -8,19 +13,19 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import os
 import re
-import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any, NoReturn, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from rightsizer import __version__
+from rightsizer import __version__, cli_output
+from rightsizer.cli_output import Output, Paint, UsageError
 from rightsizer.domain.findings import FINDINGS
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import Policy
@@ -34,22 +39,40 @@ from rightsizer.services.formatting import (
     spreadsheet_text,
     usd,
 )
-from rightsizer.services.report import FleetReport, build_report, money_sentences, not_actionable_reason, report_json
+from rightsizer.services.report import (
+    FleetReport,
+    build_report,
+    money_sentences,
+    not_actionable_reason,
+    report_json,
+    scope_sentence,
+)
 from rightsizer.settings import ConfigError, PriceMode, Settings, environment_region
 
+if TYPE_CHECKING:
+    from botocore.config import Config
+
+    from rightsizer.adapters.aws.session import AwsSession
+    from rightsizer.adapters.html.series import UnitSeries
+
+__all__ = ["CommandFailed", "UsageError", "main"]
+
 EXIT_OK = 0
-EXIT_FAILURE = 1  # AWS could not be read at all: credentials, permissions, network, throttling
-EXIT_USAGE = 2  # the command line or the AWS configuration cannot work: option, region, profile, role ARN
+EXIT_FAILURE = 1  # AWS could not be read at all, or holds no answer: credentials, network, no report, no such host
+EXIT_USAGE = 2  # the command line or the AWS configuration cannot work: option, region, profile, stack, role ARN
 EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # whoever read stdout stopped (`| head`): quietly, as 128 + SIGPIPE in a shell
 EXIT_CODES = {
-    EXIT_OK: "the report was printed (warnings, such as a region that could not be read, go to stderr)",
-    EXIT_FAILURE: "AWS could not be read at all: credentials, permissions, network, throttling",
-    EXIT_USAGE: "bad option, unknown region or profile, no region configured, malformed role ARN",
+    EXIT_OK: "the output was printed (warnings, such as a region that could not be read, go to stderr)",
+    EXIT_FAILURE: "AWS could not be read (credentials, permissions, network, throttling), the stack has no report "
+    "yet, no recommendation for that host, or a dry run the approval would refuse",
+    EXIT_USAGE: "bad option or --query, unknown region, profile or stack (or one that is no GPU Rightsizer stack), "
+    "no region configured, malformed role ARN, a missing `cli` extra",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`): the rest is dropped quietly",
 }
 DEFAULT_COLUMNS = 120
+NO_PAINT = Paint()  # no colour
 
 EXAMPLES = """\
 examples:
@@ -58,55 +81,21 @@ examples:
   rightsizer analyze --all-regions --output json > fleet.json
   rightsizer analyze --all-regions --account-role-arn arn:aws:iam::111122223333:role/GpuRightsizerCollector
   rightsizer analyze --format csv > fleet.csv          # for spreadsheets
+  rightsizer analyze --format html > fleet.html        # the report page, self-contained (or --html fleet.html)
+  rightsizer analyze --output text --query "recommendations[?finding=='idle'].[instance_id, monthly_savings_usd]"
+  rightsizer show i-0123456789abcdef0                  # one host's evidence and reasons
+  rightsizer report --stack gpu-rightsizer             # what the deployed bot decided, from its table
+  rightsizer act i-0123456789abcdef0 --dry-run --stack gpu-rightsizer   # the AWS calls an approval would make
   AWS_ENDPOINT_URL=http://127.0.0.1:5000 rightsizer analyze   # against `make serve`
 """
 
 
-class TerminalProgress:
-    """A one-line progress bar on a terminal; plain stage lines when stderr is not a terminal."""
+class CommandFailed(Exception):
+    """A verb could not do its job (AWS unreadable, nothing found): one line on stderr and its exit code."""
 
-    def __init__(self, stream: TextIO, *, bar: bool) -> None:
-        self._stream = stream
-        self._bar = bar
-        self._label = ""
-        self._total = 0
-        self._done = 0
-
-    def stage(self, label: str, total: int) -> None:
-        self._finish_line()
-        self._label, self._total, self._done = label, max(total, 1), 0
-        if self._bar:
-            self._draw()
-        else:
-            print(f"rightsizer: {label}...", file=self._stream, flush=True)
-
-    def advance(self, steps: int = 1) -> None:
-        self._done = min(self._total, self._done + steps)
-        if self._bar:
-            self._draw()
-
-    def warn(self, message: str) -> None:
-        return None  # warnings travel in the report: stderr at the end, and the JSON's "warnings"
-
-    def close(self) -> None:
-        self._finish_line()
-
-    def _draw(self) -> None:
-        width = 30
-        filled = int(width * self._done / self._total)
-        bar = "#" * filled + "." * (width - filled)
-        self._stream.write(f"\r{self._label:<36} [{bar}] {self._done}/{self._total}")
-        self._stream.flush()
-
-    def _finish_line(self) -> None:
-        if self._bar and self._label:
-            self._stream.write("\n")
-            self._stream.flush()
-        self._label = ""
-
-
-class UsageError(Exception):
-    """A malformed command line or configuration: reported as one line, exit 2."""
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -186,7 +175,32 @@ def _epilog() -> str:
     return f"{EXAMPLES}\nexit codes:\n{codes}\n"
 
 
-def _parser() -> argparse.ArgumentParser:
+# ---------------------------------------------------------------------------------------------
+# The verbs: one registry, from which the parser, its help and the completion scripts are built.
+
+Run = Callable[[argparse.Namespace, TextIO, TextIO], int]
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One `rightsizer <verb>`: its help line and description, its options, and what it runs."""
+
+    name: str
+    summary: str
+    description: str
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Run
+
+
+def verbs() -> dict[str, Verb]:
+    """Every verb, in the order the help lists them."""
+    from rightsizer import cli_commands
+
+    return {ANALYZE.name: ANALYZE, **cli_commands.VERBS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    registry = verbs()
     parser = _Parser(
         prog="rightsizer",
         description="Right-size AWS GPU, Inferentia and Trainium instances.",
@@ -194,72 +208,106 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="analyze")
-    analyze = commands.add_parser(
-        "analyze",
-        help="collect usage and print recommendations",
-        description="Collect accelerator usage from CloudWatch and recommend right-sized instance types. "
-        "Credentials come from boto3's default chain (or --profile); AWS_ENDPOINT_URL is honoured. "
-        "A region or account that cannot be read is a warning; the others are still reported.",
-        epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    where = analyze.add_mutually_exclusive_group()
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for verb in registry.values():
+        sub = commands.add_parser(
+            verb.name,
+            help=verb.summary,
+            description=verb.description,
+            epilog=_epilog(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        verb.options(sub)
+        sub.set_defaults(run=verb.run)
+    return parser
+
+
+def add_where_options(parser: argparse.ArgumentParser, *, stack: bool = False) -> None:
+    """Where and how to analyse: the regions, member accounts, the window and the prices (and, for the verbs that
+    can read a deployment instead, --stack)."""
+    where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--region",
         action="append",
         metavar="REGION",
-        help="AWS region to analyse, repeatable (default: AWS_REGION, AWS_DEFAULT_REGION or the profile's region)",
+        help="AWS region to analyse, repeatable (default: AWS_REGION, AWS_DEFAULT_REGION or the profile's region)"
+        + ("; with --stack: the stack's region" if stack else ""),
     )
     where.add_argument(
         "--all-regions",
         action="store_true",
         help="every region enabled for the account that runs at least one GPU / Inferentia / Trainium host",
     )
-    analyze.add_argument(
-        "--profile", metavar="NAME", help="named profile from the AWS config files (as in the AWS CLI)"
-    )
-    analyze.add_argument(
+    parser.add_argument(
         "--account-role-arn",
         action="append",
         metavar="ARN",
         help="analyse a member account by assuming this role (repeatable; see docs/multi-account.md)",
     )
-    analyze.add_argument(
+    parser.add_argument(
         "--lookback-days", type=int, default=14, metavar="DAYS", help="days of CloudWatch history, 1-62 (default 14)"
     )
-    analyze.add_argument(
-        "--format",
-        "--output",
-        dest="format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="table for people (default), json (schema/report.schema.json) or csv for spreadsheets",
-    )
-    analyze.add_argument(
+    parser.add_argument(
         "--prices",
         choices=[mode.value for mode in PriceMode],
         default=PriceMode.AUTO.value,
         help="auto: Price List API, falling back to the bundled snapshot (default); api: no fallback; "
         "snapshot: the bundled prices only",
     )
-    analyze.add_argument(
+    if stack:
+        add_stack_option(parser, "instead of analysing: read the latest recommendation the deployed bot stored")
+
+
+def add_stack_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--stack",
+        metavar="NAME",
+        help=f"a deployed GPU Rightsizer stack (its CloudFormation name, in --region): {what}",
+    )
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """How to reach AWS, as in the AWS CLI, and what to say on stderr."""
+    parser.add_argument("--profile", metavar="NAME", help="named profile from the AWS config files (as in the AWS CLI)")
+    parser.add_argument(
         "--cli-connect-timeout",
         type=_seconds,
         default=None,
         metavar="SECONDS",
         help="seconds to wait for a connection to AWS (default 3; 3 attempts per call)",
     )
-    analyze.add_argument(
+    parser.add_argument(
         "--cli-read-timeout",
         type=_seconds,
         default=None,
         metavar="SECONDS",
         help="seconds to wait for AWS to answer (default 20; 3 attempts per call)",
     )
-    analyze.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
-    analyze.add_argument("--debug", action="store_true", help="show a traceback for unexpected errors")
-    return parser
+    parser.add_argument("--no-progress", action="store_true", help="no progress output on stderr")
+    add_debug_option(parser)
+
+
+def add_debug_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", help="show a traceback for unexpected errors")
+
+
+def add_report_outputs(parser: argparse.ArgumentParser, table: str) -> None:
+    """A report's outputs: --format for files (csv, html) beside the AWS CLI's --output, --query and --color."""
+    parser.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        default=None,
+        help="table for people (default), json (schema/report.schema.json), csv for spreadsheets, or html: the "
+        "report page, self-contained (no script, nothing fetched)",
+    )
+    cli_output.add_output_options(parser, table=table)
+    parser.add_argument("--html", metavar="FILE", help="also write the report page to FILE")
+
+
+def _analyze_options(parser: argparse.ArgumentParser) -> None:
+    add_where_options(parser)
+    add_report_outputs(parser, "sorted by savings, the totals under it")
+    add_connection_options(parser)
 
 
 @dataclass(frozen=True)
@@ -296,14 +344,22 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     err = stderr or sys.stderr
     _tolerant(out)
     _tolerant(err)
+    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = _parser().parse_args(argv)
+        args = parser.parse_args(words)
     except UsageError as error:
-        return _fail(err, f"{error} (see rightsizer analyze --help)", EXIT_USAGE)
+        return _fail(err, f"{error} (see {_help_hint(words)})", EXIT_USAGE)
+    if args.command is None:  # bare `rightsizer`: what it can do
+        parser.print_help(out)
+        return EXIT_OK
     try:
-        return _analyze(args, out, err)
+        code: int = args.run(args, out, err)
+        return code
     except UsageError as error:
         return _fail(err, str(error), EXIT_USAGE)
+    except CommandFailed as failure:
+        return _fail(err, str(failure), failure.code)
     except KeyboardInterrupt:
         print("\nrightsizer: interrupted", file=err)
         return EXIT_INTERRUPTED
@@ -311,9 +367,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         _drop_output(out)
         return EXIT_BROKEN_PIPE
     except Exception as error:
-        if args.debug:
+        if getattr(args, "debug", False):
             raise
         return _fail(err, f"unexpected {type(error).__name__}: {error} (run again with --debug)", EXIT_FAILURE)
+
+
+def _help_hint(words: Sequence[str]) -> str:
+    """Where the help of the verb the command line names is: `rightsizer show --help`."""
+    verb = next((word for word in words if word in verbs()), "")
+    return f"rightsizer {verb} --help" if verb else "rightsizer --help"
 
 
 def _drop_output(out: TextIO) -> None:
@@ -327,7 +389,98 @@ def _drop_output(out: TextIO) -> None:
     os.close(devnull)
 
 
+# ---------------------------------------------------------------------------------------------
+# analyze
+
+
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    output = Output.of(args, out)  # --output, --format, --query and --color are checked before any AWS call
+    page_file = html_target(args)
+    live = live_report(args, err, color=output.color, keep_series=output.format == "html" or page_file is not None)
+    page = Page(series=live.series)
+    write_report(live.report, output, out, page=page)
+    out.flush()
+    if page_file is not None:
+        write_page_file(page_file, live.report, page)
+    print_warnings(err, live.warnings)
+    return EXIT_OK
+
+
+ANALYZE = Verb(
+    "analyze",
+    "collect usage and print recommendations",
+    "Collect accelerator usage from CloudWatch and recommend right-sized instance types. "
+    "Credentials come from boto3's default chain (or --profile); AWS_ENDPOINT_URL is honoured. "
+    "A region or account that cannot be read is a warning; the others are still reported.",
+    _analyze_options,
+    _analyze,
+)
+
+
+def html_target(args: argparse.Namespace) -> Path | None:
+    """--html FILE, checked before any AWS call: its folder must exist."""
+    given = getattr(args, "html", None)
+    if not given:
+        return None
+    path = Path(given)
+    if not path.parent.is_dir():
+        raise UsageError(f"--html {given}: the folder {path.parent} does not exist")
+    return path
+
+
+def write_page_file(path: Path, report: FleetReport, page: Page) -> None:
+    try:
+        path.write_text(html_page(report, page), encoding="utf-8")
+    except OSError as error:
+        raise CommandFailed(f"cannot write the report page to {path}: {error.strerror or error}") from None
+
+
+def aws_session(args: argparse.Namespace) -> AwsSession:
+    """The AWS session of --profile with the CLI's quick timeouts; a usage error for an unknown profile."""
+    from botocore.exceptions import ProfileNotFound
+
+    from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
+
+    try:
+        session = AwsSession.for_profile(args.profile, client_config(args))
+        session.region_name  # noqa: B018 -- reading the profile raises ProfileNotFound here, not in the middle
+    except ProfileNotFound as error:
+        raise UsageError(describe_aws_error(error)) from None
+    return session
+
+
+def client_config(args: argparse.Namespace) -> Config:
+    """botocore's config for a person waiting: --cli-connect-timeout and --cli-read-timeout, 3 attempts."""
+    from rightsizer.adapters.aws.session import interactive_config
+
+    timeouts = {"connect_timeout": args.cli_connect_timeout, "read_timeout": args.cli_read_timeout}
+    return interactive_config(**{name: value for name, value in timeouts.items() if value is not None})
+
+
+def default_region(session: AwsSession) -> str | None:
+    """The region of AWS_REGION, AWS_DEFAULT_REGION or the profile."""
+    return environment_region() or session.region_name
+
+
+NO_REGION = (
+    "no AWS region: pass --region, set AWS_REGION or AWS_DEFAULT_REGION, "
+    "or add a region to the profile (aws configure set region us-east-1)"
+)
+
+
+@dataclass(frozen=True)
+class LiveReport:
+    """An analysis the CLI ran itself: the report, the warnings for stderr, each host's per-GPU series (kept only
+    for the page)."""
+
+    report: FleetReport
+    warnings: tuple[str, ...] = ()
+    series: Mapping[str, Sequence[UnitSeries]] = field(default_factory=dict)
+
+
+def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, keep_series: bool = False) -> LiveReport:
+    """Collect and analyse as `analyze` does (--region / --all-regions, --account-role-arn, ...). A UsageError or
+    CommandFailed when nothing can be analysed."""
     try:
         Settings(lookback_days=args.lookback_days)  # checks the range before any AWS call
         from rightsizer.services.pipeline import role_account
@@ -339,49 +492,46 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(error)) from None
 
     # Imported here so `rightsizer --help` stays fast.
-    from botocore.exceptions import ProfileNotFound
-
     from rightsizer import bootstrap
-    from rightsizer.adapters.aws.session import AwsSession, describe_aws_error, interactive_config, known_regions
+    from rightsizer.adapters.aws.session import known_regions
+    from rightsizer.adapters.html.series import UnitSeriesTap
+    from rightsizer.services.ports import UsageSource
 
-    timeouts = {"connect_timeout": args.cli_connect_timeout, "read_timeout": args.cli_read_timeout}
-    config = interactive_config(**{name: value for name, value in timeouts.items() if value is not None})
-    try:
-        session = AwsSession.for_profile(args.profile, config)
-        default_region = environment_region() or session.region_name
-    except ProfileNotFound as error:
-        raise UsageError(describe_aws_error(error)) from None
-
-    progress = TerminalProgress(err, bar=not args.no_progress and err.isatty())
+    session = aws_session(args)
+    home = default_region(session)
+    progress = cli_output.progress(err, enabled=not args.no_progress, color=color)
     reporter = None if args.no_progress else progress
+    kept: dict[str, tuple[UnitSeries, ...]] = {}  # every region's tap keeps into it
+
+    def tap(inner: UsageSource) -> UsageSource:
+        return UnitSeriesTap(inner, kept)
+
     now = datetime.now(UTC)
     try:
         if args.all_regions:
             regions, discovery_warnings = bootstrap.regions_with_accelerated_hosts(
-                session, default_region or "us-east-1", reporter
+                session, home or "us-east-1", reporter
             )
         else:
-            regions, discovery_warnings = list(dict.fromkeys(args.region or [default_region or ""])), []
+            regions, discovery_warnings = list(dict.fromkeys(args.region or [home or ""])), []
             if not all(regions):
-                raise UsageError(
-                    "no AWS region: pass --region, set AWS_REGION or AWS_DEFAULT_REGION, "
-                    "or add a region to the profile (aws configure set region us-east-1)"
-                )
+                raise UsageError(NO_REGION)
         if args.all_regions and not regions:
             report = build_report([], now, args.lookback_days, ["no GPU, Inferentia or Trainium host in any region"])
         else:
             report = bootstrap.analyze(
-                session, _checked(regions, known_regions()), _settings(args, regions, roles), now, reporter
+                session,
+                _checked(regions, known_regions()),
+                _settings(args, regions, roles),
+                now,
+                reporter,
+                usage_tap=tap if keep_series else None,
             )
     except bootstrap.RegionFailure as failure:
-        progress.close()
-        return _fail(err, bootstrap.describe_failure(failure.error, failure.region), EXIT_FAILURE)
+        raise CommandFailed(bootstrap.describe_failure(failure.error, failure.region)) from None
     finally:
         progress.close()
-    write_report(report, args.format, out)
-    out.flush()
-    _print_warnings(err, [*discovery_warnings, *report.warnings])
-    return EXIT_OK
+    return LiveReport(report, (*discovery_warnings, *report.warnings), kept)
 
 
 def _checked(regions: Sequence[str], known: frozenset[str]) -> tuple[str, ...]:
@@ -402,23 +552,59 @@ def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str
     )
 
 
-def _print_warnings(err: TextIO, warnings: Sequence[str]) -> None:
+def print_warnings(err: TextIO, warnings: Sequence[str]) -> None:
     for warning in dict.fromkeys(warnings):
         print(f"rightsizer: warning: {printable(warning)}", file=err)
 
 
-def write_report(report: FleetReport, output: str, out: TextIO) -> None:
-    if output == "json":
-        json.dump(report_json(report), out, indent=2)
-        out.write("\n")
-    elif output == "csv":
-        write_csv(report, out)
-    else:
-        width = shutil.get_terminal_size((DEFAULT_COLUMNS, 40)).columns  # honours COLUMNS
-        out.write(render_table(report, width=width, charset=Charset.of(out)))
+_print_warnings = print_warnings  # the name tests have used
 
 
 # ---------------------------------------------------------------------------------------------
+# A report's outputs: one writer per format.
+
+REPORT_FORMATS = ("table", "json", "csv", "html")
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the report page shows beyond the report: each host's per-GPU hourly series (a live analysis keeps them;
+    a deployment's table does not, and the page then draws each host's daily means)."""
+
+    series: Mapping[str, Sequence[UnitSeries]] = field(default_factory=dict)
+
+
+def html_page(report: FleetReport, page: Page = Page()) -> str:
+    from rightsizer.adapters.html.page import render_report
+
+    return render_report(report, series=page.series)
+
+
+def _html(report: FleetReport, output: Output, out: TextIO, page: Page) -> None:
+    out.write(html_page(report, page))
+
+
+def _document(report: FleetReport, output: Output, out: TextIO, page: Page) -> None:
+    def table() -> str:
+        return render_table(report, width=output.width, charset=Charset.of(out), paint=Paint(output.color))
+
+    cli_output.write_document(report_json(report), output, out, table=table)
+
+
+Writer = Callable[[FleetReport, Output, TextIO, Page], None]
+WRITERS: dict[str, Writer] = {
+    **dict.fromkeys(cli_output.OUTPUTS, _document),
+    "csv": lambda report, output, out, page: write_csv(report, out),
+    "html": _html,
+}
+
+
+def write_report(report: FleetReport, output: Output | str, out: TextIO, *, page: Page = Page()) -> None:
+    """`report` as the output says: table, json, text, yaml (after any --query), csv or html."""
+    chosen = output if isinstance(output, Output) else Output(output, width=cli_output.table_width(out))
+    WRITERS[chosen.format](report, chosen, out, page)
+
+
 # CSV: the JSON document's recommendations, flattened (evidence_* columns); money with two decimals.
 
 
@@ -471,7 +657,8 @@ def write_csv(report: FleetReport, out: TextIO) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The table: as many columns as COLUMNS allows, then a reason line under each host.
+# The table: as many columns as the terminal allows (COLUMNS, else its width), then a reason line under each host.
+# Written to a file or a pipe it has no width: every column, every value whole.
 
 
 @dataclass(frozen=True)
@@ -479,10 +666,11 @@ class Column:
     header: str
     cell: Callable[[Recommendation, Charset, FleetReport], str]
     numeric: bool = False
+    style: Callable[[Recommendation, str], str] = lambda rec, text: ""  # its colour (cli_output.ANSI), if any
 
 
 def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
-    return "no" if not_actionable_reason(rec, report.action_scope) else "yes"
+    return "no" if not_actionable_reason(rec, report.action_scope, report.managed_tag_key) else "yes"
 
 
 def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
@@ -490,40 +678,65 @@ def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
     return sparkline(daily, bars=charset.bars) if daily else ""
 
 
+def _finding_style(rec: Recommendation, text: str) -> str:
+    spec = FINDINGS[rec.finding]
+    return "yellow" if spec.attention else ("green" if spec.needs_nothing else "dim")
+
+
+def _money_style(rec: Recommendation, text: str) -> str:
+    return "red" if text.startswith("-") else ("green" if text not in ("$0.00", "n/a") else "")
+
+
 COLUMNS: dict[str, Column] = {
     "account": Column("ACCOUNT", lambda r, c, _: r.account_id),
     "instance": Column("INSTANCE", lambda r, c, _: r.instance_id),
-    "name": Column("NAME", lambda r, c, _: shorten(printable(r.instance_name), 20, c.ellipsis)),
+    "name": Column("NAME", lambda r, c, _: r.instance_name),
     "region": Column("REGION", lambda r, c, _: r.region),
     "type": Column("TYPE", lambda r, c, _: r.instance_type),
-    "finding": Column("FINDING", lambda r, c, _: r.finding.value),
+    "finding": Column("FINDING", lambda r, c, _: r.finding.value, style=_finding_style),
     "target": Column("TARGET", lambda r, c, _: r.target_type or "-"),
     "cost": Column("NOW/MO", lambda r, c, _: usd(r.monthly_cost), numeric=True),
-    "saves": Column("SAVES/MO", lambda r, c, _: usd(r.monthly_savings), numeric=True),
+    "saves": Column("SAVES/MO", lambda r, c, _: usd(r.monthly_savings), numeric=True, style=_money_style),
+    # NET: what the bill drops by, net of Reserved Instances, Savings Plans and capacity reservations (the JSON's
+    # monthly_savings_net_usd; the table is sorted by it). SAVES is the same change at list prices.
+    "net": Column("NET/MO", lambda r, c, _: usd(r.net_savings), numeric=True, style=_money_style),
     "confidence": Column("CONF", lambda r, c, _: r.confidence.value),
-    "act": Column("ACT", _act),
+    "act": Column("ACT", _act, style=lambda rec, text: "green" if text == "yes" else "dim"),
     "days": Column("DAYS", _days),
 }
-# Dropped in this order until the table fits the terminal; what is left always identifies and answers.
-DROP_ORDER = ("days", "confidence", "cost", "region", "name", "account", "type", "target")
+NAME_WIDTH, NAME_MIN_WIDTH = 20, 10  # a terminal's NAME column; it narrows to the minimum before columns go
+NARROW_NAMES = "(narrow the names)"
+# The steps taken, in order, until the table fits the terminal: the sparkline first; NAME and REGION survive at 100
+# columns; what is left at the end always identifies and answers (INSTANCE, FINDING, SAVES/MO, ACT).
+DROP_ORDER = ("days", "confidence", "cost", "type", NARROW_NAMES, "target", "account", "net", "region", "name")
 
 
 def _fit(keys: list[str], widths: dict[str, int], width: int) -> list[str]:
+    """The columns that fit `width`, dropping (and narrowing NAME) in DROP_ORDER; `widths` is updated."""
+
     def total(chosen: list[str]) -> int:
         return sum(widths[key] for key in chosen) + 2 * (len(chosen) - 1)
 
     chosen = list(keys)
-    for key in DROP_ORDER:
-        if total(chosen) <= width:
+    for step in DROP_ORDER:
+        excess = total(chosen) - width
+        if excess <= 0:
             break
-        if key in chosen:
-            chosen.remove(key)
+        if step == NARROW_NAMES:
+            if "name" in chosen:
+                widths["name"] = max(min(widths["name"], NAME_MIN_WIDTH), widths["name"] - excess)
+        elif step in chosen:
+            chosen.remove(step)
     return chosen
 
 
 def render_table(
-    report: FleetReport, width: int = DEFAULT_COLUMNS, charset: Charset = Charset(SPARK_BARS, ELLIPSIS)
+    report: FleetReport,
+    width: int | None = DEFAULT_COLUMNS,
+    charset: Charset = Charset(SPARK_BARS, ELLIPSIS),
+    paint: Paint = NO_PAINT,
 ) -> str:
+    """The table for people. `width`: the terminal's columns; None (a file or a pipe): every column, nothing cut."""
     keys = [key for key in COLUMNS if key != "account" or len({r.account_id for r in report.recommendations}) > 1]
     headers = {key: COLUMNS[key].header for key in keys}
     headers["days"] = f"{report.lookback_days} DAYS"
@@ -532,37 +745,65 @@ def render_table(
         {key: printable(COLUMNS[key].cell(rec, charset, report)) for key in keys} for rec in report.recommendations
     ]
     widths = {key: max([len(headers[key]), *(len(row[key]) for row in cells)]) for key in keys}
-    keys = _fit(keys, widths, width)
+    if width is not None:
+        widths["name"] = min(widths["name"], max(NAME_WIDTH, len(headers["name"])))
+        keys = _fit(keys, widths, width)
 
-    def line(values: dict[str, str]) -> str:
-        text = "  ".join(
-            values[key].rjust(widths[key]) if COLUMNS[key].numeric else values[key].ljust(widths[key]) for key in keys
-        ).rstrip()
-        return shorten(text, width, charset.ellipsis)
+    def fitted(key: str, value: str) -> str:
+        value = shorten(value, widths[key], charset.ellipsis)
+        return value.rjust(widths[key]) if COLUMNS[key].numeric else value.ljust(widths[key])
 
-    def note(text: str) -> str:
-        return "      " + shorten(printable(text), max(20, width - 6), charset.ellipsis)
+    def line(values: Mapping[str, str], style: Callable[[str, str], str]) -> str:
+        plain = "  ".join(fitted(key, values[key]) for key in keys).rstrip()
+        if width is not None and len(plain) > width:
+            return shorten(plain, width, charset.ellipsis)  # narrower than the columns that are always kept
+        return "  ".join(paint(style(key, values[key]), fitted(key, values[key])) for key in keys).rstrip()
 
-    out = [line(headers), line({key: "-" * widths[key] for key in keys})]
+    def note(text: str, style: str = "") -> str:
+        shown = printable(text) if width is None else shorten(printable(text), max(20, width - 6), charset.ellipsis)
+        return "      " + paint(style, shown)
+
+    out = [line(headers, lambda key, text: "bold"), line({key: "-" * widths[key] for key in keys}, _plain)]
     for rec, row in zip(report.recommendations, cells, strict=True):
-        out.append(line(row))
+        out.append(line(row, _styles_of(rec)))
         first = rec.reasons[0] if rec.reasons else ""
         if first:
             out.append(note(first))
-        why_not = not_actionable_reason(rec, report.action_scope)
+        why_not = not_actionable_reason(rec, report.action_scope, report.managed_tag_key)
         if why_not and why_not != first and not FINDINGS[rec.finding].needs_nothing:
-            out.append(note(f"ACT no: {why_not}"))
+            out.append(note(f"ACT no: {why_not}", "dim"))
+    out.append("")
+    out.extend(footer_lines(report, width, paint))
+    return "\n".join(out) + "\n"
+
+
+def _plain(key: str, text: str) -> str:
+    return ""
+
+
+def _styles_of(rec: Recommendation) -> Callable[[str, str], str]:
+    return lambda key, text: COLUMNS[key].style(rec, text)
+
+
+def footer_lines(report: FleetReport, width: int | None = DEFAULT_COLUMNS, paint: Paint = NO_PAINT) -> list[str]:
+    """The totals under the table, in the words of the Slack report (wrapped to a terminal's width only)."""
     totals = report.totals
     unpriced = f" ({totals.unpriced} without a price)" if totals.unpriced else ""
     counts = ", ".join(f"{name} {count}" for name, count in totals.by_finding.items() if count)
+    money = money_sentences(totals, managed_tag_key=report.managed_tag_key)
+    scope = scope_sentence(report.action_scope)
     footer = [
         f"{totals.instances} instances, {usd(totals.monthly_cost)}/month{unpriced}.",
-        *money_sentences(totals),
+        *money,
+        *([scope] if scope else []),
         f"Findings: {counts or 'none'}.",
     ]
-    out.append("")
-    out.extend(wrapped for sentence in footer for wrapped in textwrap.wrap(sentence, max(20, width)))
-    return "\n".join(out) + "\n"
+    lines: list[str] = []
+    for sentence in footer:
+        wrapped = textwrap.wrap(sentence, max(20, width)) if width is not None else [sentence]
+        style = "bold" if money and sentence == money[0] else ""
+        lines.extend(paint(style, text) for text in wrapped)
+    return lines
 
 
 if __name__ == "__main__":
