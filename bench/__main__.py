@@ -8,9 +8,10 @@
 5. the expert fleet (tests/expert_fleet.py): per workload archetype, the finding a GPU expert expects against the
    analyzer's, with target, monthly cost and savings, action and confidence;
 6. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
-7. the Slack function: cold import time and warm ack time of a signed slash command.
+7. the Slack function: cold import time and warm ack time of a signed slash command;
+8. what the CloudWatch agent's metrics cost a month for 1,000 hosts, per configuration in agent/ (docs/costs.md).
 
-`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, expert, slack; comma-separated) runs only those.
+`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, expert, slack, costs; comma-separated) runs only those.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from __future__ import annotations
 import os
 import sys
 
-from bench import analyzer_bench, collect_bench, expert_fleet_bench, fleet_bench, metrics_bench, package_bench
+from bench import (
+    agent_costs,
+    analyzer_bench,
+    collect_bench,
+    expert_fleet_bench,
+    fleet_bench,
+    metrics_bench,
+    package_bench,
+)
 
 
 def main() -> int:
@@ -29,6 +38,9 @@ def main() -> int:
 
     if wanted("package"):
         package_bench.run()
+        print()
+    if wanted("costs"):
+        agent_costs.run()
         print()
     if wanted("metrics"):
         metrics_bench.run()
