@@ -1,6 +1,6 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both build .venv on first use, from the
-# hash-pinned files that `make lock` exports from uv.lock: requirements/demo.txt (the runtime, moto's
-# server and Playwright) for the demo, requirements/dev.txt (all of that plus the checkers) for the tests.
+# hash-pinned files that `make lock` exports from uv.lock: requirements/demo.txt (the runtime and moto's server)
+# for the demo, requirements/dev.txt (all of that plus the checkers and Playwright) for the tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +13,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo serve test lint typecheck unit template bench lock clean
+.PHONY: demo serve images test lint typecheck unit template bench lock clean
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ demo: $(DEMO_ENV)
 # `make serve PORT=8080`; a taken port gives way to a free one, and the printed export line says which.
 serve: $(DEMO_ENV)
 	$(BIN)/python -m demo serve $(if $(PORT),--port $(PORT))
+
+# Every picture in docs/images, from a fresh demo run (needs Chromium: docs/development.md); a test checks they are
+# current (docs/images/manifest.json).
+images: $(DEMO_ENV)
+	$(BIN)/python -m demo
+	$(BIN)/python -m demo.images
 
 test: lint typecheck template unit
 

@@ -3,7 +3,9 @@
 Measured without Docker or a download: the function code is zipped from src/ as `sam build` copies it, and
 the layer is the sum of the installed files of every distribution layer/requirements.txt pins (the same
 versions this environment runs; the arm64 wheels Lambda gets differ only in their few compiled files).
-`sam build` on a machine with Python 3.12 gives the exact figures (README, Deploy to AWS).
+`sam build` on a machine with Python 3.12 gives the exact figures (docs/deploy.md). docs/benchmarks.md states the
+sizes once, as `sizes_line()` writes them (`python -m bench.package_bench docs/benchmarks.md`; a test checks the
+page against a fresh measurement, within 10 %).
 """
 
 from __future__ import annotations
@@ -68,8 +70,39 @@ def layer() -> Size:
     return Size(len(files), sum(len(data) for _, data in files), _zip_size(files))
 
 
+MIB = 1024 * 1024
+BEGIN, END = "<!-- package-sizes:begin -->", "<!-- package-sizes:end -->"
+
+
+def sizes_line(code: Size, deps: Size) -> str:
+    """The one statement of the package sizes, for docs/benchmarks.md."""
+    total = code.unzipped + deps.unzipped
+    return (
+        f"- Package sizes: each function's own code {code.unzipped / MIB:.2f} MiB unzipped ({code.zipped / MIB:.2f} "
+        f"MiB zipped, goal < 2 MiB); the shared dependency layer {deps.unzipped / MIB:.1f} MiB unzipped "
+        f"({deps.zipped / MIB:.1f} MiB zipped); together {total / MIB:.1f} MiB of Lambda's "
+        f"{LAMBDA_UNZIPPED_LIMIT // MIB} MiB."
+    )
+
+
+def with_sizes(document: str, code: Size, deps: Size) -> str:
+    head, begin, rest = document.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"no {BEGIN} ... {END} block")
+    return f"{head}{BEGIN}\n{sizes_line(code, deps)}\n{END}{tail}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench.package_bench [docs/benchmarks.md]`: measure and rewrite the page's sizes."""
+    path = Path(argv[0]) if argv else ROOT / "docs" / "benchmarks.md"
+    path.write_text(with_sizes(path.read_text(), function_code(), layer()))
+    print(f"wrote the package sizes of {path}")
+    return 0
+
+
 def run() -> None:
-    mib = 1024 * 1024
+    mib = MIB
     code, deps = function_code(), layer()
     print("Deployment package sizes (goal: each function's own code < 2 MiB; layer well under Lambda's 250 MB)")
     print(
@@ -82,3 +115,9 @@ def run() -> None:
     )
     total = code.unzipped + deps.unzipped
     print(f"  function + layer unzipped: {total / mib:.1f} MiB of Lambda's {LAMBDA_UNZIPPED_LIMIT // mib} MiB")
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -31,17 +31,19 @@ def banner(title: str) -> None:
     print(f"\n{'=' * 100}\n{title}\n{'=' * 100}", flush=True)
 
 
-def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> int:
+def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> tuple[int, dict[str, Any]]:
+    """The CLI's table, then its JSON checked host by host: (exit status, the JSON document)."""
     from rightsizer import cli
 
     command = ["analyze", *[arg for region in REGIONS for arg in ("--region", region)]]
     print("$ rightsizer " + " ".join(command), flush=True)
     status = cli.main(command)
     if status != 0:
-        return status
+        return status, {}
     buffer = io.StringIO()
     cli.main([*command, "--format", "json", "--no-progress"], stdout=buffer, stderr=io.StringIO())
-    by_id = {rec["instance_id"]: rec for rec in json.loads(buffer.getvalue())["recommendations"]}
+    document = json.loads(buffer.getvalue())
+    by_id = {rec["instance_id"]: rec for rec in document["recommendations"]}
     print("\nDoes every seeded host get the finding its workload deserves?")
     failures = 0
     for item in seeded:
@@ -66,7 +68,7 @@ def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> int:
         rec = by_id[item.instance_id]
         target = f" -> {rec['target_type']}" if rec["target_type"] else ""
         print(f"  {item.host.name} ({item.host.instance_type}): {rec['finding']}{target}: {rec['reasons'][0]}")
-    return 1 if failures else 0
+    return (1 if failures else 0), document
 
 
 def slack_messages(stack: Any) -> list[dict[str, Any]]:
@@ -80,7 +82,26 @@ def slack_messages(stack: Any) -> list[dict[str, Any]]:
     return messages
 
 
-def post_daily_report(stack: Any, run: str, account_id: str) -> dict[str, Any]:
+def compare_totals(cli_document: dict[str, Any], posted: dict[str, Any]) -> None:
+    """The CLI's totals and the Slack report's, side by side with their scopes: one function computes both, and
+    they differ exactly where the scopes do (a host one surface reaches is another owner's for the other)."""
+    print("\nThe totals of both surfaces, each with its scope:")
+    for surface, document in (("CLI", cli_document), ("Slack", posted)):
+        totals = document["totals"]
+        print(
+            f"  {surface:<5} {totals['monthly_savings_usd']:>10,.2f} USD/month can be saved "
+            f"({totals['actionable_savings_usd']:,.2f} with one click), {totals['other_owner_savings_usd']:,.2f} "
+            f"needs another owner; {document['scope']['description']}"
+        )
+    both = [d["totals"]["monthly_savings_usd"] + d["totals"]["other_owner_savings_usd"] for d in (cli_document, posted)]
+    same = "the same" if abs(both[0] - both[1]) < 0.01 else "NOT the same"
+    print(
+        f"  Saved plus another owner's: {both[0]:,.2f} and {both[1]:,.2f} USD/month, {same} fleet; what a deployment "
+        "does not reach (a region without its workflow) moves from one to the other."
+    )
+
+
+def post_daily_report(stack: Any, run: str, account_id: str, cli_document: dict[str, Any]) -> dict[str, Any]:
     from demo.serverless import run_pipeline
     from demo.slack_render import render_blocks
 
@@ -94,31 +115,38 @@ def post_daily_report(stack: Any, run: str, account_id: str) -> dict[str, Any]:
         print(f"\n--- Slack message {number} of {len(messages)}, posted {where} ---")
         print("\n".join(render_blocks(message["blocks"])))
     print(f"\nBlock Kit JSON of the {len(messages)} message(s): {report_file}")
-    totals = result["totals"]
-    print(
-        f"Same totals as the CLI: {totals['monthly_savings_usd']:,.2f} USD/month can be saved "
-        f"({totals['actionable_savings_usd']:,.2f} with one click), {totals['other_owner_savings_usd']:,.2f} "
-        f"needs another owner, upsizes add {totals['additional_cost_usd']:,.2f}."
-    )
+    compare_totals(cli_document, result)
     return result
 
 
+PICTURED_HOST = "embeddings-api"  # docs/images/utilisation.png: GPU 0 follows its users, GPUs 1-3 stay idle
+
+
 def write_html_report(report: dict[str, Any], messages: list[dict[str, Any]], now: datetime, days: int) -> None:
+    """demo-output/report.html: the product's report page (rightsizer.adapters.html) of the analysis the daily
+    report posted, with its Slack messages and each host's per-GPU series; screenshots where Chromium is."""
     from demo import browser, html_report
     from rightsizer.adapters.aws.session import AwsSession
-    from rightsizer.services.collect import lookback_window
+    from rightsizer.adapters.html import page
 
-    window = lookback_window(now, days)
     series = html_report.unit_series(AwsSession(), report, now, days)
-    page = OUTPUT / "report.html"
-    page.write_text(html_report.render(report, messages, series, window_start=window.start, window_end=window.end))
-    print(f"The daily report as a page: {page} (self-contained: inline SVG and CSS)")
+    path = OUTPUT / "report.html"
+    source = "generated by GPU Rightsizer's demo on a local AWS"
+    html = page.render(report, series=series, slack_messages=messages, now=now, source=source)
+    path.write_text(html)
+    print(f"The daily report as a page (self-contained: inline SVG and CSS, no script): {path.resolve().as_uri()}")
+    parts = {"slack-report.png": ('<section id="slack"', OUTPUT / "slack-report.html")}
+    card = next((rec["instance_id"] for rec in report["recommendations"] if rec["name"] == PICTURED_HOST), None)
+    if card is not None:
+        parts["utilisation.png"] = (f'data-instance="{card}"', OUTPUT / "utilisation.html")
+    for marker, part in parts.values():
+        part.write_text(browser.section_only(html, marker))
     try:
-        browser.screenshot(page, OUTPUT / "report.png", OUTPUT / "slack-report.png")
+        shots = browser.screenshots(path, OUTPUT, {name: part for name, (_, part) in parts.items()})
     except RuntimeError as missing:  # no Chromium on this machine
         print(f"Screenshots skipped: {missing}.")
         return
-    print(f"Screenshots: {OUTPUT / 'report.png'} (the page), {OUTPUT / 'slack-report.png'} (the Slack part)")
+    print("Screenshots: " + ", ".join(str(shot) for shot in shots))
 
 
 def reservation_example(report: dict[str, Any]) -> None:
@@ -330,13 +358,13 @@ def main() -> int:
         )
 
         banner("2. The CLI: rightsizer analyze")
-        status = analyze_with_cli(seeded, sagemaker)
+        status, cli_document = analyze_with_cli(seeded, sagemaker)
         if status:
             return status
 
         banner("3. The daily pipeline (Collect per region -> Analyze -> Report), posted to Slack")
         with deployed_stack() as stack:
-            report = post_daily_report(stack, now.date().isoformat(), "123456789012")
+            report = post_daily_report(stack, now.date().isoformat(), "123456789012", cli_document)
             daily_report = slack_messages(stack)
             print("\nSavings that match the bill:")
             reservation_example(report)

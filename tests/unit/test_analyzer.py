@@ -722,7 +722,7 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
         assert target.memory_per_unit_mib >= memory_floor
         assert target.compute_units >= max(1, len(in_use))
         # The one exception: a CPU-bound host's saturated reading hides its need, so a cheaper type with more
-        # vCPUs than today beats a dearer one that meets the 70 % projection (README "How it decides").
+        # vCPUs than today beats a dearer one that meets the 70 % projection (docs/how-it-decides.md).
         more_for_less = (
             rec.finding is Finding.NOT_GPU_BOUND
             and target.vcpus > source.vcpus

@@ -92,3 +92,21 @@ def test_the_license_is_apache_2_and_pyproject_says_so_in_spdx() -> None:
     assert project["license-files"] == ["LICENSE"]
     assert "Apache License\n                           Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_the_docs_state_the_package_sizes_once_as_the_bench_measures_them() -> None:
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    code, layer = package_bench.function_code(), package_bench.layer()
+    (line,) = re.findall(r"- Package sizes: .*", page)
+    stated = [float(x) for x in re.findall(r"([\d.]+) MiB (?:unzipped|zipped)", line)]
+    measured = [size / package_bench.MIB for size in (code.unzipped, code.zipped, layer.unzipped, layer.zipped)]
+
+    assert len(stated) == 4
+    for doc, now in zip(stated, measured, strict=True):
+        assert abs(doc - now) <= 0.1 * now, f"{line}: run `.venv/bin/python -m bench.package_bench`"
+    others = [path.name for path in (ROOT / "docs").glob("*.md") if path.name != "benchmarks.md"]
+    for name in [*others, "../README.md"]:
+        text = (ROOT / "docs" / name).read_text()
+        # Lambda's own limit (250 MiB) may be named anywhere; a measured size only in benchmarks.md.
+        sizes = re.findall(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:MiB|MB)\b.{0,40}(?:layer|unzipped|zipped)", text)
+        assert set(sizes) <= {"250"}, f"{name} states a package size: say it once, in benchmarks.md"

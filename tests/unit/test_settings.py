@@ -1,5 +1,6 @@
 """Settings.from_env: what each environment variable sets, its default, and the errors that name it; the one table
-of settings (SETTINGS) against template.yaml's function environments and parameters, and the README's list."""
+of settings (SETTINGS) against template.yaml's function environments and parameters, and the list in
+docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from rightsizer.settings import (
 )
 from tests.unit.test_template import functions, sam
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 TABLE = {setting.name: setting for setting in SETTINGS}
 
 EVERY_VARIABLE = {
@@ -208,9 +209,9 @@ def test_each_parameter_defaults_to_what_its_setting_defaults_to() -> None:
             assert str(parameters[setting.parameter].get("Default", "")) == setting.default_text, setting.name
 
 
-def test_the_readme_lists_the_settings_as_the_table_generates_them_and_names_every_parameter() -> None:
-    readme = README.read_text(encoding="utf-8")
+def test_the_configuration_page_lists_the_settings_as_the_table_generates_them_and_names_every_parameter() -> None:
+    page = CONFIGURATION.read_text(encoding="utf-8")
 
-    assert with_settings_markdown(readme) == readme, "stale: run .venv/bin/python -m rightsizer.settings"
-    named = set(re.findall(r"`(\w+)`", readme))
-    assert not set(sam()["Parameters"]) - named, "template.yaml parameters the README does not name"
+    assert with_settings_markdown(page) == page, "stale: run .venv/bin/python -m rightsizer.settings"
+    named = set(re.findall(r"`(\w+)`", page))
+    assert not set(sam()["Parameters"]) - named, "template.yaml parameters docs/configuration.md does not name"

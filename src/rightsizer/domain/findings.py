@@ -1,9 +1,9 @@
 """The findings, one `FindingSpec` per `Finding` in `FINDINGS`: the one place what each means to a surface lives.
 
 Slack, the notifier, the report's totals and JSON, the CLI and the HTML page read them here; tests check that the
-JSON schema's enum (schema/report.schema.json) and the README's "How it decides" table name exactly these.
+JSON schema's enum (schema/report.schema.json) and the table in docs/how-it-decides.md name exactly these.
 Adding a finding is one member and one entry here, plus its rule (domain/rules.py), its schema enum value and its
-README row.
+row in docs/how-it-decides.md.
 
 Pure data: no I/O; the Slack app's cold start imports it.
 """

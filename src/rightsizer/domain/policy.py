@@ -1,5 +1,5 @@
 """The analyzer's thresholds: a small module of its own, so settings (and the Slack app's cold start)
-can read them without importing the analyzer. README "How it decides" explains each one."""
+can read them without importing the analyzer. docs/how-it-decides.md explains each one."""
 
 from __future__ import annotations
 

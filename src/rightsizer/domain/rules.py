@@ -7,7 +7,8 @@
   no longer offered, unpriced types.
 
 Adding a finding means one rule here and its entry in domain/findings.py (the `Finding` member and its `FindingSpec`:
-label, attention, action), plus its value in the JSON schema's enum and its README row (tests check both).
+label, attention, action), plus its value in the JSON schema's enum and its row in docs/how-it-decides.md (tests
+check both).
 """
 
 from __future__ import annotations
@@ -139,14 +140,14 @@ def no_accelerator_metrics(facts: Facts) -> Draft | None:
     days = facts.policy.lookback_days
     lead = f"no {spec.unit_name} metrics in the last {days} days"
     if spec.accelerator_kind is AcceleratorKind.NEURON:
-        return _insufficient(f"{lead}: install neuron-monitor (NeuronCore utilisation) (see README)")
+        return _insufficient(f"{lead}: install neuron-monitor (NeuronCore utilisation) (agent/README.md)")
     if facts.instance.billing.windows:
         return _insufficient(
             f"{lead}: the CloudWatch agent's nvidia_gpu section runs on Linux only, so on Windows nothing publishes "
             "GPU use by default; publish nvidia-smi's readings under the agent's names (agent/windows/README.md) "
             "before anything is judged"
         )
-    return _insufficient(f"{lead}: install the CloudWatch agent's nvidia_gpu section (see README)")
+    return _insufficient(f"{lead}: install the CloudWatch agent's nvidia_gpu section (agent/README.md)")
 
 
 def utilization_missing(facts: Facts) -> Draft | None:

@@ -10,8 +10,8 @@ Pure: no I/O. What SageMaker publishes, and how it is read here:
   split is not published). `AWS/SageMaker` `Invocations` (Sum) counts requests and has datapoints only for periods
   with requests; `ModelLatency` (microseconds) is read as hourly averages.
 - Notebook instances publish no usage metrics of their own. Their GPU use is measured only where the owner's
-  lifecycle configuration runs the CloudWatch agent with a `NotebookInstanceName` dimension (README); without it
-  the evidence is what the API says: InService since LastModifiedTime, and the cost of that.
+  lifecycle configuration runs the CloudWatch agent with a `NotebookInstanceName` dimension (docs/resources.md);
+  without it the evidence is what the API says: InService since LastModifiedTime, and the cost of that.
 - Training jobs (`/aws/sagemaker/TrainingJobs`, dimension Host = <job>/algo-<n>): GPUUtilization summed per host.
 
 The EC2 catalog gives each `ml.X` type's hardware (X's GPUs, memory, vCPUs); prices are SageMaker's own (hosting,
