@@ -13,7 +13,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo serve images test lint typecheck unit template bench lock clean
+.PHONY: demo serve images test lint typecheck unit template build bench lock clean
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ images: $(DEMO_ENV)
 	$(BIN)/python -m demo
 	$(BIN)/python -m demo.images
 
-test: lint typecheck template unit
+test: lint typecheck template build unit
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests demo bench
@@ -60,6 +60,29 @@ template: $(DEV_STAMP)
 
 unit: $(DEV_STAMP)
 	$(BIN)/pytest
+
+# Each `sam build` the docs give (README, docs/deploy.md, docs/multi-account.md), as written (samconfig.toml's
+# settings), into its own directory under .aws-sam/test-build (`sam deploy` keeps reading .aws-sam/build), then what
+# Lambda needs of the result (tests/built_stack.py). The layer's arm64 wheels come from the package index.
+# `sam build` runs pip with the functions' runtime, python3.12: the one on PATH, else pyenv's newest 3.12.
+SAM_BUILDS := default:--config-env=default dev:--config-env=dev regional:--template-file=regional/template.yaml
+build: $(DEV_STAMP)
+	@if python3.12 -c '' 2>/dev/null; then py312=; \
+	elif command -v pyenv >/dev/null && pyenv versions --bare | grep -q '^3\.12'; then \
+	  py312="PYENV_VERSION=$$(pyenv versions --bare | grep '^3\.12' | sort -V | tail -1)"; \
+	else \
+	  echo "sam build needs Python 3.12 (the functions' runtime) as python3.12 on PATH; none was found." >&2; \
+	  echo "Install it (pyenv install 3.12, apt-get install python3.12, brew install python@3.12 or python.org)," >&2; \
+	  echo "then run make test again." >&2; exit 1; \
+	fi; \
+	mkdir -p .aws-sam; \
+	for build in $(SAM_BUILDS); do \
+	  name=$${build%%:*}; option=$${build#*:}; \
+	  echo "sam build $$option (.aws-sam/test-build/$$name) $$py312"; \
+	  env $$py312 AWS_DEFAULT_REGION=us-east-1 $(BIN)/sam build $$option --build-dir .aws-sam/test-build/$$name \
+	    > .aws-sam/test-build-$$name.log 2>&1 || { cat .aws-sam/test-build-$$name.log; exit 1; }; \
+	  $(BIN)/python -m tests.built_stack .aws-sam/test-build/$$name || exit 1; \
+	done
 
 # statemachine/resize.asl.json is generated from statemachine/resize.py: regenerate it after editing the fragments
 # (tests/unit/test_statemachine_build.py fails while the file and the fragments differ).
