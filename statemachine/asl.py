@@ -6,6 +6,8 @@
 * `fmt(text, ...)` writes States.Format: plain strings are inlined into the text, paths become its `{}` arguments.
 * A value that Step Functions evaluates (a `Dyn`: a path or an intrinsic) is written under `"key.$"` by
   `evaluated`, so fragments say `{"reason": fmt(...)}` and never spell the `.$` themselves.
+* `jsonata(...)` writes a JSONata expression (`{% ... %}`) for the few states that set `QueryLanguage: JSONata`: what
+  JSONPath cannot say (copy an object whole but one field, keep the keys that exist and no others).
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ Rule = dict[str, Any]
 ORDER = (
     "Comment",
     "Type",
+    "QueryLanguage",  # "JSONata" on the states that need it; the machine's default is JSONPath
     "Resource",
     "Credentials",
     "TimeoutSeconds",
     "ItemsPath",  # a Map state's items, and what runs for each (ItemProcessor: a machine of its own)
     "ItemProcessor",
     "Parameters",
+    "Arguments",  # a JSONata state's request (its Parameters)
+    "Output",  # a JSONata state's output (what ResultSelector, ResultPath and OutputPath do in JSONPath)
     "ResultSelector",
     "ResultPath",
     "OutputPath",
@@ -73,6 +78,14 @@ class Format(Dyn):
         made = super().__new__(cls, rendered)
         made.template, made.args = template, tuple(args)
         return made
+
+
+def jsonata(expression: str) -> str:
+    """A JSONata expression as a JSONata state's field holds it. `$states.input` is the state's input,
+    `$states.result` the task's answer, `$states.errorOutput` a caught error."""
+    if "%}" in expression:
+        raise ValueError(f"'%}}' would end the expression early: {expression!r}")
+    return "{% " + " ".join(expression.split()) + " %}"
 
 
 def repr_text(text: str) -> str:

@@ -14,7 +14,7 @@ from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.workflow_contract import WorkflowInput
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
-from statemachine.asl import Dyn, Fields, Format, Path, State, catch, fmt, intrinsic, never, retry, state
+from statemachine.asl import Dyn, Fields, Format, Path, State, catch, fmt, intrinsic, jsonata, never, retry, state
 
 IN: Any = Fields(WorkflowInput)  # IN.instance_id == "$.instance_id"; IN.pair.group == "$.pair.group"
 ENTERED = Path("$$.State.EnteredTime")
@@ -144,6 +144,47 @@ def sdk(
         ResultPath=result,
         Retry=[retrier],
         Catch=[catch(on_error, error_path)],
+        Next=next_state,
+    )
+
+
+def data(path: Path) -> str:
+    """A JSONPath of the execution's data as a JSONata state reads it: "$.sagemaker.name" is
+    "$states.input.sagemaker.name" (so names still come from IN, and a renamed field still fails the build)."""
+    if not path.startswith("$."):
+        raise ValueError(f"not a path into the state's input: {path}")
+    return "$states.input" + path[1:]
+
+
+def sdk_jsonata(
+    service_operation: str,
+    arguments: Mapping[str, Any] | str,
+    output: str,
+    next_state: str,
+    *,
+    on_error: str,
+    retrier: dict[str, Any],
+    comment: str | None = None,
+) -> State:
+    """An AWS SDK call as the action role, written in JSONata: `arguments` and `output` are JSONata (the output
+    replaces the state's data: merge the answer into `$states.input`); a caught error lands in $.error, as `sdk`'s."""
+    return state(
+        "Task",
+        Comment=comment,
+        QueryLanguage="JSONata",
+        Resource=f"arn:aws:states:::aws-sdk:{service_operation}",
+        Credentials={"RoleArn": jsonata(data(IN.action_role_arn))},
+        TimeoutSeconds=TASK_TIMEOUT,
+        Arguments=arguments,
+        Output=output,
+        Retry=[retrier],
+        Catch=[
+            {
+                "ErrorEquals": ["States.ALL"],
+                "Output": jsonata(f"$merge([$states.input, {{'{ERROR[2:]}': $states.errorOutput}}])"),
+                "Next": on_error,
+            }
+        ],
         Next=next_state,
     )
 

@@ -5,12 +5,16 @@ action role with the EC2 actions; what differs is how the resource is read and c
 section 2d tells the story.
 
 - **Endpoint update.** Endpoint configs are immutable, so an endpoint still on the config it was advised on is the
-  one that was judged. The branch checks that (InService, same config, managed, not opted out), creates the alarm
-  SageMaker's auto-rollback watches (5XX errors of the variant), a new endpoint config with the target type and
-  count, and calls UpdateEndpoint with a blue/green deployment: a canary of 10 % of the capacity first, all traffic
-  after 5 minutes, the old fleet kept 2 more minutes; SageMaker rolls back by itself when the alarm fires. It then
-  follows the endpoint until it is InService again: on the new config (done), back on the old one (rolled back by
-  SageMaker), or failed (a person looks).
+  one that was judged. The branch checks that (InService, same config, managed, not opted out), reads that config
+  whole and refuses the kinds a copy cannot carry safely (inference components, serverless variants, a variant on
+  instance pools, a capacity reservation or GPU partitions of its type, an execution role to pass), creates the alarm
+  SageMaker's auto-rollback watches (5XX errors of the variant), then a copy of the config that changes only the
+  judged variant's instance type and count (every other variant, shadow variant and setting kept; every variant's
+  count and weight as the endpoint runs them now; its tags, with the managed tag the action role's policy asks of
+  the config), and calls UpdateEndpoint with a blue/green deployment: a canary of 10 % of the capacity first, all
+  traffic after 5 minutes, the old fleet kept 2 more minutes; SageMaker rolls back by itself when the alarm fires.
+  It then follows the endpoint until it is InService again: on the new config (done), back on the old one (rolled
+  back by SageMaker), or failed (a person looks).
 - **Notebook stop.** InService, still its type, managed, not opted out: StopNotebookInstance (the ML storage volume is
   kept), then follow it until it is Stopped.
 """
@@ -21,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rightsizer.domain.models import ActionKind
-from rightsizer.domain.workflow_contract import MAX_SAGEMAKER_POLLS
+from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK, MAX_SAGEMAKER_POLLS
 from statemachine.asl import (
     Format,
     Path,
@@ -35,6 +39,7 @@ from statemachine.asl import (
     goto,
     intrinsic,
     is_type,
+    jsonata,
     not_,
     one_of,
     present,
@@ -49,10 +54,12 @@ from statemachine.fragments import (
     POLL,
     audit,
     count_poll,
+    data,
     progress,
     refuse,
     reset_polls,
     sdk,
+    sdk_jsonata,
     wait,
 )
 
@@ -60,7 +67,14 @@ EndsAs = Callable[[str, str, Format | Path], State]  # resize.ends_as: one table
 
 UPDATE_ENDPOINT, STOP_NOTEBOOK = ActionKind.UPDATE_ENDPOINT.value, ActionKind.STOP_NOTEBOOK.value
 SM = IN.sagemaker
-ENDPOINT = Path("$.endpoint")  # {Status, Config} as SageMaker describes the endpoint
+ENDPOINT = Path("$.endpoint")  # {Status, Config[, Variants]} as SageMaker describes the endpoint
+CONFIG = Path("$.endpoint_config")  # the judged endpoint config, whole: what CreateEndpointConfig takes of it
+CONFIG_ARN = Path("$.config_arn")
+CONFIG_TAGS = Path("$.config_tags")  # [{Key, Value}]: the config's tags, which its copy keeps
+CONFIG_CHECK = Path("$.config_check")  # {judged: the variant is there, on its type; held: why not one click, or ""}
+# DescribeEndpointConfig's answer less what only describes it (CreateEndpointConfig takes the rest: a test holds the
+# list to botocore's model of both calls, so a field SageMaker adds is copied, never dropped).
+DESCRIBED_ONLY = ("EndpointConfigName", "EndpointConfigArn", "CreationTime")
 NOTEBOOK = Path("$.notebook")  # {Status, Type}
 TAGS = Path("$.sm_tags")
 CAUSE = ERROR.dot("Cause")
@@ -81,6 +95,71 @@ CANARY_WAIT_SECONDS = 300
 OLD_FLEET_SECONDS = 120
 
 
+# DescribeEndpoint's answer as the workflow keeps it: status, config, and each (shadow) variant's count and weight now.
+_ENDPOINT_NOW = """{
+  'Status': $states.result.EndpointStatus,
+  'Config': $states.result.EndpointConfigName,
+  'Variants': [$map($append($states.result.ProductionVariants, $states.result.ShadowProductionVariants), function($v) {
+    {'VariantName': $v.VariantName, 'DesiredInstanceCount': $v.DesiredInstanceCount, 'DesiredWeight': $v.DesiredWeight}
+  })]
+}"""
+
+# Why a copy of the config could not be made safely, in words ("" when it can): each reason a refusal states.
+_HELD_BACK_TESTS = {
+    "components": "$count($all[$not($exists(ModelName))]) > 0",
+    "serverless": "$count($all[$exists(ServerlessConfig)]) > 0",
+    "instance_pools": "$exists($judged.InstancePools)",
+    "capacity_reservation": "$exists($judged.CapacityReservationConfig)",
+    "gpu_partitions": "$exists($judged.AcceleratorPartitionLayouts)",
+    "execution_role": "$exists($config.ExecutionRoleArn)",
+}
+_HELD_BACK = tuple((_HELD_BACK_TESTS[key], words) for key, words in ENDPOINT_COPY_HELD_BACK.items())
+
+_CONFIG_READ = f"""(
+  $config := $states.result;
+  $all := $append($config.ProductionVariants, $config.ShadowProductionVariants);
+  $judged := $config.ProductionVariants[VariantName = {data(SM.variant_name)}];
+  $merge([$states.input, {{
+    '{CONFIG[2:]}': $sift($config, function($v, $k) {{ $not($k in {list(DESCRIBED_ONLY)}) }}),
+    '{CONFIG_ARN[2:]}': $config.EndpointConfigArn,
+    '{CONFIG_CHECK[2:]}': {{
+      'judged': $count($judged) = 1 and $judged.InstanceType = {data(IN.expected_type)},
+      'held': $join([{", ".join(f"{test} ? '{words}'" for test, words in _HELD_BACK)}], '; ')
+    }}
+  }}])
+)"""
+
+# CreateEndpointConfig's request: the config as read, the judged variant's type and count changed, each variant's count
+# and weight as the endpoint runs them now, the config's tags with the managed tag set.
+_CONFIG_COPY = f"""(
+  $in := $states.input;
+  $copy := function($v) {{(
+    $now := $in.{ENDPOINT[2:]}.Variants[VariantName = $v.VariantName];
+    $judged := $v.VariantName = $in.{SM.variant_name[2:]};
+    $merge([
+      $v,
+      $exists($now.DesiredInstanceCount) ? {{'InitialInstanceCount': $now.DesiredInstanceCount}} : {{}},
+      $exists($now.DesiredWeight) ? {{'InitialVariantWeight': $now.DesiredWeight}} : {{}},
+      $judged ? {{'InstanceType': $in.{IN.target_type[2:]}, 'InitialInstanceCount': $in.{SM.target_count[2:]}}} : {{}}
+    ])
+  )}};
+  $merge([
+    $in.{CONFIG[2:]},
+    {{
+      'EndpointConfigName': $in.{SM.new_config_name[2:]},
+      'ProductionVariants': [$map($in.{CONFIG[2:]}.ProductionVariants, $copy)],
+      'Tags': $append(
+        $in.{CONFIG_TAGS[2:]}[Key != $in.{IN.managed_tag_key[2:]}],
+        [{{'Key': $in.{IN.managed_tag_key[2:]}, 'Value': 'true'}}]
+      )
+    }},
+    $exists($in.{CONFIG[2:]}.ShadowProductionVariants)
+      ? {{'ShadowProductionVariants': [$map($in.{CONFIG[2:]}.ShadowProductionVariants, $copy)]}}
+      : {{}}
+  ])
+)"""
+
+
 def sagemaker(operation: str, parameters: dict[str, Any], next_state: str, **options: Any) -> State:
     return sdk(f"sagemaker:{operation}", parameters, next_state, **{"retrier": RETRY_SAGEMAKER, **options})
 
@@ -96,7 +175,7 @@ def routes() -> list[Rule]:
 def request_fields() -> list[Rule]:
     """What CheckScheduleRequest requires of a SageMaker action's input."""
     texts = [SM.name, SM.arn]
-    endpoint = [SM.variant_name, SM.model_name, SM.expected_config, SM.new_config_name, SM.alarm_name]
+    endpoint = [SM.variant_name, SM.expected_config, SM.new_config_name, SM.alarm_name]
     return [
         goto(
             all_of(equals(IN.action, UPDATE_ENDPOINT), not_(all_of(*_texts(*texts, *endpoint), *_counts()))),
@@ -126,14 +205,17 @@ def _counts() -> list[Rule]:
 def validation() -> dict[str, State]:
     """Read the resource as it is now and refuse anything that changed or is not ours to change."""
     return {
-        "DescribeEndpoint": sagemaker(
-            "describeEndpoint",
-            {"EndpointName": SM.name},
+        "DescribeEndpoint": sdk_jsonata(
+            "sagemaker:describeEndpoint",
+            {"EndpointName": jsonata(data(SM.name))},
+            jsonata(f"$merge([$states.input, {{'{ENDPOINT[2:]}': {_ENDPOINT_NOW}}}])"),
             "CheckEndpoint",
             on_error="RefuseResourceNotRead",
-            result=ENDPOINT,
-            selector={"Status": Path("$.EndpointStatus"), "Config": Path("$.EndpointConfigName")},
-            comment="Read the endpoint as it is now; the recommendation may be days old.",
+            retrier=RETRY_SAGEMAKER,
+            comment=(
+                "Read the endpoint as it is now (the recommendation may be days old), with each variant's count and "
+                "weight as it runs them: the copy of its config keeps them."
+            ),
         ),
         "CheckEndpoint": state(
             "Choice",
@@ -144,6 +226,40 @@ def validation() -> dict[str, State]:
             Choices=[
                 goto(not_(equals(ENDPOINT.dot("Status"), "InService")), "RefuseEndpointBusy"),
                 goto(not_(equals(ENDPOINT.dot("Config"), SM.expected_config)), "RefuseEndpointChanged"),
+            ],
+            Default="DescribeEndpointConfig",
+        ),
+        "DescribeEndpointConfig": sdk_jsonata(
+            "sagemaker:describeEndpointConfig",
+            {"EndpointConfigName": jsonata(data(SM.expected_config))},
+            jsonata(_CONFIG_READ),
+            "ListEndpointConfigTags",
+            on_error="RefuseResourceNotRead",
+            retrier=RETRY_SAGEMAKER,
+            comment=(
+                "The judged config, whole: its copy changes one variant's type and count and keeps the rest. What a "
+                "copy cannot carry safely is refused here, before anything is touched."
+            ),
+        ),
+        "ListEndpointConfigTags": sdk_jsonata(
+            "sagemaker:listTags",
+            {"ResourceArn": jsonata(data(CONFIG_ARN)), "MaxResults": 100},
+            jsonata(
+                f"$merge([$states.input, {{'{CONFIG_TAGS[2:]}':"
+                " $exists($states.result.Tags) ? $states.result.Tags[] : [],"
+                f" 'config_opted_out': $count($states.result.Tags[Key = {data(IN.opt_out_tag)}]) > 0}}])"
+            ),
+            "CheckEndpointConfig",
+            on_error="RefuseResourceNotRead",
+            retrier=RETRY_SAGEMAKER,
+            comment="The config's tags (at most 50, one page): its copy keeps them; an opted-out config is refused.",
+        ),
+        "CheckEndpointConfig": state(
+            "Choice",
+            Choices=[
+                goto(equals(CONFIG_CHECK.dot("judged"), False), "RefuseVariantChanged"),
+                goto(not_(equals(CONFIG_CHECK.dot("held"), "")), "RefuseEndpointKind"),
+                goto(equals(Path("$.config_opted_out"), True), "RefuseConfigOptedOut"),
             ],
             Default="ListResourceTags",
         ),
@@ -253,6 +369,27 @@ def validation() -> dict[str, State]:
                 SM.expected_config,
             ),
         ),
+        "RefuseVariantChanged": refuse(
+            "endpoint-changed",
+            fmt(
+                "endpoint config {} has no production variant {} on {}: the advice is stale",
+                SM.expected_config,
+                SM.variant_name,
+                IN.expected_type,
+            ),
+        ),
+        "RefuseEndpointKind": refuse(
+            "endpoint-not-one-click",
+            fmt(
+                "endpoint {} cannot be updated in one click: {}. Change its endpoint config by hand",
+                SM.name,
+                CONFIG_CHECK.dot("held"),
+            ),
+        ),
+        "RefuseConfigOptedOut": refuse(
+            "opted-out",
+            fmt("endpoint config {} carries the opt-out tag {}", SM.expected_config, IN.opt_out_tag),
+        ),
         "RefuseNotebookNotRunning": refuse(
             "notebook-not-running",
             fmt("notebook instance {} is {}, not InService", SM.name, NOTEBOOK.dot("Status")),
@@ -294,25 +431,18 @@ def endpoint_update() -> dict[str, State]:
             result=None,
             comment="The alarm the deployment's auto-rollback watches: any 5XX of the variant during the update.",
         ),
-        "CreateEndpointConfig": sagemaker(
-            "createEndpointConfig",
-            {
-                "EndpointConfigName": SM.new_config_name,
-                "ProductionVariants": [
-                    {
-                        "VariantName": SM.variant_name,
-                        "ModelName": SM.model_name,
-                        "InstanceType": IN.target_type,
-                        "InitialInstanceCount": SM.target_count,
-                        "InitialVariantWeight": 1,
-                    }
-                ],
-            },
+        "CreateEndpointConfig": sdk_jsonata(
+            "sagemaker:createEndpointConfig",
+            jsonata(_CONFIG_COPY),
+            jsonata("$states.input"),
             "UpdateEndpoint",
             on_error="EndpointNotUpdated",
             retrier=RETRY_SAGEMAKER_CHANGE,
-            result=None,
-            comment="The judged config's one variant, on the target type and count.",
+            comment=(
+                "The judged config, copied: the judged variant on the target type and count; every other variant, "
+                "shadow variant and setting as they are, each variant's count and weight as the endpoint runs them; "
+                "its tags, with the managed tag (the action role may update an endpoint only to a managed config)."
+            ),
         ),
         "UpdateEndpoint": sagemaker(
             "updateEndpoint",

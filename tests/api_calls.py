@@ -31,6 +31,9 @@ class ApiCall:
     action: str
     params: dict[str, Any]
     answer: Any
+    region: str = ""  # the client's region
+    access_key: str = ""  # whose credentials signed it (tests map keys to roles)
+    api: tuple[str, str] = ("", "")  # botocore's (service, operation): its model says what the request may hold
 
     @property
     def items_read(self) -> int:
@@ -55,7 +58,8 @@ def _intercept(canned: Canned | None, seen: Callable[[ApiCall], None]) -> Iterat
     def recording(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
         action = iam_action(self, operation)
         answer = canned[action](params) if canned and action in canned else original(self, operation, params)
-        seen(ApiCall(action, params, answer))
+        api = (self.meta.service_model.service_name, operation)
+        seen(ApiCall(action, params, answer, self.meta.region_name, _access_key(self), api))
         return answer
 
     presign = RequestSigner.generate_presigned_url
@@ -72,6 +76,12 @@ def _intercept(canned: Canned | None, seen: Callable[[ApiCall], None]) -> Iterat
         mock.patch.object(RequestSigner, "generate_presigned_url", presigning),
     ):
         yield
+
+
+def _access_key(client: BaseClient) -> str:
+    signer: Any = getattr(client, "_request_signer", None)  # botocore's signer holds the client's credentials
+    credentials = getattr(signer, "_credentials", None)
+    return str(getattr(credentials, "access_key", "") or "")
 
 
 @contextmanager

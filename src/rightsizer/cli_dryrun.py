@@ -231,6 +231,25 @@ def resolve(template: Any, data: Any) -> Any:
     return template
 
 
+_JSONATA = re.compile(r"^\{%\s*(.*?)\s*%\}$", re.DOTALL)
+_JSONATA_INPUT = re.compile(r"^\$states\.input((?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
+
+
+def resolve_jsonata(template: Any, data: Any) -> Any:
+    """A JSONata state's Arguments filled from `data`: `{% $states.input.a.b %}` is the input's `$.a.b`; any other
+    expression is computed when the workflow runs (shown Unknown, with the expression)."""
+    if isinstance(template, dict):
+        return {key: resolve_jsonata(value, data) for key, value in template.items()}
+    if isinstance(template, list):
+        return [resolve_jsonata(item, data) for item in template]
+    if isinstance(template, str) and (expression := _JSONATA.match(template)):
+        path = _JSONATA_INPUT.match(expression.group(1))
+        if path:
+            return _lookup(data, "$" + path.group(1))
+        return Unknown(f"<computed when the workflow runs: {expression.group(1)}>")
+    return template
+
+
 # ---------------------------------------------------------------------------------------------
 # Choice rules in three values: True, False, None (depends on what AWS answers)
 
@@ -504,18 +523,23 @@ def _result(state: Mapping[str, Any], data: Any, value: Any) -> Any:
 def _task(machine: Machine, walk: _Walk, state: Mapping[str, Any]) -> _Walk:
     data = walk.data
     api = api_of(str(state["Resource"]))
-    credentials = resolve(state.get("Credentials", {}), data)
+    in_jsonata = state.get("QueryLanguage") == "JSONata"
+    filled = resolve_jsonata if in_jsonata else resolve
+    credentials = filled(state.get("Credentials", {}), data)
     role = credentials.get("RoleArn", WORKFLOW_ROLE)
     call = Call(
         step=walk.at,
         api=api,
-        parameters=resolve(state.get("Parameters", {}), data),
+        parameters=filled(state.get("Arguments" if in_jsonata else "Parameters", {}), data),
         role=_text(role),
         effect=effect_of(api),
         condition="; ".join(words for words, _ in walk.conditions),
         comment=str(state.get("Comment", "")),
     )
-    return replace(walk, data=_result(state, data, Answer()), calls=(*walk.calls, call))
+    # A JSONata state's Output merges the answer into the data: the keys it adds are not known until the workflow runs
+    # (an Answer: what the input had stays known, any other key is Unknown).
+    after = Answer(data) if in_jsonata and isinstance(data, dict) else _result(state, data, Answer())
+    return replace(walk, data=after, calls=(*walk.calls, call))
 
 
 def _pass(machine: Machine, walk: _Walk, state: Mapping[str, Any]) -> _Walk:

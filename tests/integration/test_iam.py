@@ -1,5 +1,8 @@
 """Least privilege, checked against behaviour: each function's IAM policy in template.yaml names exactly
-the AWS actions its code calls when it runs (recorded at the botocore layer against moto)."""
+the AWS actions its code calls when it runs (recorded at the botocore layer against moto), and allows each call on
+every resource AWS's Service Authorization Reference requires for it, under conditions the reference lists and the
+call meets (tests/iam_reference.py). (botocore validates these requests itself: the functions' clients keep its
+parameter validation on.)"""
 
 from __future__ import annotations
 
@@ -15,8 +18,10 @@ import pytest
 from demo.lambda_context import FakeLambdaContext
 
 from rightsizer import bootstrap
-from tests.api_calls import UNAUTHORISED_OK, policy_actions, record_api_calls
+from tests.api_calls import UNAUTHORISED_OK, ApiCall, policy_actions, record_api_call_details
 from tests.events import load_event
+from tests.iam_reference import problems, request_of, role_policy, unsupported_conditions
+from tests.integration.pipeline_world import BUCKET, HOME, ROLES
 
 pytestmark = pytest.mark.integration
 
@@ -53,11 +58,47 @@ SAVINGS_PLANS = {
 }
 
 
-def assert_least_privilege(function: str, called: set[str]) -> None:
-    needed = called - UNAUTHORISED_OK
+def assert_least_privilege(function: str, calls: list[ApiCall], table: str, secret: str = "") -> None:
+    needed = {call.action for call in calls} - UNAUTHORISED_OK
     granted = policy_actions(function)
     assert granted - needed == set(), f"{function} is granted actions its code never calls"
     assert needed - granted == set(), f"{function} calls actions its policy does not grant"
+    assert_reference(function, calls, table, secret)
+
+
+def _secret_arn(name: str) -> str:
+    return str(boto3.client("secretsmanager", region_name="us-east-1").describe_secret(SecretId=name)["ARN"])
+
+
+def assert_reference(function: str, calls: list[ApiCall], table: str, secret: str) -> None:
+    """Each call against the function's policy as deployed with the world's names (AWS's authorization reference)."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    from tests.integration.test_iam_reference import ROOT
+
+    deployed = {
+        "AWS::Partition": "aws",
+        "AWS::AccountId": HOME,
+        "AWS::Region": "us-east-1",
+        "AWS::StackName": "gpu-rightsizer",
+        "Table.Arn": f"arn:aws:dynamodb:us-east-1:{HOME}:table/{table}",
+        "PlanBucket.Arn": f"arn:aws:s3:::{BUCKET}",
+        "SlackSecret": _secret_arn(secret) if secret else "",
+        "AccountRoleArns": ROLES,
+        "UseOrganizations": "true",
+    }
+    policy = role_policy(yaml_parse((ROOT / "template.yaml").read_text()), function, deployed)
+    assert unsupported_conditions(policy) == [], function
+    refused = []
+    for call in calls:
+        if call.action in UNAUTHORISED_OK:
+            continue
+        params = dict(call.params)
+        if call.action == "secretsmanager:GetSecretValue":
+            params["SecretId"] = _secret_arn(str(params["SecretId"]))  # IAM sees the secret's ARN, however named
+        request = request_of(call.action, params, call.region, HOME, f"{function}: {call.action}", lambda arn: {})
+        refused += problems(policy, request)
+    assert sorted(set(refused)) == [], f"{function}'s policy would refuse:\n" + "\n".join(sorted(set(refused)))
 
 
 def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,7 +124,7 @@ def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.Monk
             created_at=datetime(2026, 11, 1, tzinfo=UTC),
         )
     )
-    with record_api_calls(SAVINGS_PLANS) as called:
+    with record_api_call_details(SAVINGS_PLANS) as calls:
         collect.handler(load_event("collect.json"), FakeLambdaContext())
         item = load_event("collect_target.json")
         role = "arn:aws:iam::111111111111:role/GpuRightsizerCollector"
@@ -102,8 +143,10 @@ def test_collect_function_policy(world: dict[str, Any], monkeypatch: pytest.Monk
         collect.handler({**load_event("collect.json"), "detail": "{}"}, FakeLambdaContext())
 
     assert planned_again["shards"] == planned["shards"]
+    called = {call.action for call in calls}
     assert "organizations:ListAccounts" in called and "sts:AssumeRole" in called
-    assert_least_privilege("CollectFunction", called - {"organizations:CreateOrganization"})
+    made = [call for call in calls if call.action != "organizations:CreateOrganization"]
+    assert_least_privilege("CollectFunction", made, world["table"])
 
 
 def test_analyze_function_policy(world: dict[str, Any]) -> None:
@@ -116,7 +159,7 @@ def test_analyze_function_policy(world: dict[str, Any]) -> None:
 
     store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(world["table"]))
     store.forget_instances([world["home"][0].instance_id])  # advice the catch-up has to write again
-    with record_api_calls() as called:
+    with record_api_call_details() as calls:
         analyzed = [
             analyze.handler({**shard, "action": "analyze", "mode": "analyze"}, FakeLambdaContext())
             for shard in planned["shards"]
@@ -126,17 +169,17 @@ def test_analyze_function_policy(world: dict[str, Any]) -> None:
 
     assert result["instances"] > 0 and all(a["status"] == "analysed" for a in analyzed)
     assert started["status"] == "started" and started["mode"] == "analyze"
-    assert_least_privilege("AnalyzeFunction", called)
+    assert_least_privilege("AnalyzeFunction", calls, world["table"])
 
 
 def test_prices_function_policy(world: dict[str, Any]) -> None:
     from rightsizer.handlers import prices
 
-    with record_api_calls({"pricing:GetProducts": _canned_products}) as called:
+    with record_api_call_details({"pricing:GetProducts": _canned_products}) as calls:
         result = prices.handler(load_event("prices.json"), FakeLambdaContext())
 
     assert result["regions"]["us-east-1"] >= 1  # the canned g4dn.xlarge price was cached
-    assert_least_privilege("PricesFunction", called)
+    assert_least_privilege("PricesFunction", calls, world["table"])
 
 
 @pytest.fixture
@@ -168,11 +211,11 @@ def test_report_function_policy(world: dict[str, Any], slack_secret: str) -> Non
     for shard in planned["shards"]:
         collect.handler({**load_event("collect_shard.json"), **shard}, FakeLambdaContext())
     analyze.handler(load_event("analyze_rank.json"), FakeLambdaContext())
-    with record_api_calls() as called:
+    with record_api_call_details() as calls:
         result = report.handler({**load_event("report.json"), "post": True}, FakeLambdaContext())
 
     assert result["posted"], "the daily report was posted to Slack"
-    assert_least_privilege("ReportFunction", called)
+    assert_least_privilege("ReportFunction", calls, world["table"], slack_secret)
 
 
 def test_notifier_function_policy(world: dict[str, Any], slack_secret: str) -> None:
@@ -204,10 +247,10 @@ def test_notifier_function_policy(world: dict[str, Any], slack_secret: str) -> N
         Item={"PK": f"LOCK#{detail['instance_id']}", "SK": "LOCK", "holder": ended["detail"]["executionArn"]}
     )
     notify.dependencies.cache_clear()
-    with record_api_calls() as called:
+    with record_api_call_details() as calls:
         result = notify.handler(event, FakeLambdaContext())
         late = notify.handler(ended, FakeLambdaContext())  # the status change of the same execution
     notify.dependencies.cache_clear()
 
     assert result["status"] == "succeeded" and late["outcome"] == "recorded"
-    assert_least_privilege("NotifierFunction", called)
+    assert_least_privilege("NotifierFunction", calls, world["table"], slack_secret)

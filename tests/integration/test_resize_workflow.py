@@ -655,7 +655,20 @@ def test_the_definition_passes_cfn_lint_step_functions_checks() -> None:
         },
     }
     matches = lint(json.dumps(template), regions=[REGION])
-    assert [str(m) for m in matches] == []
+    # cfn-lint 1.58's schema takes a Task's Arguments as an object only; the Amazon States Language allows "a JSON
+    # text, or a JSONata string that evaluates to a JSON text" (states-language.net, "Using Arguments and Output").
+    # The one state written so (a copy of a whole endpoint config) is named here, and its request is evaluated and
+    # held to botocore's model by tests/integration/test_sdk_parameters.py instead.
+    definition: dict[str, Any] = json.loads(ASL_PATH.read_text())["States"]
+    spec_allows = {
+        ("E3601", "CreateEndpointConfig")
+        for m in matches
+        if m.rule.id == "E3601"
+        and m.path[-1] == "Arguments"
+        and str(definition[m.path[-2]]["Arguments"]).startswith("{%")
+    }
+    assert spec_allows == {("E3601", "CreateEndpointConfig")}
+    assert [str(m) for m in matches if (m.rule.id, m.path[-2]) not in spec_allows] == []
 
 
 def test_every_state_is_reachable_and_every_transition_exists() -> None:

@@ -27,6 +27,7 @@ from rightsizer.domain.models import ActionKind
 from rightsizer.domain.workflow_contract import MAX_SAGEMAKER_POLLS, SageMakerInput, WorkflowError, WorkflowInput
 from rightsizer.handlers import notify
 from rightsizer.services.ports import Approval, SageMakerAction
+from tests.botocore_samples import every_member, input_shape, problems
 from tests.integration.resize_world import (
     ACCOUNT,
     APPROVED_AT,
@@ -357,6 +358,196 @@ def test_an_update_sagemaker_refuses_leaves_the_endpoint_unchanged(
     assert lock_of(aws, request.instance_id) is None
 
 
+# ------------------------------------------------------------------------------- a copy that changes one thing
+
+CREATE_CONFIG = input_shape("sagemaker", "CreateEndpointConfig")
+VARIANT = CREATE_CONFIG.members["ProductionVariants"].member  # type: ignore[attr-defined]
+# What a copy of a config cannot carry safely: the workflow refuses these (test below), anywhere in the config or on
+# the judged variant. Every other member botocore documents is set in the copy test's config.
+REFUSED_IN_CONFIG = {"ExecutionRoleArn"}  # a role the action role would have to pass
+REFUSED_ANYWHERE = {"ServerlessConfig"}  # serverless variants are sized by memory, not instance type
+REFUSED_ON_JUDGED = {"InstancePools", "CapacityReservationConfig", "AcceleratorPartitionLayouts"}  # tied to its type
+
+
+def full_variant(name: str, model: str, instance_type: str, count: int, *, judged: bool) -> dict[str, Any]:
+    """A production variant with every member botocore documents (placeholder values), less what is refused."""
+    variant: dict[str, Any] = every_member(VARIANT, name)
+    left_out = REFUSED_ANYWHERE | (REFUSED_ON_JUDGED if judged else set())
+    variant = {key: value for key, value in variant.items() if key not in left_out}
+    variant.update(VariantName=name, ModelName=model, InstanceType=instance_type, InitialInstanceCount=count)
+    variant.update(InitialVariantWeight=0.5, AcceleratorType="ml.eia1.medium")
+    if "InstancePools" in variant:
+        variant["InstancePools"] = [{"InstanceType": instance_type, "ModelNameOverride": model, "Priority": 1}]
+    return variant
+
+
+def full_config(name: str, model: str) -> dict[str, Any]:
+    """CreateEndpointConfig with every member botocore documents set (less the refused ones): the judged variant
+    AllTraffic (2 x BIG), an A/B variant and a shadow variant."""
+    config: dict[str, Any] = {k: v for k, v in every_member(CREATE_CONFIG).items() if k not in REFUSED_IN_CONFIG}
+    config.update(
+        EndpointConfigName=f"{name}-config-1",
+        ProductionVariants=[
+            full_variant("AllTraffic", model, BIG, 2, judged=True),
+            full_variant("Challenger", model, "ml.g4dn.xlarge", 1, judged=False),
+        ],
+        ShadowProductionVariants=[full_variant("Shadow", model, "ml.g4dn.xlarge", 1, judged=False)],
+        Tags=[{"Key": "team", "Value": "search"}, {"Key": MANAGED, "Value": "yes-but-not-true"}],
+        KmsKeyId=f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    )
+    assert problems(config, CREATE_CONFIG) == ""  # a request SageMaker's model accepts
+    return config
+
+
+def test_the_copy_test_sets_every_member_botocore_documents_for_create_endpoint_config() -> None:
+    config = full_config("coverage", "m")
+    variants = [*config["ProductionVariants"], *config["ShadowProductionVariants"]]
+
+    assert set(config) | REFUSED_IN_CONFIG == set(CREATE_CONFIG.members)  # type: ignore[attr-defined]
+    assert {key for v in variants for key in v} | REFUSED_ANYWHERE == set(VARIANT.members)
+    assert set(config["ProductionVariants"][1]) >= REFUSED_ON_JUDGED  # another variant keeps them: only the judged not
+
+
+def test_an_endpoint_update_copies_the_config_whole_and_changes_only_the_judged_variant(
+    aws: Aws, sagemaker: SageMaker, task_credentials: list[str]
+) -> None:
+    name, model = "full-house", "full-house-model"
+    sagemaker.client.create_model(ModelName=model, ExecutionRoleArn=ROLE, PrimaryContainer={"Image": "123.dkr.ecr/x:1"})
+    config = full_config(name, model)
+    sagemaker.client.create_endpoint_config(**config)
+    arn = sagemaker.client.create_endpoint(
+        EndpointName=name, EndpointConfigName=config["EndpointConfigName"], Tags=[MANAGED_TAG]
+    )["EndpointArn"]
+    # Auto scaling moved the challenger to 3 instances and a quarter of the traffic since the config was written.
+    live = sagemaker_backends[ACCOUNT][REGION].endpoints[name].production_variants
+    challenger = next(v for v in live if v["VariantName"] == "Challenger")
+    challenger.update(DesiredInstanceCount=3, CurrentInstanceCount=3, DesiredWeight=0.25, CurrentWeight=0.25)
+    request = endpoint_update(name, arn)
+    approved(aws, request)
+
+    result = run(aws, request)
+
+    assert result["status"] == "SUCCEEDED", result
+    new_name = sent_input(result)["sagemaker"]["new_config_name"]
+    old = sagemaker.client.describe_endpoint_config(EndpointConfigName=config["EndpointConfigName"])
+    new = sagemaker.client.describe_endpoint_config(EndpointConfigName=new_name)
+    expected = {key: value for key, value in old.items() if key not in ("EndpointConfigName", "EndpointConfigArn")}
+    judged, other = (dict(v) for v in expected["ProductionVariants"])
+    judged.update(InstanceType=SMALL, InitialInstanceCount=1)  # the one change
+    other.update(InitialInstanceCount=3, InitialVariantWeight=0.25)  # as the endpoint runs it now
+    expected["ProductionVariants"] = [judged, other]
+    for answer in (expected, new):
+        answer.pop("CreationTime"), answer.pop("ResponseMetadata")
+    new.pop("EndpointConfigName"), new.pop("EndpointConfigArn")
+    assert new == expected
+    assert set(new) | {"Tags", "EndpointConfigName"} | REFUSED_IN_CONFIG == set(CREATE_CONFIG.members)  # type: ignore[attr-defined]
+    tags = sagemaker.client.list_tags(ResourceArn=f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:endpoint-config/{new_name}")
+    assert tags["Tags"] == [{"Key": "team", "Value": "search"}, MANAGED_TAG]  # the action role's policy asks it
+    assert sagemaker.endpoint_now(name) == ("InService", new_name)
+
+
+def _pools(variant: dict[str, Any]) -> None:
+    variant["InstancePools"] = [{"InstanceType": BIG, "Priority": 1}, {"InstanceType": SMALL, "Priority": 2}]
+
+
+def _reservation(variant: dict[str, Any]) -> None:
+    variant["CapacityReservationConfig"] = {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "MlReservationArn": f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:reserved-capacity/rc-1",
+    }
+
+
+def _partitions(variant: dict[str, Any]) -> None:
+    variant["AcceleratorPartitionLayouts"] = [{"AcceleratorPartitionTypes": ["mig-1g.5gb"]}]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(_pools, "the variant spreads over instance pools of several types", id="instance-pools"),
+        pytest.param(_reservation, "the variant runs on a capacity reservation of its current type", id="reservation"),
+        pytest.param(_partitions, "the variant partitions its GPUs for its current type", id="gpu-partitions"),
+    ],
+)
+def test_an_endpoint_whose_judged_variant_is_tied_to_its_type_is_refused(
+    aws: Aws,
+    sagemaker: SageMaker,
+    change: Callable[[dict[str, Any]], None],
+    reason: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    name = f"tied-{request.node.callspec.id}"
+    arn = sagemaker.endpoint(name)
+    config = sagemaker_backends[ACCOUNT][REGION].endpoint_configs[f"{name}-config-1"]
+    change(config.production_variants[0])
+    update = endpoint_update(name, arn)
+
+    _refused(aws, sagemaker, run(aws, update), update, f"cannot be updated in one click: {reason}")
+
+
+def test_an_endpoint_whose_models_are_inference_components_is_refused(aws: Aws, sagemaker: SageMaker) -> None:
+    arn = sagemaker.endpoint("components")
+    # moto requires a ModelName where SageMaker does not: an endpoint whose models are inference components has none.
+    sagemaker_backends[ACCOUNT][REGION].endpoint_configs["components-config-1"].production_variants[0].pop("ModelName")
+    update = endpoint_update("components", arn)
+
+    _refused(aws, sagemaker, run(aws, update), update, "its models are inference components")
+
+
+def test_an_endpoint_with_a_serverless_variant_is_refused(aws: Aws, sagemaker: SageMaker) -> None:
+    arn = sagemaker.endpoint("half-serverless")
+    variants = sagemaker_backends[ACCOUNT][REGION].endpoint_configs["half-serverless-config-1"].production_variants
+    variants.append(
+        {
+            "VariantName": "Cheap",
+            "ModelName": "half-serverless-model",
+            "ServerlessConfig": {"MemorySizeInMB": 2048, "MaxConcurrency": 5},
+        }
+    )
+    update = endpoint_update("half-serverless", arn)
+
+    _refused(aws, sagemaker, run(aws, update), update, "it has serverless variants")
+
+
+def test_an_endpoint_whose_config_passes_an_execution_role_is_refused(aws: Aws, sagemaker: SageMaker) -> None:
+    arn = sagemaker.endpoint("with-role")
+    config = sagemaker_backends[ACCOUNT][REGION].endpoint_configs["with-role-config-1"]
+    config.whole_request = {  # type: ignore[attr-defined]  # what demo/moto_sagemaker keeps of a config
+        "ProductionVariants": config.production_variants,
+        "ExecutionRoleArn": ROLE,
+    }
+    update = endpoint_update("with-role", arn)
+
+    _refused(aws, sagemaker, run(aws, update), update, "passes an execution role, which the action role may not pass")
+
+
+def test_an_endpoint_whose_config_is_opted_out_is_refused(aws: Aws, sagemaker: SageMaker) -> None:
+    arn = sagemaker.endpoint("config-opted")
+    config_arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:endpoint-config/config-opted-config-1"
+    sagemaker.client.add_tags(ResourceArn=config_arn, Tags=[{"Key": OPT_OUT, "Value": "yes"}])
+    update = endpoint_update("config-opted", arn)
+
+    _refused(aws, sagemaker, run(aws, update), update, f"carries the opt-out tag {OPT_OUT}")
+
+
+def test_an_endpoint_whose_config_lacks_the_judged_variant_is_refused(aws: Aws, sagemaker: SageMaker) -> None:
+    arn = sagemaker.endpoint("renamed")
+    update = replace(
+        endpoint_update("renamed", arn),
+        sagemaker=SageMakerAction(
+            name="renamed", arn=arn, variant_name="Blue", endpoint_config_name="renamed-config-1", target_count=1
+        ),
+    )
+
+    _refused(
+        aws,
+        sagemaker,
+        run(aws, update),
+        update,
+        f"endpoint config renamed-config-1 has no production variant Blue on {BIG}: the advice is stale",
+    )
+
+
 # ------------------------------------------------------------------------------- refusals
 
 
@@ -529,10 +720,6 @@ def _too_many_polls(data: WorkflowInput) -> WorkflowInput:
     return replace(data, sagemaker=replace(_sagemaker_of(data), max_polls=MAX_SAGEMAKER_POLLS + 1))
 
 
-def _no_model(data: WorkflowInput) -> WorkflowInput:
-    return replace(data, sagemaker=replace(_sagemaker_of(data), model_name=""))
-
-
 def _no_variant(data: WorkflowInput) -> WorkflowInput:
     return replace(data, sagemaker=replace(_sagemaker_of(data), variant_name=""))
 
@@ -547,7 +734,6 @@ def _no_expected_config(data: WorkflowInput) -> WorkflowInput:
         pytest.param(_without_sagemaker, id="no-sagemaker-section"),
         pytest.param(_no_target_count, id="no-target-count"),
         pytest.param(_too_many_polls, id="too-many-polls"),
-        pytest.param(_no_model, id="empty-model"),
         pytest.param(_no_variant, id="empty-variant"),
         pytest.param(_no_expected_config, id="empty-config"),
     ],

@@ -630,7 +630,8 @@ def test_an_unfilled_secret_gives_a_clear_error_without_secret_values(
 def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The production handler, wired as deployed (real Step Functions adapter on moto), through every path."""
     import rightsizer.handlers.slack as module
-    from tests.api_calls import policy_actions, record_api_calls
+    from tests.api_calls import policy_actions, record_api_call_details
+    from tests.integration.test_iam import assert_reference
 
     slack = SlackDouble().start()
     with mock_aws():
@@ -676,12 +677,18 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
             function_url_event(click, click_body(blocks.ACTION_DISMISS, recs[1].recommendation_id, user=MALLORY)),
         ]
         try:
-            with record_api_calls({"lambda:InvokeFunction": invoke}) as called:
+            with record_api_call_details({"lambda:InvokeFunction": invoke}) as calls:
+                # The function as deployed: named <stack>-slack (the lazy self-invocations name it).
+                deployed = FakeLambdaContext(
+                    function_name="gpu-rightsizer-slack",
+                    invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:gpu-rightsizer-slack",
+                )
                 for event in requests:
-                    assert module.handler(event, FakeLambdaContext())["statusCode"] == 200
+                    assert module.handler(event, deployed)["statusCode"] == 200
                     while queued:
-                        assert module.handler(queued.pop(0), FakeLambdaContext())["statusCode"] == 200
+                        assert module.handler(queued.pop(0), deployed)["statusCode"] == 200
             executions = boto3.client("stepfunctions", region_name="us-east-1").list_executions(stateMachineArn=machine)
+            assert_reference("SlackFunction", calls, table, name)  # AWS's authorization reference, resources too
         finally:
             slack.stop()
             bootstrap.lambda_wiring.cache_clear()
@@ -692,6 +699,7 @@ def test_the_slack_function_is_granted_exactly_the_calls_it_makes(monkeypatch: p
 
     # DeleteItem is Powertools idempotency removing its in-progress record after a failed start: granted for
     # that failure path only; every other granted action is exercised above.
+    called = {call.action for call in calls}
     assert policy_actions("SlackFunction") - called == {"dynamodb:DeleteItem"}
     assert called <= policy_actions("SlackFunction")
 

@@ -244,7 +244,7 @@ def execution(kind: ActionKind) -> dict[str, Any]:
                      "start_cron": "cron(0 8 * * ? *)", "time_zone": "UTC", "description": "d",
                      "scheduler_role_arn": "arn:aws:iam::1:role/S", "stop_target": target, "start_target": target},
         "sagemaker": {"name": "chat", "arn": "arn:aws:sagemaker:us-east-1:1:endpoint/chat",
-                      "variant_name": "AllTraffic", "model_name": "m", "expected_config": "c1",
+                      "variant_name": "AllTraffic", "expected_config": "c1",
                       "new_config_name": "c2", "target_count": 1, "alarm_name": "a", "max_polls": 150},
     }  # fmt: skip
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from demo.aws_table import cloudformation_yaml
 
+from tests.iam_reference import resolve
 from tests.unit.test_template import functions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,38 +117,6 @@ def test_the_ssm_rollout_pushes_the_agent_configuration_in_the_repository() -> N
 # The action roles' trust, resolved as CloudFormation would for given parameters: exact workflow role names only.
 
 
-def _resolve(node: Any, values: dict[str, str], conditions: dict[str, Any]) -> Any:
-    """The few intrinsics the trust conditions use: Ref (parameters, pseudo parameters, NoValue), Sub, Select,
-    Split, If, Equals, Not; list entries that resolve to NoValue are dropped, as CloudFormation drops them."""
-    if isinstance(node, list):
-        found = [_resolve(item, values, conditions) for item in node]
-        return [item for item in found if item is not _NO_VALUE]
-    if not isinstance(node, dict) or len(node) != 1:
-        return node
-    ((name, argument),) = node.items()
-    if name == "Ref":
-        return _NO_VALUE if argument == "AWS::NoValue" else values[argument]
-    if name == "Fn::Sub":
-        text, extra = (argument, {}) if isinstance(argument, str) else argument
-        names = {**values, **{k: _resolve(v, values, conditions) for k, v in extra.items()}}
-        return re.sub(r"\$\{([^}]+)\}", lambda match: names[match.group(1)], text)
-    if name == "Fn::Select":
-        return _resolve(argument[1], values, conditions)[int(argument[0])]
-    if name == "Fn::Split":
-        return str(_resolve(argument[1], values, conditions)).split(argument[0])
-    if name == "Fn::Equals":
-        return _resolve(argument[0], values, conditions) == _resolve(argument[1], values, conditions)
-    if name == "Fn::Not":
-        return not _resolve(argument[0], values, conditions)
-    if name == "Fn::If":
-        chosen = _resolve(conditions[argument[0]], values, conditions)
-        return _resolve(argument[1] if chosen else argument[2], values, conditions)
-    return node
-
-
-_NO_VALUE = object()
-
-
 def _trusted(template: str, parameters: dict[str, str]) -> list[str]:
     loaded = load(template)
     values = {
@@ -160,7 +129,7 @@ def _trusted(template: str, parameters: dict[str, str]) -> list[str]:
     }
     trust = loaded["Resources"]["ActionRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
     (arns,) = trust["Condition"]["ArnEquals"].values()
-    resolved: list[str] = _resolve(arns, values, loaded["Conditions"])
+    resolved: list[str] = resolve(arns, values, loaded["Conditions"])
     return resolved
 
 

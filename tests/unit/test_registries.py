@@ -23,6 +23,7 @@ from demo.aws_table import cloudformation_yaml
 
 from rightsizer.domain.actions import ACTIONS, ActionKind, ActionSpec
 from rightsizer.domain.findings import FINDINGS, Finding, advised_action
+from tests.iam_reference import IMPLIED_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_MACHINE = ROOT / "statemachine" / "resize.asl.json"
@@ -31,10 +32,8 @@ ACTION_ROLE_TEMPLATES = ("template.yaml", "member-account/template.yaml")
 NEEDS_NO_PERMISSION = frozenset({"sts:GetCallerIdentity"})
 # What a call needs besides its own action: a schedule's target runs as the scheduler role, passed to Scheduler.
 # An endpoint update's auto-rollback reads its alarm in the caller's name (SageMaker deployment guardrails).
-IMPLIED = {
-    "scheduler:CreateSchedule": frozenset({"iam:PassRole"}),
-    "sagemaker:UpdateEndpoint": frozenset({"cloudwatch:DescribeAlarms"}),
-}
+# What a call brings in besides itself (AWS's dependent actions, and what UpdateEndpoint reads in the caller's name).
+IMPLIED = IMPLIED_ACTIONS
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,12 +34,25 @@ def test_the_committed_file_is_what_the_fragments_generate() -> None:
 
 def test_every_input_path_the_machine_reads_is_a_field_of_the_input() -> None:
     text = build.serialise(_definition())
-    read = set(re.findall(r"(?<![$\w])\$\.([a-z_]+)", text))
+    # JSONPath reads ($.name) and JSONata states' reads of their input ($states.input.name, or $in.name where the
+    # expression names the input $in).
+    read = set(re.findall(r"(?<![$\w])\$\.([a-z_]+)", text)) | set(
+        re.findall(r"\$(?:states\.input|in)\.([a-z_]+)", text)
+    )
     written = {
         str(state["ResultPath"]).removeprefix("$.").split(".")[0]
         for state in _states().values()
         if state.get("ResultPath")
-    } | {str(c["ResultPath"]).removeprefix("$.") for s in _states().values() for c in s.get("Catch", [])}
+    } | {
+        str(c["ResultPath"]).removeprefix("$.")
+        for s in _states().values()
+        for c in s.get("Catch", [])
+        if "ResultPath" in c
+    }
+    # A JSONata state (or its Catch) writes the keys its Output merges into its input.
+    outputs = [s.get("Output", "") for s in _states().values()]
+    outputs += [c.get("Output", "") for s in _states().values() for c in s.get("Catch", [])]
+    written |= {key for output in outputs for key in re.findall(r"'([a-z_]+)':", str(output))}
     inputs = {key.value for key in InputKey}
     # Lower-case names under $ are the input's fields or what a state wrote; the SDK's answers are capitalised.
     assert read - written <= inputs, read - written - inputs

@@ -64,7 +64,6 @@ def test_a_sagemaker_action_carries_its_resource_and_nothing_else_does() -> None
         name="chat",
         arn="arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat",
         variant_name="AllTraffic",
-        model_name="chat-model",
         expected_config="chat-config-1",
         new_config_name="rightsizer-chat-0123456789ab",
         target_count=1,

@@ -153,8 +153,10 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             permissions=frozenset(
                 {
                     "sagemaker:DescribeEndpoint",
+                    "sagemaker:DescribeEndpointConfig",  # the judged config, read whole: its copy keeps every setting
                     "sagemaker:ListTags",
                     "sagemaker:CreateEndpointConfig",
+                    "sagemaker:AddTags",  # ...which CreateEndpointConfig's Tags need (tag on create)
                     "sagemaker:UpdateEndpoint",
                     "cloudwatch:PutMetricAlarm",  # the alarm the deployment's auto-rollback watches
                     "cloudwatch:DescribeAlarms",  # ...which UpdateEndpoint reads in the caller's name

@@ -412,9 +412,8 @@ def one_click(kind: ResourceKind, finding: Finding, detail: SageMakerDetail) -> 
             return False, f"{detail.scaled_by} scales the variant: its owner changes the type around it"
         if detail.inference_components or not detail.model_name:
             return False, "its models are inference components: change them and their endpoint by hand"
-        if detail.config_extras:
-            extras = ", ".join(detail.config_extras)
-            return False, f"its endpoint config also has {extras}, which a one-click copy would not keep: by hand"
+        if detail.copy_held_back:
+            return False, f"{'; '.join(detail.copy_held_back)}: change its endpoint config by hand"
         return True, None  # the instance workflow's endpoint update (statemachine/sagemaker.py)
     if kind is ResourceKind.SAGEMAKER_NOTEBOOK and finding is Finding.IDLE:
         return True, None  # StopNotebookInstance: its volume is kept
@@ -1105,7 +1104,7 @@ def analyze_variants(
             endpoint_name=variant.endpoint_name,
             variant_name=variant.variant_name,
             model_name=variant.model_name,
-            config_extras=variant.config_extras,
+            copy_held_back=variant.copy_held_back,
             endpoint_config_name=variant.endpoint_config_name,
             instance_count=variant.instance_count,
             inference_components=variant.inference_components,

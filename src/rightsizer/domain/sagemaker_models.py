@@ -66,9 +66,9 @@ class EndpointVariant:
     # Application Auto Scaling's (min, max) for the variant's DesiredInstanceCount, when a scalable target exists.
     autoscaling: tuple[int, int] | None = None
     tags: Mapping[str, str] = field(default_factory=dict, hash=False)
-    # What the endpoint config holds besides this one variant, which a one-click update (a copy of the config with
-    # this variant's new type) would drop: "2 production variants", "shadow variants", "data capture", ...
-    config_extras: tuple[str, ...] = ()
+    # Why the one-click update (a copy of the whole config with this variant's new type and count) would be refused,
+    # in the workflow's words (workflow_contract.ENDPOINT_COPY_HELD_BACK): "it has serverless variants", ...
+    copy_held_back: tuple[str, ...] = ()
 
     @property
     def resource_id(self) -> str:
@@ -160,7 +160,7 @@ class SageMakerDetail:
     endpoint_name: str = ""
     variant_name: str = ""
     model_name: str = ""  # the variant's model ("": its models are inference components)
-    config_extras: tuple[str, ...] = ()  # EndpointVariant.config_extras: what keeps an update from being one click
+    copy_held_back: tuple[str, ...] = ()  # EndpointVariant.copy_held_back: why an update is not one click
     # The endpoint config in force at analysis: an endpoint whose config changed since is not the one advised on.
     endpoint_config_name: str = ""
     instance_count: int = 0  # instances of the variant now (notebooks 1; training: the largest job's count)

@@ -28,6 +28,18 @@ MAX_POLLS = 30
 MAX_SAGEMAKER_POLLS = 150
 RESIZABLE_STATES = ("running", "stopped")  # the states a resize may find the host in (a stop: running only)
 
+# What keeps the endpoint update from copying an endpoint config safely, in words. The workflow refuses these
+# (statemachine/sagemaker.py tests the described config for each key), and the inventory holds their advice back from
+# one click with the same words (adapters/aws/sagemaker.py), so no Approve button leads to a refusal.
+ENDPOINT_COPY_HELD_BACK: Mapping[str, str] = {
+    "components": "its models are inference components, which an endpoint config does not name",
+    "serverless": "it has serverless variants",
+    "instance_pools": "the variant spreads over instance pools of several types",
+    "capacity_reservation": "the variant runs on a capacity reservation of its current type",
+    "gpu_partitions": "the variant partitions its GPUs for its current type",
+    "execution_role": "its config passes an execution role, which the action role may not pass",
+}
+
 
 class WorkflowError(StrEnum):
     """The Error of the state machine's Fail states (an execution's `error`); the Cause is written for people."""
@@ -69,14 +81,13 @@ class ScheduleInput:
 @dataclass(frozen=True)
 class SageMakerInput:
     """`sagemaker`: the SageMaker resource an endpoint update or a notebook stop acts on. Endpoint configs are
-    immutable: the one the endpoint ran when it was advised on (`expected_config`) is the one whose single production
-    variant (`variant_name`, serving `model_name`) was judged, so the new config copies it with the target type and
-    count (`target_count`)."""
+    immutable: the one the endpoint ran when it was advised on (`expected_config`) is the one whose production variant
+    `variant_name` was judged, so the new config copies it whole with that variant's target type and count
+    (`target_count`)."""
 
     name: str  # EndpointName or NotebookInstanceName
     arn: str  # for ListTags (the opt-out and managed tags)
     variant_name: str = ""
-    model_name: str = ""
     expected_config: str = ""  # the endpoint's EndpointConfigName at analysis
     new_config_name: str = ""  # the endpoint config the update creates (rightsizer-..., unique per approval)
     target_count: int = 0

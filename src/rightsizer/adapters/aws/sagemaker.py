@@ -41,6 +41,7 @@ from rightsizer.domain.sagemaker_models import (
     training_family,
 )
 from rightsizer.domain.usage import EMPTY, Floats, Ints, Series
+from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK
 from rightsizer.services.ports import SourceUnavailable, Window
 
 T = TypeVar("T")
@@ -181,24 +182,24 @@ def _tags(items: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return {str(tag["Key"]): str(tag.get("Value", "")) for tag in items if "Key" in tag}
 
 
-# Endpoint config settings a copy of one variant would not carry over (DescribeEndpointConfig's keys).
-_CONFIG_EXTRAS = {
-    "ShadowProductionVariants": "shadow variants",
-    "DataCaptureConfig": "data capture",
-    "AsyncInferenceConfig": "async inference",
-    "ExplainerConfig": "an explainer",
-    "KmsKeyId": "a KMS key",
-    "VpcConfig": "a VPC configuration",
-    "EnableNetworkIsolation": "network isolation",
+# What keeps the workflow from copying the config for an update of one variant (the keys of ENDPOINT_COPY_HELD_BACK;
+# statemachine/sagemaker.py refuses the same).
+_HELD_BACK_TESTS: Mapping[str, Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]], Mapping[str, Any]], bool]] = {
+    "components": lambda config, every, variant: any(not v.get("ModelName") for v in every),
+    "serverless": lambda config, every, variant: any("ServerlessConfig" in v for v in every),
+    "instance_pools": lambda config, every, variant: bool(variant.get("InstancePools")),
+    "capacity_reservation": lambda config, every, variant: bool(variant.get("CapacityReservationConfig")),
+    "gpu_partitions": lambda config, every, variant: bool(variant.get("AcceleratorPartitionLayouts")),
+    "execution_role": lambda config, every, variant: bool(config.get("ExecutionRoleArn")),
 }
 
 
-def _config_extras(config: Mapping[str, Any]) -> tuple[str, ...]:
-    """What the endpoint config holds besides one production variant, in words."""
-    variants = len(config.get("ProductionVariants") or [])
-    extras = [f"{variants} production variants"] if variants > 1 else []
-    extras += [words for key, words in _CONFIG_EXTRAS.items() if config.get(key)]
-    return tuple(extras)
+def _copy_held_back(config: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[str, ...]:
+    """Why the endpoint update would refuse to copy `config` for a change of `variant`, in the workflow's words."""
+    every = [*config.get("ProductionVariants", []), *config.get("ShadowProductionVariants", [])]
+    return tuple(
+        words for key, words in ENDPOINT_COPY_HELD_BACK.items() if _HELD_BACK_TESTS[key](config, every, variant)
+    )
 
 
 class SageMakerInventory:
@@ -280,7 +281,7 @@ class SageMakerInventory:
                     managed_scaling=_managed_scaling(configured.get("ManagedInstanceScaling")),
                     autoscaling=scalable.get((name, variant_name)),
                     tags=tags,
-                    config_extras=_config_extras(config),
+                    copy_held_back=_copy_held_back(config, configured),
                 )
             )
         return variants

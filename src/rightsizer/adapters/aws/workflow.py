@@ -384,7 +384,6 @@ def _sagemaker_input(approval: Mapping[str, Any], max_polls: int) -> SageMakerIn
         name=name,
         arn=str(target["arn"]),
         variant_name=str(target.get("variant_name") or ""),
-        model_name=str(target.get("model_name") or ""),
         expected_config=str(target.get("endpoint_config_name") or ""),
         # SageMaker names: at most 63 characters of [a-zA-Z0-9-].
         new_config_name=f"rightsizer-{name[:38]}-{digest}",
