@@ -64,8 +64,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # whoever read stdout stopped (`| head`): quietly, as 128 + SIGPIPE in a shell
 EXIT_CODES = {
     EXIT_OK: "the output was printed (warnings, such as a region that could not be read, go to stderr)",
-    EXIT_FAILURE: "AWS could not be read (credentials, permissions, network, throttling), the stack has no report "
-    "yet, no recommendation for that host, or a dry run the approval would refuse",
+    EXIT_FAILURE: "AWS could not be read (credentials, permissions, network, throttling, an answer that is not AWS's), "
+    "the stack has no report yet, no recommendation for that host, a dry run the approval would refuse, or a doctor "
+    "check that needs fixing",
     EXIT_USAGE: "bad option or --query, unknown region, profile or stack (or one that is no GPU Rightsizer stack), "
     "no region configured, malformed role ARN, a missing `cli` extra",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -367,9 +368,19 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         _drop_output(out)
         return EXIT_BROKEN_PIPE
     except Exception as error:
+        failure = _aws_failure(error)
+        if failure is not None:  # AWS's answer, or none, wherever a verb met it: described, not "unexpected"
+            return _fail(err, failure, EXIT_FAILURE)
         if getattr(args, "debug", False):
             raise
         return _fail(err, f"unexpected {type(error).__name__}: {error} (run again with --debug)", EXIT_FAILURE)
+
+
+def _aws_failure(error: Exception) -> str | None:
+    """One line for a failed AWS call (see EXIT_FAILURE); None for any other error."""
+    from rightsizer.adapters.aws.session import AWS_FAILURES, describe_aws_error
+
+    return describe_aws_error(error) if isinstance(error, AWS_FAILURES) else None
 
 
 def _help_hint(words: Sequence[str]) -> str:

@@ -47,14 +47,12 @@ NOT_DEPLOYED_TABLE = "<the stack's table>"
 
 @contextmanager
 def aws_errors(region: str | None) -> Iterator[None]:
-    """AWS failures as one line and exit 1 (credentials, network, throttling, access)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from rightsizer.adapters.aws.session import describe_aws_error
+    """AWS failures as one line and exit 1 (credentials, network, throttling, access, an answer that is not AWS's)."""
+    from rightsizer.adapters.aws.session import AWS_FAILURES, describe_aws_error
 
     try:
         yield
-    except (BotoCoreError, ClientError) as error:
+    except AWS_FAILURES as error:
         raise CommandFailed(describe_aws_error(error, region)) from None
 
 

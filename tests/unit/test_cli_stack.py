@@ -23,6 +23,7 @@ from rightsizer.domain.sagemaker_models import SageMakerDetail
 from rightsizer.services.ports import Decision
 from tests.slack_double import ACCOUNT, idle, publish, recommendation, schedulable, schedule_record
 from tests.unit.test_cli import Run, assert_one_error, run
+from tests.unit.test_commitments_unreadable import Failing, failing  # noqa: F401 -- the fixture
 
 REGION = "us-east-1"
 STACK = "gpu-rightsizer"
@@ -187,6 +188,32 @@ def test_a_stack_without_a_table_is_no_rightsizer_stack(moto_aws: None) -> None:
     create_stack("other", {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
 
     assert_one_error(run("report", "--stack", "other", "--region", REGION), 2, "has no TableName output")
+
+
+def test_an_endpoint_without_cloudformation_is_one_line_and_exit_1(
+    failing: Failing,  # noqa: F811 -- the fixture imported above
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What `make serve` answered before its moto had CloudFormation: an HTML 500 page botocore cannot parse."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", failing.url)
+
+    line = assert_one_error(stack("report"), 1, "is not an AWS response", "an endpoint or proxy without this API?")
+
+    assert "unexpected" not in line and "<html" not in line and failing.calls["DescribeStacks"] >= 1
+
+
+def test_any_aws_failure_a_verb_meets_is_described_not_unexpected() -> None:
+    from botocore.exceptions import EndpointConnectionError
+    from botocore.parsers import ResponseParserError
+
+    from rightsizer import cli
+
+    assert cli._aws_failure(ResponseParserError("Unable to parse response (...), invalid XML received.")) == (
+        "the answer from AWS is not an AWS response (Unable to parse response (...), invalid XML received): "
+        "an endpoint or proxy without this API?"
+    )
+    assert "cannot reach AWS" in str(cli._aws_failure(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")))
+    assert cli._aws_failure(ValueError("a bug")) is None
 
 
 def test_report_needs_a_stack() -> None:

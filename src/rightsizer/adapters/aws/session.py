@@ -25,6 +25,10 @@ from botocore.exceptions import (
 )
 from botocore.parsers import ResponseParserError
 
+# Every way a call to AWS can fail to give an answer: AWS's error, botocore's (credentials, network, timeouts), and an
+# answer botocore cannot parse (ResponseParserError is no BotoCoreError: e.g. an emulator's HTML 500 page).
+AWS_FAILURES: tuple[type[Exception], ...] = (BotoCoreError, ClientError, ResponseParserError)
+
 # Adaptive retries back off on throttling; 10 attempts in all (the first and 9 retries) ride out a busy account.
 STANDARD_CONFIG = Config(
     retries={"total_max_attempts": 10, "mode": "adaptive"},
