@@ -35,10 +35,15 @@ def cloudformation_yaml(text: str) -> Any:
 
 
 @cache
+def template() -> dict[str, Any]:
+    """template.yaml as CloudFormation reads it before the transforms (read once)."""
+    parsed: dict[str, Any] = cloudformation_yaml(TEMPLATE.read_text())
+    return parsed
+
+
 def table_properties() -> dict[str, Any]:
     """`Resources.Table.Properties` of template.yaml."""
-    template = cloudformation_yaml(TEMPLATE.read_text())
-    properties: dict[str, Any] = template["Resources"]["Table"]["Properties"]
+    properties: dict[str, Any] = template()["Resources"]["Table"]["Properties"]
     return properties
 
 

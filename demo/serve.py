@@ -1,6 +1,7 @@
-"""`make serve`: the demo's local AWS with its seeded GPU fleet, kept running so a newcomer can try every
-`rightsizer` option by hand. Prints the environment to point the CLI (or any AWS SDK) at it; stops on
-Ctrl-C or SIGTERM.
+"""`make serve`: the demo's world, kept running so a newcomer can try every `rightsizer` verb and option by hand: the
+local AWS with the seeded GPU fleet and SageMaker resources, the deployed stack (gpu-rightsizer) with its daily report
+and the demo's approvals done, and the local Slack API double its functions talk to. Prints the environment to point
+the CLI (or any AWS SDK) at it; stops on Ctrl-C or SIGTERM.
 
 The port is `--port`, else the environment's PORT, else 5000; when that one is taken (on macOS, AirPlay Receiver
 listens on 5000), a free port is used instead, and the printed line says which."""
@@ -8,20 +9,22 @@ listens on 5000), a free port is used instead, and the printed line says which."
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, redirect_stdout
 from datetime import UTC, datetime
 from types import FrameType
 from urllib.parse import urlsplit
 
 from demo.server import CLOSED_PORT, FAKE_ENV, local_aws
+from demo.world import REGIONS
 
-REGIONS = ("us-east-1", "eu-west-1")
 DEFAULT_PORT = 5000
+DEMO_DAYS = 14  # the window `make demo` seeds and approves on
 
 
 def client_environment(endpoint: str) -> dict[str, str]:
@@ -77,16 +80,39 @@ def _seed_and_wait(endpoint: str, port: int, days: int) -> None:
         whose = " (on macOS, AirPlay Receiver listens on it)" if port == DEFAULT_PORT else ""
         print(f"Port {port} is in use{whose}: serving on {bound} instead.", flush=True)
     print(f"Seeding the demo fleet with {days} days of metrics...", flush=True)
-    from demo.seed import seed
+    from demo.clicks import one_click_each
+    from demo.serverless import STACK_NAME, deployed_stack
+    from demo.world import daily_run, seed_world
 
-    seeded = seed(datetime.now(UTC).replace(minute=0, second=0, microsecond=0), days=days)
-    exports = " ".join(f"{name}={value}" for name, value in client_environment(endpoint).items())
-    print(f"Local AWS (moto) at {endpoint}: {len(seeded)} GPU hosts in {' and '.join(REGIONS)}.")
-    print("In another shell:\n")
-    print(f"export {exports}")
-    print("rightsizer analyze --all-regions            # or .venv/bin/rightsizer; try --help for every option")
-    print("\nCtrl-C stops the local AWS.", flush=True)
-    threading.Event().wait()  # until a signal raises Stopped
+    now = datetime.now(UTC)
+    world = seed_world(now, days)
+    print(f"Deploying the {STACK_NAME} stack, running its daily pipeline and the demo's approvals...", flush=True)
+    with deployed_stack() as stack:
+        report = daily_run(now)
+        if days >= DEMO_DAYS:
+            told = io.StringIO()  # what `make demo` prints of each click
+            with redirect_stdout(told):
+                failed = one_click_each(stack, report)
+            if failed:
+                print(f"Not every approval of the demo succeeded:\n{told.getvalue()}", flush=True)
+        else:
+            print(f"The demo's approvals need its {DEMO_DAYS} days of metrics (a schedule, whole weeks): not made.")
+        exports = " ".join(f"{name}={value}" for name, value in client_environment(endpoint).items())
+        print(f"Local AWS (moto) at {endpoint}: {world.summary}; the {STACK_NAME} stack in {REGIONS[0]}.")
+        print("In another shell:\n")
+        print(f"export {exports}")
+        for command, what in TRY:
+            print(f"rightsizer {command.format(stack=STACK_NAME):<40} # {what}")
+        print("\nCtrl-C stops the local AWS.", flush=True)
+        threading.Event().wait()  # until a signal raises Stopped
+
+
+# What the banner suggests (or .venv/bin/rightsizer): every verb works against the served world, docs/cli.md says more.
+TRY = (
+    ("analyze --all-regions", "the fleet, analysed live; try --help for every option"),
+    ("report --stack {stack}", "what the deployed bot ranked, and the approvals' outcomes"),
+    ("doctor --stack {stack}", "the deployment's checklist"),
+)
 
 
 def port_from(argument: int | None, environ: Mapping[str, str]) -> int:
@@ -109,7 +135,12 @@ def main(argv: Sequence[str]) -> int:
         default=None,
         help=f"loopback port (default: PORT, else {DEFAULT_PORT}; a taken one gives way to a free one; 0: any)",
     )
-    parser.add_argument("--days", type=int, default=14, help="days of seeded metrics (default 14)")
+    parser.add_argument(
+        "--days",
+        type=int,
+        default=DEMO_DAYS,
+        help=f"days of seeded metrics (default {DEMO_DAYS}, the demo's; with fewer, the demo's approvals are not made)",
+    )
     args = parser.parse_args(argv)
     try:
         port = port_from(args.port, os.environ)

@@ -23,6 +23,17 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's docs
 BOT_TOKEN = "xoxb-000000000000-test-token"
 TEAM = "T0RIGHTSIZE"
+TEAM_NAME = "rightsize-demo"
+BOT_USER, BOT_NAME = "UBOT", "gpu-rightsizer"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A channel as conversations.info describes it to the bot: its name, and whether the bot is a member."""
+
+    name: str
+    is_member: bool = True
+    is_private: bool = False
 
 
 @dataclass
@@ -39,6 +50,7 @@ class SlackDouble:
     """Records calls; answers like Slack (`ok: true`, increasing message timestamps)."""
 
     usergroup_members: dict[str, list[str]] = field(default_factory=dict)
+    channels: dict[str, Channel] = field(default_factory=dict)  # channel id -> what conversations.info answers
     failures: dict[str, str] = field(default_factory=dict)  # method -> Slack error code to answer with
     # method -> [calls to let through, then how many to answer 429 Too Many Requests (Retry-After: 1)]
     rate_limits: dict[str, list[int]] = field(default_factory=dict)
@@ -191,7 +203,17 @@ class SlackDouble:
         if method in self.failures:
             return {"ok": False, "error": self.failures[method]}
         if method == "auth.test":
-            return {"ok": True, "team_id": TEAM, "user_id": "UBOT", "bot_id": "BBOT"}
+            return {
+                "ok": True,
+                "url": f"https://{TEAM_NAME}.slack.com/",
+                "team": TEAM_NAME,
+                "team_id": TEAM,
+                "user": BOT_NAME,
+                "user_id": BOT_USER,
+                "bot_id": "BBOT",
+            }
+        if method == "conversations.info":
+            return self._channel(str(params.get("channel", "")))
         if method == "chat.postMessage":
             ts = f"1764590400.{next(self._ts):06d}"
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": {"ts": ts, **params}}
@@ -209,6 +231,14 @@ class SlackDouble:
                 return {"ok": False, "error": "no_such_subteam"}
             return {"ok": True, "users": self.usergroup_members[group]}
         return {"ok": True}
+
+    def _channel(self, channel_id: str) -> dict[str, Any]:
+        """conversations.info as Slack answers a bot: a private channel it is not in does not exist for it."""
+        channel = self.channels.get(channel_id)
+        if channel is None or (channel.is_private and not channel.is_member):
+            return {"ok": False, "error": "channel_not_found"}
+        described = {"id": channel_id, "name": channel.name, "is_channel": not channel.is_private}
+        return {"ok": True, "channel": {**described, "is_private": channel.is_private, "is_member": channel.is_member}}
 
     def _external_upload(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """files.getUploadURLExternal (step 1: a URL for `length` bytes) and files.completeUploadExternal (step 3:

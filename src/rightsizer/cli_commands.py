@@ -56,9 +56,13 @@ def aws_errors(region: str | None) -> Iterator[None]:
         raise CommandFailed(describe_aws_error(error, region)) from None
 
 
-def _camel(name: str) -> str:
-    """TABLE_NAME -> TableName: the output template.yaml names after the variable it sets."""
-    return "".join(part.capitalize() for part in name.split("_"))
+# The outputs template.yaml names otherwise than the variable they set: the SlackSecret's Ref is its ARN.
+_OUTPUT_OF = {"SLACK_SECRET_NAME": "SlackSecretArn"}
+
+
+def output_key(name: str) -> str:
+    """The stack output that gives variable `name` its value: TABLE_NAME -> TableName, as template.yaml names most."""
+    return _OUTPUT_OF.get(name) or "".join(part.capitalize() for part in name.split("_"))
 
 
 @dataclass(frozen=True)
@@ -73,16 +77,16 @@ class Stack:
 
     def environment(self) -> dict[str, str]:
         """The functions' environment as template.yaml sets it: each parameter's variable, each STACK variable from
-        the output named like it (TABLE_NAME from TableName), the account and region."""
+        its output (TABLE_NAME from TableName), the account and region."""
         env = {
             setting.name: self.parameters[setting.parameter]
             for setting in SETTINGS
             if setting.source is SetBy.PARAMETER and setting.parameter in self.parameters
         }
         env.update(
-            (setting.name, self.outputs[_camel(setting.name)])
+            (setting.name, self.outputs[output_key(setting.name)])
             for setting in SETTINGS
-            if setting.source is SetBy.STACK and _camel(setting.name) in self.outputs
+            if setting.source is SetBy.STACK and output_key(setting.name) in self.outputs
         )
         return {**env, "HOME_ACCOUNT_ID": self.account_id, "AWS_REGION": self.region}
 
