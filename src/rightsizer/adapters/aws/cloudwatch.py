@@ -173,6 +173,7 @@ class CloudWatchUsage:
         max_queries_per_call: int = MAX_QUERIES_PER_CALL,
         datapoints_per_call: int = DATAPOINTS_PER_CALL,
         region_units: int | None = None,
+        recently_active: str | None = None,
     ) -> None:
         if not 1 <= max_queries_per_call <= MAX_QUERIES_PER_CALL:
             raise ValueError(f"max_queries_per_call must be 1..{MAX_QUERIES_PER_CALL}, got {max_queries_per_call}")
@@ -182,6 +183,7 @@ class CloudWatchUsage:
         self._max_queries = max_queries_per_call
         self._page = datapoints_per_call
         self._region_units = region_units
+        self._recently_active = recently_active  # "PT3H": discover only series with data in the last 3 hours
         self._reset()
 
     def _reset(self) -> None:
@@ -239,6 +241,16 @@ class CloudWatchUsage:
             self.warnings.append(warning)
             if self._progress is not None:
                 self._progress.warn(warning)
+
+    def accelerator_series(
+        self, instances: Sequence[Instance], specs: Mapping[str, InstanceTypeSpec]
+    ) -> dict[str, frozenset[str]]:
+        """Where each running instance's accelerator series are published, as `read` would find them: the namespaces
+        of its per-GPU or per-NeuronCore series (the agent's, Container Insights', neuron-monitor's), empty where
+        there are none. Discovery only (ListMetrics): nothing is read."""
+        running = {i.instance_id: i for i in instances if i.is_running}
+        plan = self._plan(running, {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()})
+        return {iid: frozenset(q.namespace for q in queries if q.device is not None) for iid, queries in plan.items()}
 
     # Discovery -----------------------------------------------------------------------------------
 
@@ -403,6 +415,8 @@ class CloudWatchUsage:
         return found
 
     def _list_metrics(self, request: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
+        if self._recently_active:
+            request = {**request, "RecentlyActive": self._recently_active}
         while True:
             self.list_metrics_calls += 1
             response = self._call("list_metrics", request)
