@@ -33,10 +33,11 @@ $(DEMO_STAMP): pyproject.toml requirements/demo.txt
 demo: $(DEMO_ENV)
 	$(BIN)/python -m demo
 
-# A local AWS with the demo fleet that stays up, for trying `rightsizer` by hand (Ctrl-C stops it). Port 5000, or
-# `make serve PORT=8080`; a taken port gives way to a free one, and the printed export line says which.
+# The demo's world kept running, for trying `rightsizer` by hand (Ctrl-C stops it). Port 5000, or
+# `make serve PORT=8080`; a taken port gives way to a free one, and the printed export line says which. `DAYS=4`:
+# fewer days of metrics, seeded faster (the demo's approvals need its 14).
 serve: $(DEMO_ENV)
-	$(BIN)/python -m demo serve $(if $(PORT),--port $(PORT))
+	$(BIN)/python -m demo serve $(if $(PORT),--port $(PORT)) $(if $(DAYS),--days $(DAYS))
 
 # Every picture in docs/images, from a fresh demo run (needs Chromium: docs/development.md); a test checks they are
 # current (docs/images/manifest.json).

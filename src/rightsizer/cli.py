@@ -195,9 +195,9 @@ class Verb:
 
 def verbs() -> dict[str, Verb]:
     """Every verb, in the order the help lists them."""
-    from rightsizer import cli_commands
+    from rightsizer import cli_commands, cli_doctor
 
-    return {ANALYZE.name: ANALYZE, **cli_commands.VERBS}
+    return {ANALYZE.name: ANALYZE, **cli_commands.VERBS, **cli_doctor.VERBS}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -368,9 +368,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         _drop_output(out)
         return EXIT_BROKEN_PIPE
     except Exception as error:
-        failure = _aws_failure(error)
-        if failure is not None:  # AWS's answer, or none, wherever a verb met it: described, not "unexpected"
-            return _fail(err, failure, EXIT_FAILURE)
+        described = _aws_failure(error)
+        if described is not None:  # AWS's answer, or none, wherever a verb met it: described, not "unexpected"
+            return _fail(err, described, EXIT_FAILURE)
         if getattr(args, "debug", False):
             raise
         return _fail(err, f"unexpected {type(error).__name__}: {error} (run again with --debug)", EXIT_FAILURE)
