@@ -399,6 +399,7 @@ def test_a_schedule_is_written_in_the_teams_time_zone() -> None:
     assert result.outcome is Outcome.STARTED
     (started,) = workflow.started
     assert started.action is ActionKind.SCHEDULE and started.to_type == "stop/start schedule"
+    assert started.instance_name == host.instance_name and host.instance_name
     # 08:00-19:00 UTC in December is 09:00-20:00 in Berlin; the start fires 15 minutes early for the boot, the
     # stop 30 minutes late for late work, and Berlin changes its clock: an hour more each side.
     assert started.schedule == SchedulePlan(
@@ -441,6 +442,7 @@ def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> 
     (started,) = workflow.started
     assert started.action is ActionKind.UNSCHEDULE and started.schedule == record.plan
     assert started.recommendation_id == f"{host.recommendation_id}-unschedule"
+    assert started.instance_name == record.instance_name == host.instance_name
     gone = approvals.remove_schedule(
         store, lambda: workflow, "123#us-east-1#i-gone", APPROVER, is_approver=only(APPROVER), now=NOW
     )

@@ -425,7 +425,9 @@ def test_every_outcome_is_headlined_in_the_words_of_its_action(kind: ActionKind,
 
 
 def test_a_created_schedule_joins_the_listing_and_a_removed_one_leaves_it() -> None:
-    created = approval(action=ActionKind.SCHEDULE, to_type="stop/start schedule", schedule=PLAN)
+    created = approval(
+        action=ActionKind.SCHEDULE, to_type="stop/start schedule", schedule=PLAN, instance_name="notebook-team-a"
+    )
     removal = approval(
         recommendation_id=f"{REC}-unschedule", action=ActionKind.UNSCHEDULE, to_type="no schedule", schedule=PLAN
     )
@@ -436,6 +438,7 @@ def test_a_created_schedule_joins_the_listing_and_a_removed_one_leaves_it() -> N
 
     (record,) = store.schedules()
     assert (record.instance_id, record.plan, record.created_by) == ("i-0123456789abcdef0", PLAN, "U0APPROVER")
+    assert record.instance_name == "notebook-team-a"  # listed, and found by `act NAME --remove-schedule`, by its Name
     assert (record.stop_name, record.start_name) == (
         "rightsizer-i-0123456789abcdef0-stop",
         "rightsizer-i-0123456789abcdef0-start",

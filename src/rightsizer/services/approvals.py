@@ -225,6 +225,7 @@ def approve(
         schedule=plan,
         capacity_risk_confirmed=capacity_risk_confirmed,
         sagemaker=sagemaker_action(rec),
+        instance_name=rec.instance_name,
     )
     return _start(store, workflow_factory, rec, approval, actor, now, open_thread)
 
@@ -292,6 +293,7 @@ def remove_schedule(
         approved_at=now,
         action=ActionKind.UNSCHEDULE,
         schedule=record.plan,
+        instance_name=record.instance_name,
     )
     return _start(store, workflow_factory, None, approval, actor, now, open_thread)
 

@@ -381,6 +381,7 @@ def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
                 plan=approval.schedule,
                 created_by=approval.approver,
                 created_at=approval.approved_at,
+                instance_name=approval.instance_name,
             )
         )
 
