@@ -190,7 +190,7 @@ def main() -> int:
             print("\nSavings that match the bill:")
             reservation_example(report)
             banner("4. One click for every kind of saving, through signed Slack interactions")
-            status = one_click_each(stack, report)
+            status = one_click_each(stack, report, world)
         banner("5. The report as a page: demo-output/report.html")
         write_html_report(report, daily_report, now, days=14)
         return status

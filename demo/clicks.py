@@ -7,8 +7,12 @@ through its instance workflow execution, its progress in the Slack thread and it
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from demo.world import World
 
 
 def saves(rec: dict[str, Any]) -> str:
@@ -77,10 +81,12 @@ def describe(instance_id: str) -> tuple[str, str]:
     return str(instance["InstanceType"]), str(instance["State"]["Name"])
 
 
-def one_click_each(stack: Any, report: dict[str, Any]) -> int:
-    """The top resize, the idle p3.8xlarge's stop, the office-hours host's schedule: one approval each."""
+def one_click_each(stack: Any, report: dict[str, Any], world: World) -> int:
+    """The top resize, the idle p3.8xlarge's stop, the office-hours host's schedule: one approval each. The resized
+    host's agent then publishes under its new type, as on AWS once the host runs again."""
     import boto3
 
+    from demo.seed import after_resize
     from demo.serverless import APPROVER, send_to_slack_function
     from demo.slack_double import command_body, function_url_event
     from demo.slack_render import render_blocks
@@ -111,6 +117,8 @@ def one_click_each(stack: Any, report: dict[str, Any]) -> int:
     now_is = describe(resize["instance_id"])
     print(f"  {resize['instance_id']} is now {now_is[0]} and {now_is[1]} (was {resize['instance_type']}).")
     failures += done is None or done["status"] != "SUCCEEDED" or now_is[0] != resize["target_type"]
+    if now_is[0] == resize["target_type"]:
+        after_resize(world.host(resize["instance_id"]), datetime.now(UTC), world.end)
 
     print("\n-- an idle host stopped --")
     done = approve(stack, stop, ACTION_APPROVE)

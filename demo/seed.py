@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -191,3 +191,34 @@ def seed(
         if not item.host.stopped:
             _store_metrics(account_id or DEFAULT_ACCOUNT_ID, item.host.region, _datums(item, end, days))
     return seeded
+
+
+def after_resize(item: Seeded, since: datetime, end: datetime) -> Seeded:
+    """The host once the instance workflow resized it: the CloudWatch agent starts with the host again and, as
+    InstanceType is among the dimensions it appends, publishes under the new type from `since` to `end` (the same work,
+    on as many GPUs as the new type has). Without this a resized host of the demo's world would publish nothing under
+    its new type, as no agent runs there. Returns the host as it now is."""
+    region = item.host.region
+    ec2 = boto3.client("ec2", region_name=region)
+    (reservation,) = ec2.describe_instances(InstanceIds=[item.instance_id])["Reservations"]
+    new_type = str(reservation["Instances"][0]["InstanceType"])
+    (gpu,) = ec2.describe_instance_types(InstanceTypes=[new_type])["InstanceTypes"][0]["GpuInfo"]["Gpus"]
+    now_is = Seeded(
+        replace(
+            item.host,
+            instance_type=new_type,
+            gpus=item.host.gpus[: gpu["Count"]],
+            gpu_memory_total_mib=float(gpu["MemoryInfo"]["SizeInMiB"]),
+            gpu_name=f"{gpu['Manufacturer']} {gpu['Name']}",
+        ),
+        item.instance_id,
+    )
+    if "InstanceType" in item.host.gpu_dimensions:  # otherwise its series go on under the same dimensions
+        days = (end - since).days + 1
+        account = boto3.client("sts", region_name=region).get_caller_identity()["Account"]
+        _store_metrics(
+            account,
+            region,
+            (row for row in _datums(now_is, end, days) if row[3] >= since and "InstanceType" in row[2]),
+        )
+    return now_is

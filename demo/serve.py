@@ -92,7 +92,7 @@ def _seed_and_wait(endpoint: str, port: int, days: int) -> None:
         if days >= DEMO_DAYS:
             told = io.StringIO()  # what `make demo` prints of each click
             with redirect_stdout(told):
-                failed = one_click_each(stack, report)
+                failed = one_click_each(stack, report, world)
             if failed:
                 print(f"Not every approval of the demo succeeded:\n{told.getvalue()}", flush=True)
         else:

@@ -20,6 +20,10 @@ REGIONS = ("us-east-1", "eu-west-1")
 class World:
     hosts: list[Seeded]
     sagemaker: list[SeededSageMaker]
+    end: datetime  # the metric history's end, an hour past the clock's when it was seeded
+
+    def host(self, instance_id: str) -> Seeded:
+        return next(item for item in self.hosts if item.instance_id == instance_id)
 
     @property
     def summary(self) -> str:
@@ -37,7 +41,7 @@ def seed_world(now: datetime, days: int = 14) -> World:
     from moto.core.models import DEFAULT_ACCOUNT_ID
 
     end = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
-    return World(seed(end, days=days + 1), seed_sagemaker(end, days + 1, DEFAULT_ACCOUNT_ID))
+    return World(seed(end, days=days + 1), seed_sagemaker(end, days + 1, DEFAULT_ACCOUNT_ID), end)
 
 
 def daily_run(now: datetime) -> dict[str, Any]:
