@@ -87,6 +87,7 @@ examples:
   rightsizer show i-0123456789abcdef0                  # one host's evidence and reasons
   rightsizer report --stack gpu-rightsizer             # what the deployed bot decided, from its table
   rightsizer act i-0123456789abcdef0 --dry-run --stack gpu-rightsizer   # the AWS calls an approval would make
+  rightsizer doctor --stack gpu-rightsizer             # after a deploy: each line of the checklist ok, or the fix
   AWS_ENDPOINT_URL=http://127.0.0.1:5000 rightsizer analyze   # against `make serve`
 """
 

@@ -774,7 +774,12 @@ def _options(parser: argparse.ArgumentParser) -> None:
     cli.add_stack_option(
         parser, "check the deployment too: its functions, state machines, secret, schedules, Slack and action role"
     )
-    cli_output.add_output_options(parser, table="one line per check, ok or the fix")
+    cli_output.add_output_options(
+        parser,
+        table="one line per check, ok or the fix",
+        document="the checklist's: ok, and checks, each with check, title, status, text, fix and details",
+        query="checks[?status=='fix'].[title, fix]",
+    )
     cli.add_connection_options(parser)
 
 

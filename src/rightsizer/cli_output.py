@@ -29,22 +29,32 @@ class UsageError(Exception):
     """A malformed command line or configuration: reported as one line, exit 2."""
 
 
-def add_output_options(parser: argparse.ArgumentParser, outputs: Sequence[str] = OUTPUTS, table: str = "") -> None:
-    """--output, --query and --color, as the AWS CLI spells them. `table`: what the verb's table shows."""
+REPORT_DOCUMENT = "a report's: schema/report.schema.json"
+REPORT_QUERY = "recommendations[?finding=='idle'].[instance_id, monthly_savings_usd]"
+
+
+def add_output_options(
+    parser: argparse.ArgumentParser,
+    outputs: Sequence[str] = OUTPUTS,
+    table: str = "",
+    document: str = REPORT_DOCUMENT,
+    query: str = REPORT_QUERY,
+) -> None:
+    """--output, --query and --color, as the AWS CLI spells them. `table`: what the verb's table shows; `document`:
+    what its JSON is; `query`: an example of --query on it."""
     listed = ", ".join(outputs)
     parser.add_argument(
         "--output",
         choices=outputs,
         default=None,
         help=f"{listed} (default table{': ' + table if table else ''}); json is the document --query reads "
-        "(a report's: schema/report.schema.json), text its tab-separated lines like the AWS CLI's, yaml the same "
-        "document in YAML",
+        f"({document}), text its tab-separated lines like the AWS CLI's, yaml the same document in YAML",
     )
     parser.add_argument(
         "--query",
         metavar="JMESPATH",
         help="a JMESPath expression (https://jmespath.org) applied to the JSON document before it is printed, "
-        "e.g. \"recommendations[?finding=='idle'].[instance_id, monthly_savings_usd]\"",
+        f'e.g. "{query}"',
     )
     parser.add_argument(
         "--color",
