@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -50,6 +51,19 @@ def _listen(port: int) -> socket.socket:
     return listener
 
 
+class _WhatMotoLacks(logging.Filter):
+    """A request for an API moto does not implement (IAM's policy simulator, which `rightsizer doctor` asks): one line
+    in the server's output instead of werkzeug's traceback; the client gets moto's HTTP 500 all the same."""
+
+    LACKS = re.compile(r"NotImplementedError: The (\w+) action has not been implemented")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        lacks = self.LACKS.search(str(record.msg))
+        if lacks is not None:
+            record.msg, record.args = "moto has no %s: answered HTTP 500", (lacks.group(1),)
+        return True
+
+
 class _MotoServer:
     """moto's server on a socket bound by the caller. moto's ThreadedMotoServer binds inside its thread; when the
     port is taken, werkzeug prints "Address already in use" and ends that thread, while start() waits forever
@@ -86,7 +100,10 @@ def local_aws(port: int = 0, *, any_port_if_taken: bool = False) -> Iterator[str
     A port in use raises OSError at once; with `any_port_if_taken`, a free port is used instead (the URL says which)."""
     from demo import fast_cloudwatch, moto_commitments
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no per-request access log
+    werkzeug = logging.getLogger("werkzeug")
+    werkzeug.setLevel(logging.ERROR)  # no per-request access log
+    lacks = _WhatMotoLacks()
+    werkzeug.addFilter(lacks)
     # moto's Step Functions interpreter logs every JSONPath probe it evaluates (And/Or do not short-circuit).
     logging.getLogger("moto").setLevel(logging.CRITICAL)
     with listen_on_loopback(port, any_port_if_taken=any_port_if_taken) as listener:
@@ -107,6 +124,7 @@ def local_aws(port: int = 0, *, any_port_if_taken: bool = False) -> Iterator[str
             fast_cloudwatch.uninstall()
     finally:
         server.stop()
+        werkzeug.removeFilter(lacks)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -15,7 +15,7 @@ import contextlib
 import json
 import textwrap
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -458,8 +458,8 @@ def _parts(d: Doctor, kind: Part) -> Found:
         listed = d.stack_resources.get(logical)
         if listed is None or not listed.status.endswith("_COMPLETE") or listed.status.startswith("DELETE"):
             missing.append(f"{logical} ({listed.status if listed else 'not in the stack'})")
-        elif not _exists(d, kind, listed.physical_id):
-            missing.append(f"{logical} ({listed.physical_id} does not exist)")
+        elif problem := _problem(d, kind, listed.physical_id):
+            missing.append(f"{logical} ({problem})")
         else:
             present.append(listed.physical_id)
     details = {"present": present, "missing": missing}
@@ -478,25 +478,44 @@ def _short(physical_id: str) -> str:
     return physical_id.rsplit(":", 1)[-1] if physical_id.startswith("arn:") else physical_id
 
 
-def _exists(d: Doctor, kind: Part, physical_id: str) -> bool:
-    region = d.home_region
+def _function_problem(d: Doctor, name: str) -> str | None:
+    d.session.client("lambda", d.home_region).get_function_configuration(FunctionName=name)
+    return None
+
+
+def _state_machine_problem(d: Doctor, arn: str) -> str | None:
+    d.session.client("stepfunctions", d.home_region).describe_state_machine(stateMachineArn=arn)
+    return None
+
+
+def _secret_problem(d: Doctor, arn: str) -> str | None:
+    d.session.client("secretsmanager", d.home_region).describe_secret(SecretId=arn)
+    return None
+
+
+def _schedule_problem(d: Doctor, name: str) -> str | None:
+    client = d.session.client("scheduler", d.home_region)
+    state = str(client.get_schedule(Name=name, GroupName=d.settings.schedule_group).get("State", ""))
+    return None if state == "ENABLED" else f"{name} is {state.lower() or 'in no state'}"
+
+
+# How each kind of part is looked up in its own service: None when it is there (a schedule: and enabled), else what
+# is wrong with it. A part that does not exist raises its service's not-found error.
+PROBLEM: Mapping[Part, Callable[[Doctor, str], str | None]] = {
+    Part.FUNCTION: _function_problem,
+    Part.STATE_MACHINE: _state_machine_problem,
+    Part.SECRET: _secret_problem,
+    Part.SCHEDULE: _schedule_problem,
+}
+
+
+def _problem(d: Doctor, kind: Part, physical_id: str) -> str | None:
     try:
-        if kind is Part.FUNCTION:
-            d.session.client("lambda", region).get_function_configuration(FunctionName=physical_id)
-        elif kind is Part.STATE_MACHINE:
-            d.session.client("stepfunctions", region).describe_state_machine(stateMachineArn=physical_id)
-        elif kind is Part.SECRET:
-            d.session.client("secretsmanager", region).describe_secret(SecretId=physical_id)
-        else:
-            schedule = d.session.client("scheduler", region).get_schedule(
-                Name=physical_id, GroupName=d.settings.schedule_group
-            )
-            return str(schedule.get("State", "ENABLED")) == "ENABLED"
+        return PROBLEM[kind](d, physical_id)
     except Exception as error:
         if _code(error) in NOT_FOUND:
-            return False
+            return f"{physical_id} does not exist"
         raise
-    return True
 
 
 def functions(d: Doctor) -> Found:

@@ -508,6 +508,25 @@ def test_non_running_instances_get_an_empty_entry_and_no_queries(cloudwatch: Any
     assert usage.queries == 5
 
 
+def test_accelerator_series_says_where_each_running_host_publishes_from_listmetrics_alone(cloudwatch: Any) -> None:
+    """What `rightsizer doctor` asks: which hosts read() would find GPU series for, only series with recent data."""
+    publishes, resized, silent, stopped = (f"i-000000000000000{c}" for c in "abcd")
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(publishes, "0"), constant(40.0))
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(resized, "0", "g5.2xlarge"), constant(40.0))  # only as its old type
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(stopped, "0"), constant(40.0))
+    calls = record(cloudwatch)
+    usage = CloudWatchUsage(cloudwatch, MetricNames(), recently_active="PT3H")
+    hosts = [instance(instance_id=iid) for iid in (publishes, resized, silent)]
+
+    series = usage.accelerator_series([*hosts, instance(instance_id=stopped, state="stopped")], api_specs())
+
+    assert series == {publishes: frozenset({"CWAgent"}), resized: frozenset(), silent: frozenset()}
+    assert calls.list_metrics and all(params["RecentlyActive"] == "PT3H" for params in calls.list_metrics)
+    assert calls.sent["GetMetricData"] == 0
+    CloudWatchUsage(cloudwatch, MetricNames()).accelerator_series(hosts, api_specs())
+    assert calls.list_metrics[-1].get("RecentlyActive") is None  # read() discovers every series in the window
+
+
 def test_is_a_usage_source(cloudwatch: Any) -> None:
     source: UsageSource = CloudWatchUsage(cloudwatch, MetricNames(), NullProgress())
     assert list(source.read([], api_specs(), WINDOW)) == []

@@ -271,6 +271,19 @@ def test_an_inferentia_host_without_neuron_monitor_is_named(stack: Stack, simula
 # the stack's parts
 
 
+def disable_schedule(name: str) -> None:
+    """Turn one of the stack's schedules off, as someone might in the console (UpdateSchedule replaces it whole)."""
+    scheduler = boto3.client("scheduler", region_name=REGION)
+    schedule = scheduler.get_schedule(Name=name)
+    scheduler.update_schedule(
+        Name=name,
+        ScheduleExpression=schedule["ScheduleExpression"],
+        FlexibleTimeWindow=schedule["FlexibleTimeWindow"],
+        Target=schedule["Target"],
+        State="DISABLED",
+    )
+
+
 @pytest.mark.parametrize(
     ("check", "remove", "named"),
     [
@@ -283,6 +296,11 @@ def test_an_inferentia_host_without_neuron_monitor_is_named(stack: Stack, simula
             "schedules",
             lambda: boto3.client("scheduler", region_name=REGION).delete_schedule(Name="ReportFunctionDailyReport"),
             "ReportFunctionDailyReport (ReportFunctionDailyReport does not exist)",
+        ),
+        (
+            "schedules",
+            lambda: disable_schedule("PricesFunctionWeekly"),
+            "PricesFunctionWeekly (PricesFunctionWeekly is disabled)",
         ),
         (
             "state-machines",
