@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rightsizer import cli, cli_output
 from rightsizer.cli import Verb
 from rightsizer.cli_output import Output, Paint, UsageError
-from rightsizer.domain.actions import ACTIONS, ActionKind
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.models import AcceleratorKind, Instance
 from rightsizer.services.doctor import (
     Check,
@@ -662,8 +662,7 @@ def _action_resources(d: Doctor, instance_id: str) -> dict[str, str]:
         f"{instance_id}-stop",
         "iam": d.settings.scheduler_role_arn or f"arn:aws:iam::{account}:role/scheduler",
     }
-    kinds = (ActionKind.RESIZE, ActionKind.STOP, ActionKind.SCHEDULE)
-    actions = sorted({action for kind in kinds for action in ACTIONS[kind].permissions})
+    actions = sorted({action for spec in ACTIONS.values() if spec.on_host for action in spec.permissions})
     # Reads (Describe*, List*) take no resource ARN: "*", as the role grants them.
     return {action: resources[action.split(":")[0]] if _changes(action) else "*" for action in actions}
 

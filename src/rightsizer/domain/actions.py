@@ -66,6 +66,12 @@ class ActionSpec:
         return bool(self.approve_label)
 
     @property
+    def on_host(self) -> bool:
+        """Acts on an EC2 host (its branch starts with the host checks): the action role needs its rights on every
+        host tagged for one click (`rightsizer doctor` simulates them)."""
+        return self.permissions >= _DESCRIBE
+
+    @property
     def workflow(self) -> str:
         """'resize workflow', 'schedule removal workflow'."""
         return f"{self.name.lower()} workflow"
