@@ -819,6 +819,10 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         asked = None if args.all_regions else tuple(dict.fromkeys(args.region or [home or ""]))
         if asked is not None and not all(asked):
             raise UsageError(cli.NO_REGION)
+        if asked is not None:
+            from rightsizer.adapters.aws.session import known_regions
+
+            asked = cli._checked(asked, known_regions())  # an unknown one: exit 2, as every verb
         doctor = Doctor(session, (asked or (home or "us-east-1",))[0], asked, roles, None)
     checks = [check for check in CHECKS if args.stack or not check.stack_only]
     lines = run_checks(checks, doctor, cli._aws_failure)

@@ -454,6 +454,13 @@ def test_a_member_role_is_assumed_as_analyze_would(stack: Stack) -> None:
     assert line(document, "member-roles")["text"] == f"1 role assumed: {arn}"
 
 
+def test_an_unknown_region_is_a_usage_error_as_for_every_verb(moto_aws: None) -> None:
+    result = run("doctor", "--region", "us-east-1", "--region", "xx-nowhere-9")
+
+    assert result.code == 2 and result.out == ""
+    assert "unknown region xx-nowhere-9" in result.err
+
+
 def test_a_malformed_role_arn_is_a_usage_error() -> None:
     result = run("doctor", "--account-role-arn", "arn:aws:iam::12:role/x")
 
