@@ -110,7 +110,7 @@ def _seed_and_wait(endpoint: str, port: int, days: int) -> None:
 # What the banner suggests (or .venv/bin/rightsizer): every verb works against the served world, docs/cli.md says more.
 TRY = (
     ("analyze --all-regions", "the fleet, analysed live; try --help for every option"),
-    ("report --stack {stack}", "what the deployed bot ranked, and the approvals' outcomes"),
+    ("report --stack {stack}", "what the deployed bot ranked; show HOST --stack: one host, its approval"),
     ("doctor --stack {stack}", "the deployment's checklist"),
 )
 
