@@ -269,7 +269,7 @@ class DynamoStore:
         covers: Mapping[str, CoverRef] | None = None,
     ) -> None:
         """A region's plan: its context once (with its commitments), each shard's instances and what covers each
-        on the bill, and the marker that lists the region in the run. Same run, same keys: a re-planned region
+        on the bill, then the marker that lists the region in the run. Same run, same keys: a re-planned region
         overwrites, never duplicates."""
         covers = covers or {}
         expiration = _expires(context.collected_at, RUN_RETENTION)
@@ -290,13 +290,14 @@ class DynamoStore:
                         TTL_ATTRIBUTE: expiration,
                     }
                 )
-            batch.put_item(
-                Item={
-                    **keys.key(keys.run_pk(run), keys.region_sk(context.account_id, context.region)),
-                    "shards": len(shards),
-                    TTL_ATTRIBUTE: expiration,
-                }
-            )
+        # The marker last, once its context and shards are all in: a plan cut half-way is no plan.
+        self._table.put_item(
+            Item={
+                **keys.key(keys.run_pk(run), keys.region_sk(context.account_id, context.region)),
+                "shards": len(shards),
+                TTL_ATTRIBUTE: expiration,
+            }
+        )
 
     def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None:
         """A planned region's context and its number of shards."""
@@ -444,33 +445,26 @@ class DynamoStore:
         """Make these the latest recommendations of their instances; keep the by-id copies and the history.
 
         An instance whose advice did not change (same content, whatever the analysis time) is not rewritten:
-        the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written."""
+        the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written.
+
+        The latest item is the marker that says the rest was written: the by-id copies and the history go first, in
+        batches of their own, and the latest items only once those are all in. A write cut half-way (the function
+        timing out while DynamoDB leaves part of a batch unprocessed) leaves no latest item whose by-id copy or
+        history is missing, so the retried shard, which skips advice whose latest item is unchanged, never skips
+        a record that was not written."""
         latest = {
             str(item[keys.PK]): str(item.get("digest", ""))
             for item in self._batch_get([keys.latest_key(r.instance_id) for r in recommendations], f"{keys.PK}, digest")
         }
-        written = 0
+        changed = [
+            (rec, digest)
+            for rec in recommendations
+            if latest.get(keys.latest_key(rec.instance_id)[keys.PK]) != (digest := _digest(rec))
+        ]
+        packed = {rec.recommendation_id: _pack(rec) for rec, _ in changed}
         with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
-            for rec in recommendations:
-                digest = _digest(rec)
-                key = keys.latest_key(rec.instance_id)
-                if latest.get(key[keys.PK]) == digest:
-                    continue
-                written += 1
-                data = _pack(rec)
-                scope = keys.instance_sk(rec.account_id, rec.region, rec.instance_id)
-                bucket = int(hashlib.sha256(rec.instance_id.encode()).hexdigest(), 16) % LATEST_BUCKETS
-                batch.put_item(
-                    Item={
-                        **key,
-                        "run": run,
-                        "recommendation_id": rec.recommendation_id,
-                        "digest": digest,
-                        "data": data,
-                        keys.GSI1PK: keys.latest_bucket(bucket),
-                        keys.GSI1SK: scope,
-                    }
-                )
+            for rec, _ in changed:
+                data = packed[rec.recommendation_id]
                 batch.put_item(
                     Item={
                         **keys.recommendation_key(rec.recommendation_id),
@@ -486,7 +480,21 @@ class DynamoStore:
                         TTL_ATTRIBUTE: _expires(now, HISTORY_RETENTION),
                     }
                 )
-        return written
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
+            for rec, digest in changed:
+                bucket = int(hashlib.sha256(rec.instance_id.encode()).hexdigest(), 16) % LATEST_BUCKETS
+                batch.put_item(
+                    Item={
+                        **keys.latest_key(rec.instance_id),
+                        "run": run,
+                        "recommendation_id": rec.recommendation_id,
+                        "digest": digest,
+                        "data": packed[rec.recommendation_id],
+                        keys.GSI1PK: keys.latest_bucket(bucket),
+                        keys.GSI1SK: keys.instance_sk(rec.account_id, rec.region, rec.instance_id),
+                    }
+                )
+        return len(changed)
 
     def forget_instances(self, instance_ids: Iterable[str]) -> None:
         """Terminated hosts leave the latest view (their history and by-id copies expire on their own)."""
@@ -754,14 +762,14 @@ class DynamoStore:
             batch.put_item(Item={**_message_item(message), TTL_ATTRIBUTE: expiration})
             for recommendation_id in message.recommendation_ids:
                 batch.put_item(Item={**keys.key(keys.shown_pk(recommendation_id), shown), TTL_ATTRIBUTE: expiration})
-            if post_key:
-                batch.put_item(
-                    Item={
-                        **keys.key(keys.report_post_pk(post_key), keys.report_post_sk(index)),
-                        "ts": message.ts,
-                        TTL_ATTRIBUTE: expiration,
-                    }
-                )
+        if post_key:  # last: a resumed post skips only a message whose copy was kept
+            self._table.put_item(
+                Item={
+                    **keys.key(keys.report_post_pk(post_key), keys.report_post_sk(index)),
+                    "ts": message.ts,
+                    TTL_ATTRIBUTE: expiration,
+                }
+            )
 
     def replace_message(self, message: PostedMessage) -> None:
         """Store an edited copy of a message saved before (nothing happens for a message never saved), whatever
