@@ -52,7 +52,8 @@ class SlackDouble:
     usergroup_members: dict[str, list[str]] = field(default_factory=dict)
     channels: dict[str, Channel] = field(default_factory=dict)  # channel id -> what conversations.info answers
     failures: dict[str, str] = field(default_factory=dict)  # method -> Slack error code to answer with
-    # method -> [calls to let through, then how many to answer 429 Too Many Requests (Retry-After: 1)]
+    # method -> [calls to let through, then how many to answer with an HTTP status: 429 Too Many Requests
+    # (Retry-After: 1), or 503 Service Unavailable]
     rate_limits: dict[str, list[int]] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     # file id -> the bytes posted to its upload URL (step 2 of Slack's external upload)
@@ -147,9 +148,11 @@ class SlackDouble:
             body, content_type = b"ok", "text/plain"
         else:
             method = path.removeprefix("/api/")
-            if self._rate_limited(method):
-                request.send_response(429)
-                request.send_header("Retry-After", "1")
+            refused = self._refused(method)
+            if refused:
+                request.send_response(refused)
+                if refused == 429:
+                    request.send_header("Retry-After", "1")
                 request.send_header("Content-Length", "0")
                 request.end_headers()
                 return  # not recorded: Slack did not take it
@@ -184,20 +187,26 @@ class SlackDouble:
     def rate_limit(self, method: str, *, after: int, times: int) -> None:
         """Let `after` calls of `method` through, then answer the next `times` ones with 429."""
         with self._changed:
-            self.rate_limits[method] = [after, times]
+            self.rate_limits[method] = [after, times, 429]
 
-    def _rate_limited(self, method: str) -> bool:
+    def unavailable(self, method: str, *, after: int, times: int) -> None:
+        """Let `after` calls of `method` through, then answer the next `times` ones with 503 (Slack's own trouble)."""
+        with self._changed:
+            self.rate_limits[method] = [after, times, 503]
+
+    def _refused(self, method: str) -> int:
+        """The HTTP status to refuse this call of `method` with; 0: answer it."""
         with self._changed:
             plan = self.rate_limits.get(method)
             if plan is None:
-                return False
+                return 0
             if plan[0] > 0:
                 plan[0] -= 1
-                return False
+                return 0
             if plan[1] > 0:
                 plan[1] -= 1
-                return True
-            return False
+                return plan[2]
+            return 0
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method in self.failures:

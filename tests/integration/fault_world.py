@@ -142,7 +142,7 @@ def fault_world(
     """moto with `hosts` (default: DEMO_HOSTS) seeded in one region, the stack's table, bucket and pipeline; with
     `slack`, the Slack API double and the bot's secret, and slack_sdk's retry waits recorded instead of slept."""
     from moto.core.config import default_user_config
-    from slack_sdk.http_retry import builtin_handlers
+    from slack_sdk.http_retry import builtin_handlers, handler
 
     from rightsizer import bootstrap
     from rightsizer.handlers import analyze, collect, report
@@ -173,7 +173,8 @@ def fault_world(
         if slack:
             double = SlackDouble().start()
             stack.callback(double.stop)
-            monkeypatch.setattr(builtin_handlers, "time", _NoSleep())
+            for waiting in (builtin_handlers, handler):  # rate limits' Retry-After, server errors' backoff
+                monkeypatch.setattr(waiting, "time", _NoSleep())
             name = f"gpu-rightsizer/slack-{time.monotonic_ns()}"
             boto3.client("secretsmanager", region_name=REGION).create_secret(
                 Name=name, SecretString=json.dumps({"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET})
@@ -188,7 +189,7 @@ def fault_world(
 
 
 class _NoSleep:
-    """slack_sdk's retry handlers' only use of `time`: its waits, skipped."""
+    """slack_sdk's retry handlers' only use of `time`: their waits, skipped."""
 
     @staticmethod
     def sleep(seconds: float) -> None:

@@ -268,3 +268,47 @@ def test_a_page_the_bucket_refuses_is_a_warning_and_the_report_is_posted_without
     assert "page" not in result
     assert any(w.startswith("the report page was not written to S3") for w in result["warnings"])
     assert "The whole report as a page" not in json.dumps(stack.posts()[0]["blocks"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Slack's refusals that a person must fix name the channel and the fix; its own trouble (503) is retried
+
+
+@pytest.mark.parametrize(
+    ("code", "fix"),
+    [
+        ("channel_not_found", "set the SlackChannel parameter to the channel's id"),
+        ("not_in_channel", "send `/invite @GPU Rightsizer` in that channel"),
+        ("is_archived", "unarchive it"),
+        ("invalid_auth", "put its Bot User OAuth Token (xoxb-...) in the secret"),
+    ],
+)
+def test_a_channel_slack_refuses_is_named_with_what_to_do(stack: Stack, code: str, fix: str) -> None:
+    from rightsizer.adapters.slack.client import SlackRefused
+
+    stack.slack.failures["chat.postMessage"] = code
+
+    with pytest.raises(SlackRefused) as refused:
+        post()
+
+    message = str(refused.value)
+    assert message.startswith(f"Slack refused the daily report in channel {CHANNEL} ({code}): "), message
+    assert fix in message
+    assert refused.value.code == code
+    assert not stack.slack.of("chat.postMessage")[1:], "nothing more was tried after the refusal"
+
+
+def test_slack_answering_503_is_retried_and_the_report_posted_once(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slack_sdk.http_retry import handler
+
+    monkeypatch.setattr(handler, "time", stack.waits)  # the server-error handler's backoff: recorded, not slept
+    stack.slack.unavailable("chat.postMessage", after=1, times=2)  # within slack_sdk's server-error retries
+
+    result = post()
+
+    posts = stack.posts()
+    assert len(posts) == len(result["posted"]) >= 3
+    assert len(set(_identities(posts))) == len(posts), "no message twice"
+    assert len(stack.waits.seconds) == 2, "two waits, one per 503"

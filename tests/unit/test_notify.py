@@ -342,8 +342,9 @@ def test_slack_errors_and_missing_configuration_become_notification_failures() -
     from rightsizer.adapters.slack.secrets import SlackNotConfigured
 
     failing = FakeWebClient(SlackApiError("boom", {"ok": False, "error": "not_in_channel"}))  # type: ignore[no-untyped-call]
-    with pytest.raises(NotificationFailed, match="not_in_channel"):
+    with pytest.raises(NotificationFailed, match="not_in_channel") as failed:
         notify_handler.SlackThreadNotifier(lambda: failing, store_with()).reply("C1", "1.2", "hi")
+    assert "in channel C1 (not_in_channel): the app is not a member of C1: send `/invite" in str(failed.value)
 
     def unconfigured() -> Any:
         raise SlackNotConfigured("secret stack/slack has no value yet")

@@ -166,8 +166,8 @@ class SlackThreadNotifier:
 
     def reply(self, channel: str, thread_ts: str, text: str) -> None:
         text = for_slack(text, SLACK_POST_TEXT_MAX)  # what Slack would cut itself, cut here with a pointer
-        self._call(lambda client: client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text,
-                                                          unfurl_links=False))  # fmt: skip
+        self._call(channel, lambda client: client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text,
+                                                                   unfurl_links=False))  # fmt: skip
 
     def update_root(self, channel: str, ts: str, recommendation_id: str, text: str) -> None:
         # Retires the Approve button: in a daily report only this recommendation's line changes. A thread opened
@@ -175,11 +175,14 @@ class SlackThreadNotifier:
         from rightsizer.adapters.slack.messages import MessageBoard
 
         text = for_slack(text, SLACK_TEXT_MAX)
-        self._call(lambda client: MessageBoard(client, self._messages).settle(channel, ts, recommendation_id, text))
+        self._call(
+            channel, lambda client: MessageBoard(client, self._messages).settle(channel, ts, recommendation_id, text)
+        )
 
-    def _call(self, action: Callable[[Any], object]) -> None:
-        from slack_sdk.errors import SlackClientError
+    def _call(self, channel: str, action: Callable[[Any], object]) -> None:
+        from slack_sdk.errors import SlackApiError, SlackClientError
 
+        from rightsizer.adapters.slack.client import refused
         from rightsizer.adapters.slack.secrets import SlackNotConfigured
 
         try:
@@ -188,6 +191,10 @@ class SlackThreadNotifier:
             action(self._client)
         except SlackNotConfigured as error:
             raise NotificationFailed(str(error)) from error  # names the secret, never its value
+        except SlackApiError as error:
+            explained = refused(error, channel, "the workflow's progress")
+            reason = str(explained) if explained is not None else _slack_reason(error)
+            raise NotificationFailed(f"Slack refused: {reason}") from error
         except SlackClientError as error:
             raise NotificationFailed(f"Slack refused: {_slack_reason(error)}") from error
         except OSError as error:  # network trouble (URLError, timeouts)

@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, escape, recommendation_ids_in
+from rightsizer.adapters.slack.client import refused
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import PostedMessage
@@ -73,7 +74,8 @@ def post_daily_report(
     With a `ledger`, each posted message is kept (so that buttons can be retired in it later); with a
     `post_key` as well, a post that failed half-way (rate limited beyond slack_sdk's retries, Slack down)
     resumes after the last message that reached Slack when it is retried with the same key: idempotent
-    per message. Slack API errors propagate (SlackApiError).
+    per message. Slack API errors propagate (SlackApiError), as client.SlackRefused where a person must act: it names
+    the channel and the fix.
 
     `page_url` adds a line linking the report's page to the summary; `picture` is shared in the thread right after
     the summary, once (not again when a retried post resumes after it). Sharing is a side task: an error there
@@ -128,15 +130,23 @@ def share_picture(client: WebClient, channel: str, thread_ts: str, picture: Pict
 
 
 def _post(client: WebClient, channel: str, payload: Mapping[str, Any], thread_ts: str | None) -> str:
-    # Unfurling would add previews of any link in reasons; the report should stay compact.
-    response = client.chat_postMessage(
-        channel=channel,
-        text=payload["text"],
-        blocks=payload["blocks"],
-        thread_ts=thread_ts,
-        unfurl_links=False,
-        unfurl_media=False,
-    )
+    """One message; Slack's refusals that a person must fix (the channel, the app's membership, the token) say which
+    channel and what to do (client.SlackRefused)."""
+    try:
+        # Unfurling would add previews of any link in reasons; the report should stay compact.
+        response = client.chat_postMessage(
+            channel=channel,
+            text=payload["text"],
+            blocks=payload["blocks"],
+            thread_ts=thread_ts,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+    except SlackApiError as error:
+        explained = refused(error, channel, "the daily report")
+        if explained is None:
+            raise
+        raise explained from error
     return str(response["ts"])
 
 
