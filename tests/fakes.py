@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -67,6 +68,9 @@ class MemoryStore:
 
     def approval(self, recommendation_id: str) -> Approval | None:
         return self.approvals.get(recommendation_id)
+
+    def approvals_of(self, recommendation_ids: Sequence[str]) -> dict[str, Approval]:
+        return {rid: self.approvals[rid] for rid in recommendation_ids if rid in self.approvals}
 
     def update_approval(
         self,

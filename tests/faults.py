@@ -113,7 +113,7 @@ class Faults:
                 state["cut"] = True
                 self._count("BatchWriteItem")
                 raise Cut("the invocation timed out while DynamoDB's unprocessed items were being written again")
-            body = json.loads(request.body or b"{}")
+            body = json.loads(bytes(request.body or b"{}"))  # type: ignore[arg-type]  # a bytes body, as sent
             (table, writes), *_others = body["RequestItems"].items()
             puts = [w["PutRequest"]["Item"] for w in writes if "PutRequest" in w]
             if not any(first(item) for item in puts):

@@ -573,6 +573,7 @@ def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) ->
             page_hours=LINK_SECONDS // 3600,
             picture=picture,
             problems=problems,
+            approvals=ranked.approvals,
         )
         if problems:
             result["warnings"] = [*result["warnings"], *problems]

@@ -246,7 +246,7 @@ def _analyse_sagemaker(
 
     recommendations = analyze_region_sagemaker(data, context.catalog, policy, now)
     written = store.put_recommendations(task.run, recommendations, now)
-    ranking = Ranking.of(recommendations, scope, list(data.warnings))
+    ranking = Ranking.of(recommendations, scope, list(data.warnings), context.collected_at)
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
         **task.to_dict(),
@@ -303,7 +303,7 @@ def _analyse(
 ) -> dict[str, Any]:
     recommendations = analyze_hosts(instances, usage, context.catalog, context.prices, policy, now, covers)
     written = store.put_recommendations(task.run, recommendations, now)
-    ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings])
+    ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings], context.collected_at)
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
         **task.to_dict(),
@@ -352,7 +352,7 @@ def rank_run(run: str | None, store: RunStore, scope: ActionScope | None) -> Run
     warnings = (*failed, *merged.warnings)
     if len(warnings) > MAX_RUN_WARNINGS:
         warnings = (*warnings[: MAX_RUN_WARNINGS - 1], f"and {len(warnings) - MAX_RUN_WARNINGS + 1} more warnings")
-    ranking = replace(merged, warnings=warnings)
+    ranking = replace(merged, warnings=warnings, run=chosen)
     store.put_ranking(chosen, ranking)
     return RunAnalysis(run=chosen, ranking=ranking)
 

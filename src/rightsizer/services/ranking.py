@@ -8,8 +8,8 @@ shards.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -18,7 +18,7 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by
-from rightsizer.services.ports import Decision
+from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import FleetReport, Totals, build_report, fleet_totals, savings_key
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
@@ -32,10 +32,16 @@ class Ranking:
     no_data: tuple[Recommendation, ...]  # the first hosts without GPU metrics, by instance id
     totals: Totals  # of every recommendation ranked, unrounded
     warnings: tuple[str, ...] = ()
+    run: str = ""  # the run whose analysis this is (its UTC day); "" in a shard's ranking, and before runs were kept
+    collected_at: datetime | None = None  # when its data was collected (the earliest plan); None: not known
 
     @classmethod
     def of(
-        cls, recommendations: Iterable[Recommendation], scope: ActionScope | None, warnings: Sequence[str] = ()
+        cls,
+        recommendations: Iterable[Recommendation],
+        scope: ActionScope | None,
+        warnings: Sequence[str] = (),
+        collected_at: datetime | None = None,
     ) -> Ranking:
         recs = list(recommendations)
         listed = sorted((r for r in recs if r.finding in ATTENTION), key=savings_key)[:RANKING_SIZE]
@@ -45,6 +51,7 @@ class Ranking:
             no_data=tuple(no_data[:NO_DATA_SAMPLE]),
             totals=fleet_totals(recs, scope, rounded=False),
             warnings=tuple(warnings),
+            collected_at=collected_at,
         )
 
     @classmethod
@@ -58,7 +65,14 @@ class Ranking:
         listed = sorted((r for ranking in rankings for r in ranking.listed), key=savings_key)[:RANKING_SIZE]
         no_data = sorted((r for ranking in rankings for r in ranking.no_data), key=lambda r: r.instance_id)
         warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
-        return cls(tuple(listed), tuple(no_data[:NO_DATA_SAMPLE]), totals, tuple(warnings))
+        collected = [ranking.collected_at for ranking in rankings if ranking.collected_at is not None]
+        return cls(
+            tuple(listed),
+            tuple(no_data[:NO_DATA_SAMPLE]),
+            totals,
+            tuple(warnings),
+            collected_at=min(collected, default=None),
+        )
 
     def report(
         self,
@@ -78,6 +92,8 @@ class Ranking:
             scope=scope,
             fleet=self.totals.rounded(),
             managed_tag_key=managed_tag_key,
+            run=self.run,
+            collected_at=self.collected_at,
         )
 
 
@@ -91,12 +107,16 @@ class RankingStore(Protocol):
 
     def latest_for_instance(self, instance_id: str) -> Recommendation | None: ...
 
+    def approvals_of(self, recommendation_ids: Sequence[str]) -> Mapping[str, Approval]: ...
+
 
 @dataclass(frozen=True)
 class RankedReport:
     report: FleetReport  # the ranking's head, the whole fleet's totals
     decisions: tuple[Decision, ...]  # in force
     hidden_elsewhere: tuple[Recommendation, ...]  # hidden, and not in the head: the visible totals subtract them
+    # The approvals of the head's one-click advice, by recommendation id: its state shows where a button would.
+    approvals: Mapping[str, Approval] = field(default_factory=dict)
 
 
 def ranked_report(
@@ -107,8 +127,9 @@ def ranked_report(
     managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
 ) -> RankedReport:
     """The head of the fleet report from the precomputed ranking, with the hidden recommendations that are not
-    in it (read by key: one per snoozed or dismissed host), so that the visible totals are exact. Reads no more
-    when the fleet grows: the ranking is bounded, and so are the people who snooze and dismiss.
+    in it (read by key: one per snoozed or dismissed host), so that the visible totals are exact, and the approvals
+    of its one-click advice (by key: an approval still running shows as such, not as a new Approve button). Reads no
+    more when the fleet grows: the ranking is bounded, and so are the people who snooze and dismiss.
     `managed_tag_key`: the tag the report tells people to set where one click needs it."""
     decisions = tuple(store.active_decisions(now))
     ranking = store.ranking()
@@ -122,4 +143,5 @@ def ranked_report(
         rec = store.latest_for_instance(instance_id)
         if rec is not None and rec.recommendation_id not in shown and hidden_by(rec, decisions, now):
             elsewhere.append(rec)
-    return RankedReport(report, decisions, tuple(elsewhere))
+    approved = store.approvals_of([rec.recommendation_id for rec in report.recommendations if rec.action is not None])
+    return RankedReport(report, decisions, tuple(elsewhere), approved)

@@ -11,7 +11,7 @@ import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -26,6 +26,10 @@ from rightsizer.services.formatting import usd
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
 SCHEMA_VERSION = "1.3"  # 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope
+
+
+# A daily report shows the day's analysis; one whose data is older than this says so.
+STALE_AFTER = timedelta(hours=24)
 
 
 class Category(StrEnum):
@@ -293,6 +297,26 @@ class FleetReport:
     # the top of the ranking and a sample of hosts without metrics, and these are the whole fleet's totals.
     fleet: Totals | None = None
     managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY  # the tag one click needs (settings.managed_tag_key)
+    # The stored analysis it shows (a ranking): its run (the UTC day its collection started) and when its data was
+    # collected. "" / None: analysed just now (the CLI), or stored before runs were named.
+    run: str = ""
+    collected_at: datetime | None = None
+
+    @property
+    def analysis_day(self) -> str:
+        """The day of the analysis shown: its run's, else the report's own."""
+        return self.run or self.generated_at.strftime("%Y-%m-%d")
+
+    @property
+    def stale(self) -> str | None:
+        """Why the analysis shown is not today's (its data is more than a day old), in words; None when it is."""
+        if self.collected_at is None or self.generated_at - self.collected_at <= STALE_AFTER:
+            return None
+        hours = (self.generated_at - self.collected_at).total_seconds() / 3600
+        return (
+            f"this is the analysis of {self.analysis_day} (collected {hours:.0f} hours ago): no later collection has "
+            "finished, so today's changes are not in it (docs/operations.md: the daily collection did not run)"
+        )
 
     @property
     def action_scope(self) -> ActionScope | None:
@@ -485,7 +509,7 @@ def report_json(report: FleetReport) -> dict[str, Any]:
         ],
         "totals": totals_json(report.totals),
         "scope": scope_json(report.action_scope),
-        "warnings": list(report.warnings),
+        "warnings": [*([report.stale] if report.stale else []), *report.warnings],
         "failed_targets": [
             {"account_id": f.account_id, "region": f.region, "error": f.message} for f in report.failures
         ],

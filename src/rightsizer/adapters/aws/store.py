@@ -41,6 +41,7 @@ import hashlib
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -402,7 +403,11 @@ class DynamoStore:
         from rightsizer.services.ranking import Ranking
 
         item = self._get(keys.RANKING, keys.LATEST)
-        return None if item is None else from_jsonable(Ranking, _unpack(item["data"]))
+        if item is None:
+            return None
+        ranking = from_jsonable(Ranking, _unpack(item["data"]))
+        # A ranking stored before it named its run: the item's attribute does.
+        return ranking if ranking.run else replace(ranking, run=str(item.get("run", "")))
 
     def _batch_get(self, wanted: Sequence[Mapping[str, str]], projection: str | None = None) -> list[dict[str, Any]]:
         client = self._table.meta.client
@@ -597,6 +602,11 @@ class DynamoStore:
         item = self._item(keys.approval_key(recommendation_id))
         return None if item is None else _approval_of(item)
 
+    def approvals_of(self, recommendation_ids: Sequence[str]) -> dict[str, Approval]:
+        """The approvals of these recommendations, by id (those never approved are absent): BatchGetItem by key."""
+        wanted = [keys.approval_key(rid) for rid in dict.fromkeys(recommendation_ids)]
+        return {approval.recommendation_id: approval for approval in map(_approval_of, self._batch_get(wanted))}
+
     def update_approval(
         self,
         recommendation_id: str,
@@ -762,8 +772,11 @@ class DynamoStore:
             batch.put_item(Item={**_message_item(message), TTL_ATTRIBUTE: expiration})
             for recommendation_id in message.recommendation_ids:
                 batch.put_item(Item={**keys.key(keys.shown_pk(recommendation_id), shown), TTL_ATTRIBUTE: expiration})
-        if post_key:  # last: a resumed post skips only a message whose copy was kept
-            self._table.put_item(
+        if not post_key:
+            return
+        # Last, in a batch of its own: a resumed post skips only a message whose copy was kept.
+        with self._table.batch_writer(overwrite_by_pkeys=[keys.PK, keys.SK]) as batch:
+            batch.put_item(
                 Item={
                     **keys.key(keys.report_post_pk(post_key), keys.report_post_sk(index)),
                     "ts": message.ts,

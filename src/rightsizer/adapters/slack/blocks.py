@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from rightsizer.domain.actions import ACTIONS
-from rightsizer.domain.approval import retryable
+from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.findings import ATTENTION, FINDINGS, NO_METRICS, Finding, advised_action
 from rightsizer.domain.models import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
@@ -264,13 +264,48 @@ def untagged_note(rec: Recommendation, scope: ActionScope | None, managed_tag_ke
 
 
 def recommendation_blocks(
-    rec: Recommendation, scope: ActionScope | None = None, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+    rec: Recommendation,
+    scope: ActionScope | None = None,
+    managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
+    approval: Approval | None = None,
 ) -> list[Block]:
-    blocks: list[Block] = [recommendation_section(rec), recommendation_actions(rec, scope)]
+    """The advice and its buttons. Advice someone already approved shows the approval's state where the buttons
+    were (in the block that held them, so later edits find it); they come back only when an approver may try
+    again (`/gpu show` follows the same rule)."""
+    section = recommendation_section(rec)
+    if approval is not None and approval.recommendation_id == rec.recommendation_id:
+        state = approval_state(approval)
+        if not retryable(approval.status):
+            return [section, _context(state, block_id=actions_id(rec.recommendation_id))]
+        return [section, _context(state), *recommendation_blocks(rec, scope, managed_tag_key)[1:]]
+    blocks: list[Block] = [section, recommendation_actions(rec, scope)]
     note = out_of_scope_note(rec, scope) or untagged_note(rec, scope, managed_tag_key)
     if note is not None:
         blocks.append(note)
     return blocks
+
+
+# What an approval's state means to someone reading the report, by status.
+APPROVAL_STATES: Mapping[ApprovalStatus, str] = {
+    ApprovalStatus.PENDING: ":hourglass_flowing_sand: starting",
+    ApprovalStatus.START_FAILED: ":warning: not started yet (the workflow could not be started; it is started again)",
+    ApprovalStatus.RUNNING: ":hourglass_flowing_sand: running",
+    ApprovalStatus.SUCCEEDED: ":white_check_mark: done",
+    ApprovalStatus.ROLLED_BACK: ":leftwards_arrow_with_hook: failed and rolled back",
+    ApprovalStatus.UNCHANGED: ":x: failed before anything changed",
+    ApprovalStatus.REFUSED: ":no_entry_sign: refused by the workflow's checks",
+    ApprovalStatus.FAILED: ":rotating_light: failed: a person must look at the host",
+}
+
+
+def approval_state(approval: Approval) -> str:
+    """One line: what was approved, by whom, and where it stands."""
+    spec = ACTIONS[approval.action]
+    again = " · an approver may try again: Approve below" if retryable(approval.status) else ""
+    return (
+        f"{APPROVAL_STATES[approval.status]}: {spec.name.lower()} approved by <@{approval.approver}> on "
+        f"{approval.approved_at:%Y-%m-%d %H:%M} UTC (attempt {approval.attempt}){again}"
+    )
 
 
 def recommendation_ids_in(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
@@ -418,9 +453,10 @@ def counts_text(report: FleetReport) -> str:
 
 
 def summary_blocks(view: ReportView) -> list[Block]:
-    day = view.report.generated_at.strftime("%Y-%m-%d")
+    stale = view.report.stale
     blocks: list[Block] = [
-        HeaderBlock(text=PlainTextObject(text=f"GPU fleet report · {day}")),
+        HeaderBlock(text=PlainTextObject(text=f"GPU fleet report · {view.report.analysis_day}")),
+        *([_section(f":warning: *Not today's analysis*: {escape(stale)}.")] if stale else []),
         _section(summary_text(view)),
         _context(counts_text(view.report)),
     ]
@@ -455,14 +491,20 @@ def daily_report_messages(
     now: datetime | None = None,
     scope: ActionScope | None = None,
     hidden_elsewhere: Iterable[Recommendation] = (),
+    approvals: Mapping[str, Approval] | None = None,
 ) -> list[Message]:
     """First message: summary and the top `top_n`; every other recommendation and host in thread replies.
 
     Nothing is dropped: each listed recommendation and each host without metrics appears in exactly one message.
-    Of a ranking (the head of a larger fleet), the last reply says how many more there are.
+    Of a ranking (the head of a larger fleet), the last reply says how many more there are. Advice with an approval
+    (`approvals`, by recommendation id) shows its state instead of an Approve button.
     """
     view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
-    groups = [recommendation_blocks(rec, scope, report.managed_tag_key) for rec in view.listed]
+    approved = approvals or {}
+    groups = [
+        recommendation_blocks(rec, scope, report.managed_tag_key, approved.get(rec.recommendation_id))
+        for rec in view.listed
+    ]
     head = summary_blocks(view)
     top = groups[: max(0, top_n)]
     rest = groups[len(top) :] + insufficient_data_groups(view.no_data) + _beyond_the_ranking(view)
@@ -517,8 +559,10 @@ def top_messages(
     now: datetime,
     scope: ActionScope | None = None,
     hidden_elsewhere: Iterable[Recommendation] = (),
+    approvals: Mapping[str, Approval] | None = None,
 ) -> list[Message]:
-    """`/gpu top N`: the N largest savings with buttons, split into messages of at most 50 blocks."""
+    """`/gpu top N`: the N largest savings with buttons (an approval's state where one was approved), split into
+    messages of at most 50 blocks."""
     view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
     count = max(1, min(n, MAX_TOP))
     chosen = view.listed[:count]
@@ -533,7 +577,9 @@ def top_messages(
     if view.hidden:
         note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
     key = report.managed_tag_key
-    pages = paginate([[_context(note)], *[recommendation_blocks(rec, scope, key) for rec in chosen]])
+    approved = approvals or {}
+    listed = [recommendation_blocks(rec, scope, key, approved.get(rec.recommendation_id)) for rec in chosen]
+    pages = paginate([[_context(note)], *listed])
     return [Message(note, tuple(page)) for page in pages]
 
 

@@ -7,14 +7,14 @@ plain top-level function. `Ack` and `Respond` are the parts of Bolt's callables 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from rightsizer.adapters.slack.messages import MessageStore
 from rightsizer.services import approvals
-from rightsizer.services.ports import Decision, ResizeWorkflow, ScheduleRecord
+from rightsizer.services.ports import Approval, Decision, ResizeWorkflow, ScheduleRecord
 from rightsizer.services.ranking import Ranking
 from rightsizer.settings import Settings
 
@@ -23,6 +23,8 @@ class SlackStore(approvals.ApprovalStore, MessageStore, Protocol):
     """What the Slack app reads and writes (DynamoStore in AWS): by key, never the whole fleet."""
 
     def ranking(self) -> Ranking | None: ...
+
+    def approvals_of(self, recommendation_ids: Sequence[str]) -> Mapping[str, Approval]: ...
 
     def active_decisions(self, now: datetime) -> list[Decision]: ...
 

@@ -16,7 +16,7 @@ from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, esca
 from rightsizer.adapters.slack.client import refused
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
-from rightsizer.services.ports import PostedMessage
+from rightsizer.services.ports import Approval, PostedMessage
 from rightsizer.services.report import FleetReport
 
 
@@ -63,12 +63,14 @@ def post_daily_report(
     page_hours: int = 12,
     picture: Picture | None = None,
     problems: list[str] | None = None,
+    approvals: Mapping[str, Approval] | None = None,
 ) -> list[str]:
     """Post the report and return the timestamps of its messages, the thread root first.
 
     `decisions` are the active snoozes and dismissals; what they hide leaves the actionable list and the
     summary says how many. For a report that is the fleet's ranking (its head), `hidden_elsewhere` are the
-    hidden recommendations outside that head, so that the totals stay exact. Every message is validated
+    hidden recommendations outside that head, so that the totals stay exact; `approvals` (by recommendation id) show
+    where advice already approved stands instead of its Approve button. Every message is validated
     (`to_dict`) before the first one is sent, so a report never stops half-posted because of a Block Kit limit.
 
     With a `ledger`, each posted message is kept (so that buttons can be retired in it later); with a
@@ -87,7 +89,13 @@ def post_daily_report(
     payloads = [
         message.payload()
         for message in daily_report_messages(
-            report, decisions, top_n=top_n, now=now, scope=scope, hidden_elsewhere=hidden_elsewhere
+            report,
+            decisions,
+            top_n=top_n,
+            now=now,
+            scope=scope,
+            hidden_elsewhere=hidden_elsewhere,
+            approvals=approvals,
         )
     ]
     if page_url and payloads:

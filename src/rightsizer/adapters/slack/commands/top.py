@@ -28,6 +28,7 @@ class Top:
             asked.now,
             asked.deps.settings.report_scope,
             ranked.hidden_elsewhere,
+            ranked.approvals,
         )
         return [message.payload() for message in messages]
 
