@@ -9,12 +9,13 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 import pytest
+from demo.fleet import Gpu, Host, noisy
 
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.ports import Approval
 from tests.faults import injected
-from tests.integration.fault_world import fault_world, scheduled_report
+from tests.integration.fault_world import demo_hosts, fault_world, scheduled_report
 
 pytestmark = pytest.mark.integration
 
@@ -159,3 +160,54 @@ def test_a_report_of_todays_analysis_names_its_day_and_warns_of_nothing(monkeypa
         assert summary[0]["text"]["text"] == f"GPU fleet report · {analysed}"
         assert "Not today's analysis" not in json.dumps(summary)
         assert not any("is the analysis of" in warning for warning in result["warnings"])
+
+
+# 5. Impossible data is a data error, never judged --------------------------------------------------------------------
+
+GIB = 1024.0
+
+
+def _busy_gpu() -> Gpu:
+    return Gpu(noisy(70, 5), noisy(12 * GIB, 100, lo=0, hi=22888))
+
+
+def test_readings_outside_0_to_100_and_more_gpu_series_than_gpus_are_data_errors_never_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An agent that reports -1 % (its 'no reading' sentinel) and a host whose id carries three GPU series on a type
+    with one GPU. Before: 'peak -1 %', not GPU bound, one-click resize; and '3 of 1 GPUs busy', a one-click upsize."""
+    managed = {"rightsizer:managed": "true"}
+    minus_one = Host(
+        "minus-one",
+        "us-east-1",
+        "g5.2xlarge",
+        "render-node",
+        "insufficient_data",
+        tags=managed,
+        gpus=(Gpu(lambda t, r: -1.0, noisy(8 * GIB, 100, lo=0, hi=22888)),),
+        cpu=noisy(85, 3),
+    )
+    three_of_one = Host(
+        "three-of-one",
+        "us-east-1",
+        "g5.xlarge",
+        "batch-encoder",
+        "insufficient_data",
+        tags=managed,
+        gpus=(_busy_gpu(),) * 3,
+        cpu=noisy(40, 3),
+    )
+    with fault_world(monkeypatch, [minus_one, three_of_one, *demo_hosts("idle-p3")]) as world:
+        world.day_by_hand()
+
+        for key, error in (
+            ("minus-one", "GPU 0 utilisation reads -1 to -1 %, outside 0-100 %"),
+            ("three-of-one", "3 GPU series (GPUs 0-2) for a g5.xlarge, which has 1 GPU"),
+        ):
+            rec = world.latest(key)
+            assert rec is not None, key
+            assert rec.finding is Finding.INSUFFICIENT_DATA, (key, rec.finding, rec.reasons)
+            assert rec.reasons[0].startswith(f"data error: {error}"), rec.reasons
+            assert rec.action is None and rec.monthly_cost_after == rec.monthly_cost, "nothing judged, nothing saved"
+        idle = world.latest("idle-p3")
+        assert idle is not None and idle.finding is Finding.IDLE, "hosts with readings a host can give are judged"

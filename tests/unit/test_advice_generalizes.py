@@ -256,7 +256,7 @@ def test_neuron_cores_that_stop_reporting_while_the_host_runs_are_idle_since() -
     # cores have not reported since, the host's CPU and network are quiet. Before: "optimized" on the 9 busy days.
     exited = NOW - timedelta(days=5)
     work = Workload(
-        gpus=(Gpu(lambda t, r: r.gauss(90, 3) if t < exited else float("nan"), constant(0.0)),) * 2,
+        gpus=(Gpu(lambda t, r: min(100.0, r.gauss(90, 3)) if t < exited else float("nan"), constant(0.0)),) * 2,
         neuron=True,
         cpu=lambda t, r: 30.0 if t < exited else 2.0,
         host_memory_pct=lambda t, r: 45.0 if t < exited else 4.0,  # the job's memory went with it
@@ -273,7 +273,7 @@ def test_neuron_cores_that_go_silent_while_the_host_holds_its_memory_are_not_idl
     # silence is the monitor's, not the job's. Before: "the work ended", a one-click stop of a working trn1.
     died = NOW - timedelta(days=5)
     work = Workload(
-        gpus=(Gpu(lambda t, r: r.gauss(90, 3) if t < died else float("nan"), constant(0.0)),) * 2,
+        gpus=(Gpu(lambda t, r: min(100.0, r.gauss(90, 3)) if t < died else float("nan"), constant(0.0)),) * 2,
         neuron=True,
         cpu=constant(6.0),
         host_memory_pct=constant(50.0),

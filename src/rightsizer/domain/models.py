@@ -255,6 +255,16 @@ class TypeChange:
 
 
 @dataclass(frozen=True, slots=True)
+class OutOfRange:
+    """A percentage series with readings outside 0-100 %: an agent bug or a unit mix-up, not a measure of anything."""
+
+    series: str  # "utilization" (of a unit: `device`), "cpu" (AWS/EC2), "host_memory" (the agent's mem_used_percent)
+    low: float  # its lowest and highest readings
+    high: float
+    device: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class UsageSummary:
     """What 14 days of CloudWatch data say about one instance, reduced to what the analyzer needs."""
 
@@ -297,6 +307,8 @@ class UsageSummary:
     # The accelerator series stopped here while EC2 shows the host running on (the agent stopped publishing): what
     # the accelerators did since is unknown. None: they did not stop (or are neuron-monitor's, silent when unused).
     accelerator_silent_since: datetime | None = None
+    # Series whose readings no real host can give (outside 0-100 %): the host is not judged on them.
+    out_of_range: tuple[OutOfRange, ...] = ()
 
     @property
     def encoder_measured(self) -> bool:

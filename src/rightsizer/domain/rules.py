@@ -26,8 +26,10 @@ from rightsizer.domain.models import (
     AcceleratorKind,
     Alternative,
     Confidence,
+    DeviceUsage,
     Finding,
     InstanceTypeSpec,
+    OutOfRange,
     RegimeKind,
     monthly,
 )
@@ -133,6 +135,42 @@ def unmonitored_accelerator(facts: Facts) -> Draft | None:
     return _insufficient(f"{name} publishes no utilisation metrics the bot can read")
 
 
+def impossible_data(facts: Facts) -> Draft | None:
+    """Readings no real host can give: a percentage outside 0-100 %, or more unit series than the type has units (a
+    resized host's old series with no InstanceType dimension, another host's under this id). They are data errors:
+    judged, they would read as an unused GPU ('peak -1 %') or as three busy GPUs on a host with one."""
+    spec, usage = facts.spec, facts.usage
+    if spec is None or usage is None:
+        return None
+    unit = spec.unit_name
+    errors = [_out_of_range_text(error, unit) for error in usage.out_of_range]
+    seen = [d.index for d in usage.devices if _has_reading(d)]
+    if usage.accelerator_data is AcceleratorData.PER_DEVICE and len(seen) > spec.compute_units:
+        errors.append(
+            f"{len(seen)} {unit} series ({unit}s {index_ranges(seen)}) for a {spec.instance_type}, which has "
+            f"{spec.compute_units} {unit}{'s' if spec.compute_units != 1 else ''}"
+        )
+    if not errors:
+        return None
+    return _insufficient(
+        f"data error: {'; '.join(errors)}. An agent bug, a unit mix-up or another host's series under this "
+        "instance's id: nothing is judged on readings no host can give (check the agent's configuration, "
+        "agent/README.md)"
+    )
+
+
+_SERIES_NAMES = {"cpu": "the host's CPUUtilization", "host_memory": "the host's mem_used_percent"}
+
+
+def _out_of_range_text(error: OutOfRange, unit: str) -> str:
+    name = _SERIES_NAMES.get(error.series, f"{unit} {error.device} utilisation")
+    return f"{name} reads {error.low:g} to {error.high:g} %, outside 0-100 %"
+
+
+def _has_reading(device: DeviceUsage) -> bool:
+    return any(v is not None for v in (device.utilization, device.utilization_peak, device.memory_used_peak_mib))
+
+
 def no_accelerator_metrics(facts: Facts) -> Draft | None:
     spec, usage = facts.spec, facts.usage
     if spec is None or (usage is not None and usage.accelerator_data is not AcceleratorData.NONE):
@@ -200,6 +238,7 @@ GATES: tuple[Gate, ...] = (
     instance_store_root,
     unknown_type,
     unmonitored_accelerator,
+    impossible_data,
     no_accelerator_metrics,
     utilization_missing,
     short_history,

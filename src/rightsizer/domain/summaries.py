@@ -164,9 +164,15 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
         ):
             found[position] = summary
     return [
-        _settled(raw, *found[position], type_change)
+        _checked(raw, _settled(raw, *found[position], type_change))
         for position, (raw, type_change) in enumerate(zip(batch, (change for _, change in current), strict=True))
     ]
+
+
+def _checked(raw: RawUsage, summary: UsageSummary) -> UsageSummary:
+    """The summary, with the series whose readings no host can give named (the analyzer judges nothing on them)."""
+    errors = raw.out_of_range()
+    return replace(summary, out_of_range=errors) if errors else summary
 
 
 def _on_current_type(raw: RawUsage) -> tuple[RawUsage, TypeChange | None]:

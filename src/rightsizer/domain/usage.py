@@ -26,7 +26,7 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import AcceleratorData, DeviceUsage, SeriesStats, UsageSummary
+from rightsizer.domain.models import AcceleratorData, DeviceUsage, OutOfRange, SeriesStats, UsageSummary
 
 HOURS_PER_WEEK = 168
 # 1970-01-05 was a Monday: hour-of-week buckets start at Monday 00:00 UTC.
@@ -214,12 +214,34 @@ class RawUsage:
                 peaks[device.index] = float(recent.max())
         return peaks
 
+    def out_of_range(self) -> tuple[OutOfRange, ...]:
+        """The percentage series (each unit's utilisation, the host's CPU and RAM) with a reading outside 0-100 %."""
+        found = []
+        for device in self.devices:
+            readings = [s.array for s in (device.utilization_avg, device.utilization_max) if s]
+            if readings:
+                found.append(_outside("utilization", np.concatenate(readings), device.index))
+        found.append(_outside("cpu", self.cpu_avg.array))
+        found.append(_outside("host_memory", self.host_memory_max.array))
+        return tuple(error for error in found if error is not None)
+
     @property
     def first_accelerator_sample(self) -> int | None:
         """Epoch second of the earliest accelerator reading, None without any."""
         firsts = [int(d.utilization_avg.stamps[0]) for d in self.devices if d.utilization_avg]
         firsts += [int(d.utilization_max.stamps[0]) for d in self.devices if d.utilization_max]
         return min(firsts) if firsts else None
+
+
+# A percentage a real reading can take: 0-100, give or take floating point.
+_PCT_LOW, _PCT_HIGH = -1e-6, 100 + 1e-6
+
+
+def _outside(series: str, values: Floats, device: str | None = None) -> OutOfRange | None:
+    if not len(values):
+        return None
+    low, high = float(values.min()), float(values.max())
+    return OutOfRange(series, low, high, device) if low < _PCT_LOW or high > _PCT_HIGH else None
 
 
 def _rank(pct: float, count: int) -> int:
