@@ -31,6 +31,7 @@ THROTTLED = ("ThrottlingException", 400)
 ACCESS_DENIED = ("AccessDeniedException", 400)
 EC2_THROTTLED = ("RequestLimitExceeded", 503)
 EC2_DENIED = ("UnauthorizedOperation", 403)
+EC2_UNAVAILABLE = ("Unavailable", 503)
 SERVER_ERROR = ("InternalFailure", 500)
 UNAVAILABLE = ("ServiceUnavailable", 503)
 
@@ -135,6 +136,29 @@ class Faults:
             )
 
         self._add("before-send.dynamodb.BatchWriteItem", hook)
+
+    def metric_data_status(self, instance_id: str, metric_name: str, status: str = "InternalError") -> None:
+        """GetMetricData answers the queries of `metric_name` about `instance_id` with `status` and no values, as
+        CloudWatch answers a query it could not complete, and the rest of the call as moto does. CloudWatch speaks
+        CBOR: the answer is changed once parsed (`after-call`), the queries are picked from the request
+        (`provide-client-params`)."""
+
+        def about(query: dict[str, Any]) -> bool:
+            metric = query.get("MetricStat", {}).get("Metric", {})
+            dimensions = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
+            return metric.get("MetricName") == metric_name and dimensions.get("InstanceId") == instance_id
+
+        def pick(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+            context["faulted"] = {query["Id"] for query in params.get("MetricDataQueries", []) if about(query)}
+
+        def change(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+            for result in parsed.get("MetricDataResults", []):
+                if result.get("Id") in context.get("faulted", ()):
+                    result.update(StatusCode=status, Timestamps=[], Values=[])
+                    self._count("GetMetricData")
+
+        self._add("provide-client-params.cloudwatch.GetMetricData", pick)
+        self._add("after-call.cloudwatch.GetMetricData", change)
 
     def _count(self, operation: str) -> None:
         self.seen[operation] = self.seen.get(operation, 0) + 1

@@ -465,8 +465,9 @@ def _check_schedule_registry(wiring: Wiring, target: Target) -> list[str]:
 
 
 def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """One shard: read and summarise its usage, analyse it, store advice and ranking."""
+    """One shard: describe its hosts again, read and summarise their usage, analyse them, store advice and ranking."""
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.services.collect import RegionContext
     from rightsizer.services.pipeline import Part, ShardTask, collect_shard
 
@@ -483,8 +484,9 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
         readers.append(CloudWatchUsage(client, settings.metrics, region_units=context.accelerators))
         return readers[-1]
 
+    fleet = Ec2Fleet(reach.client("ec2", task.region), task.account_id, task.region, bundled.accelerator_table())
     scope = settings.report_scope
-    result = collect_shard(task, wiring.store, usage_source, settings.policy, now, scope)
+    result = collect_shard(task, wiring.store, usage_source, settings.policy, now, scope, fleet.described)
     usage = readers[0]
     return {
         **result,

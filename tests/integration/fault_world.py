@@ -116,6 +116,28 @@ class World:
         assert self.slack is not None
         return [call.params for call in self.slack.of("chat.postMessage")]
 
+    def launched(self, key: str, at: datetime) -> None:
+        """EC2's LaunchTime of the host: its last start (moto dates every instance at its creation)."""
+        from moto.ec2.models import ec2_backends
+
+        instance = ec2_backends[ACCOUNT][REGION].get_instance(self.instance_id(key))
+        instance.launch_time = at.astimezone(UTC).replace(tzinfo=None)
+
+    def resized(self, key: str, from_type: str, at: datetime) -> None:
+        """The host was `from_type` until `at`, when it was stopped, resized to its current type and started: the
+        agent's series before `at` carry the old `InstanceType`, and its LaunchTime is `at`. Nothing has read the
+        series yet (the demo's CloudWatch index is built at the first query)."""
+        from moto.cloudwatch.models import cloudwatch_backends
+
+        instance_id, before = self.instance_id(key), at.astimezone(UTC).replace(tzinfo=None)
+        for datum in cloudwatch_backends[ACCOUNT][REGION].metric_data:
+            if datum.namespace != "CWAgent" or datum.timestamp >= before:
+                continue
+            dimensions = {d.name: d for d in datum.dimensions}
+            if "InstanceType" in dimensions and dimensions["InstanceId"].value == instance_id:
+                dimensions["InstanceType"].value = from_type
+        self.launched(key, at)
+
     def items(self) -> list[dict[str, Any]]:
         """Every item of the table, as DynamoDB's wire has them."""
         client = boto3.client("dynamodb", region_name=REGION)

@@ -5,17 +5,31 @@ double. Each test names the fault, then what the pipeline must still leave behin
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
+import boto3
 import pytest
 from demo.fleet import Gpu, Host, noisy
+from demo.lambda_context import FakeLambdaContext
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.ports import Approval
-from tests.faults import injected
-from tests.integration.fault_world import demo_hosts, fault_world, scheduled_report
+from tests.faults import (
+    ACCESS_DENIED,
+    CLOSED_PORT,
+    EC2_DENIED,
+    EC2_THROTTLED,
+    EC2_UNAVAILABLE,
+    SERVER_ERROR,
+    THROTTLED,
+    injected,
+    no_backoff,
+)
+from tests.integration.fault_world import DEMO_HOSTS, demo_hosts, fault_world, scheduled_report
 
 pytestmark = pytest.mark.integration
 
@@ -52,6 +66,78 @@ def test_a_shard_cut_after_its_latest_items_landed_is_retried_and_leaves_every_b
             assert world.store.history(rec.account_id, rec.region, seeded.instance_id), f"{key}: history missing"
             checked += 1
         assert checked == len(world.seeded)
+
+
+# 2. A shard describes its hosts again -------------------------------------------------------------------------------
+
+
+def test_a_host_terminated_between_the_plan_and_its_shard_is_left_out_and_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The idle host is terminated after the plan, before its shard runs. Before: reported idle with a one-click Stop,
+    its cost counted in the fleet's savings. Now: no advice, no savings, named in the ranking's warnings; a retry of
+    its shard says the same and changes nothing."""
+    with fault_world(monkeypatch) as world:
+        gone = world.instance_id("idle-p3")
+        terminated: list[str] = []
+        once = threading.Lock()  # the Map runs two shards at a time
+
+        def terminate_before_the_first_shard(name: str, event: dict[str, Any]) -> bool:
+            with once:
+                if name == "collect" and event.get("action") == "collect" and not terminated:
+                    boto3.client("ec2", region_name="us-east-1").terminate_instances(InstanceIds=[gone])
+                    terminated.append(gone)
+            return False  # the invocation itself goes ahead
+
+        world.local.fail = terminate_before_the_first_shard
+        outcome = world.run_day()
+
+        assert outcome["status"] == "SUCCEEDED", outcome
+        assert terminated == [gone]
+        assert world.latest("idle-p3") is None, "no advice for a host that is gone"
+        ranking = world.store.ranking()
+        assert ranking is not None
+        assert ranking.totals.instances == len(DEMO_HOSTS) - 1
+        assert ranking.totals.by_finding.get(Finding.IDLE, 0) == 0, "its cost is not counted as a saving"
+        assert all(rec.instance_id != gone for rec in ranking.listed)
+        (warning,) = [w for w in ranking.warnings if gone in w]
+        assert "1 host(s) terminated between the plan and their shard's collection, left out" in warning
+
+        shards = [
+            shard
+            for plan in world.local.results("collect", "plan")
+            if isinstance(plan, dict)
+            for shard in plan["shards"]
+        ]
+        again = world.collect(shards)  # the Map's retry of every shard, or a redrive
+        assert [gone] in [result.get("gone") for result in again]
+        assert world.rank()["instances"] == ranking.totals.instances
+        retried = world.store.ranking()
+        assert retried is not None and retried.totals == ranking.totals and warning in retried.warnings
+
+
+def test_a_host_opted_out_between_the_plan_and_its_shard_is_advised_as_it_is_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its owner tags the idle host rightsizer:ignore after the plan. Before: advised from the plan's tags, a one-click
+    Stop. Now the shard's own description decides, and the catch-up analysis of the shard reads the same."""
+    from rightsizer.handlers import analyze
+
+    with fault_world(monkeypatch) as world:
+        shards = world.plan()
+        boto3.client("ec2", region_name="us-east-1").create_tags(
+            Resources=[world.instance_id("idle-p3")], Tags=[{"Key": "rightsizer:ignore", "Value": "true"}]
+        )
+
+        world.collect(shards)
+
+        rec = world.latest("idle-p3")
+        assert rec is not None and rec.finding is Finding.EXCLUDED and rec.action is None, rec
+        assert rec.reasons[0].startswith("opted out by tag rightsizer:ignore")
+        for shard in shards:  # the catch-up, from the stored shard
+            analyze.handler({**shard, "mode": "analyze"}, FakeLambdaContext())
+        again = world.latest("idle-p3")
+        assert again is not None and again.finding is Finding.EXCLUDED
 
 
 # 3. The report reads approvals ---------------------------------------------------------------------------------------
@@ -211,3 +297,160 @@ def test_readings_outside_0_to_100_and_more_gpu_series_than_gpus_are_data_errors
             assert rec.action is None and rec.monthly_cost_after == rec.monthly_cost, "nothing judged, nothing saved"
         idle = world.latest("idle-p3")
         assert idle is not None and idle.finding is Finding.IDLE, "hosts with readings a host can give are judged"
+
+
+# Every one-click guard fails closed (src/rightsizer/domain/guards.py) ------------------------------------------------
+# Each source a guard reads is made unavailable in front of moto; the one clicks it guards are held back with the
+# reason, and the advice stands on what remains. Hosts: `idle-p3` (a one-click stop) and `one-of-four` (a one-click
+# resize) unless a test says otherwise.
+
+MANAGED = {"rightsizer:managed": "true"}
+
+
+def _guarded(rec: Recommendation | None, *words: str) -> Recommendation:
+    """Advice given, its one click held back, the reason saying why."""
+    assert rec is not None
+    assert rec.action is None and not rec.actionable, (rec.instance_id, rec.finding, rec.reasons)
+    assert rec.held_back, rec.reasons
+    for word in words:
+        assert any(word in reason for reason in rec.reasons), (word, rec.reasons)
+    return rec
+
+
+def _one_click(rec: Recommendation | None, action: str) -> Recommendation:
+    assert rec is not None
+    assert rec.action is not None and rec.action.value == action, (rec.instance_id, rec.finding, rec.reasons)
+    return rec
+
+
+@pytest.mark.parametrize("answer", [ACCESS_DENIED, THROTTLED, SERVER_ERROR], ids=lambda answer: answer[0])
+def test_cloudtrail_unavailable_a_host_resized_in_the_window_is_judged_on_its_current_type_without_one_click(
+    monkeypatch: pytest.MonkeyPatch, answer: tuple[str, int]
+) -> None:
+    """The known failing case: CloudTrail's LookupEvents cannot be read, and a host was resized from a g5.xlarge,
+    whose 4 vCPUs its work saturated, to a g5.2xlarge six days ago. Before: judged on CPU measured on the old type,
+    a one-click paid upgrade. The agent's series still carry the old InstanceType and the host's LaunchTime falls
+    inside the window: it is judged on the current type only, with no one click. A host restarted inside the window
+    whose agent config has no InstanceType dimension may have been resized too: no one click either. A host
+    started before the window keeps its one click."""
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    resized_at = end - timedelta(days=6)
+    resized = Host(
+        "resized-up",
+        "us-east-1",
+        "g5.2xlarge",
+        "transcode-01",
+        "?",
+        tags=MANAGED,
+        gpus=(Gpu(noisy(15, 3), noisy(6 * GIB, 100, lo=0, hi=22888)),),
+        cpu=lambda t, r: min(100.0, r.gauss(96, 1)) if t < resized_at else min(100.0, r.gauss(45, 3)),
+    )
+    restarted = replace(demo_hosts("idle-p3")[0], key="restarted", name="legacy-train-02")
+    with fault_world(monkeypatch, [resized, restarted, *demo_hosts("idle-p3")], days=8) as world, injected() as faults:
+        no_backoff(monkeypatch)
+        faults.error("cloudtrail", "LookupEvents", answer)
+        world.resized("resized-up", "g5.xlarge", resized_at)
+        world.launched("restarted", end - timedelta(days=5))
+        world.launched("idle-p3", end - timedelta(days=60))
+
+        world.day_by_hand()
+
+        assert faults.seen["LookupEvents"] >= 1
+        rec = _guarded(world.latest("resized-up"), "resized from g5.xlarge to g5.2xlarge")
+        assert rec.evidence.cpu_p95 is not None and rec.evidence.cpu_p95 < 60, "the old type's CPU is not judged"
+        assert rec.evidence.observed_days <= 6.01
+        _guarded(world.latest("restarted"), "resizes could not be read (CloudTrail LookupEvents: ", "it started on")
+        _one_click(world.latest("idle-p3"), "stop")
+        ranking = world.store.ranking()
+        assert ranking is not None
+        assert any("resizes could not be read" in warning for warning in ranking.warnings), ranking.warnings
+
+
+def test_type_offerings_unavailable_hold_back_resizes_and_schedules_and_keep_the_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DescribeInstanceTypeOfferings is denied. Before: the region's plan failed and nothing was advised. A resize's
+    target (or a scheduled host's daily restart) may not be offered: those wait; a stop does not rely on it."""
+    with fault_world(monkeypatch) as world, injected() as faults:
+        faults.error("ec2", "DescribeInstanceTypeOfferings", EC2_DENIED)
+
+        analysis = world.day_by_hand()["analysis"]
+
+        assert faults.seen["DescribeInstanceTypeOfferings"] >= 1
+        _guarded(world.latest("one-of-four"), "the types this region offers could not be read (EC2 DescribeInstance")
+        _one_click(world.latest("idle-p3"), "stop")
+        assert analysis["instances"] == len(DEMO_HOSTS), "the whole region was advised"
+
+
+def test_reservations_unavailable_hold_back_resizes_and_keep_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DescribeReservedInstances answers 5xx past botocore's retries. Before: a warning, and the resize stayed one
+    click although a Reserved Instance may keep billing for the old type. A stop never adds cost: it stays."""
+    with fault_world(monkeypatch) as world, injected() as faults:
+        no_backoff(monkeypatch)
+        faults.error("ec2", "DescribeReservedInstances", EC2_UNAVAILABLE)
+
+        world.day_by_hand()
+
+        assert faults.seen["DescribeReservedInstances"] >= 2, "retried, then given up"
+        rec = _guarded(world.latest("one-of-four"), "Reserved Instances could not be read", "no one-click resize")
+        assert rec.finding is Finding.OVERPROVISIONED and rec.target_type, "the advice itself stands"
+        _one_click(world.latest("idle-p3"), "stop")
+
+
+def test_hosts_a_shard_cannot_describe_again_are_advised_as_planned_without_one_click(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hours after the plan, the shard describes its hosts again (whether they still run; their tags: opt-out, owner,
+    managed); DescribeInstances is throttled past the retries. The hosts are advised as planned, no one click."""
+    from rightsizer import bootstrap
+
+    with fault_world(monkeypatch) as world:
+        shards = world.plan()
+        with injected() as faults:
+            no_backoff(monkeypatch)
+            faults.error("ec2", "DescribeInstances", EC2_THROTTLED)
+            bootstrap.lambda_wiring.cache_clear()  # the shards run in another Lambda container: new clients
+
+            collected = world.collect(shards)
+            world.rank()
+
+        assert faults.seen["DescribeInstances"] >= 2
+        assert all("could not be described again" in " ".join(r["warnings"]) or not r["instances"] for r in collected)
+        for key in ("one-of-four", "idle-p3"):
+            _guarded(world.latest(key), "could not be described again before the analysis (EC2 DescribeInstances")
+        rec = world.latest("idle-p3")
+        assert rec is not None and rec.finding is Finding.IDLE, "the advice itself stands"
+
+
+def test_series_cloudwatch_answers_in_part_hold_back_that_hosts_one_click(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetMetricData answers the queries of one of a host's series (its GPUs' memory.total) with StatusCode
+    InternalError and no values, and everything else in full. Before: a warning, and the stop stayed one click. The
+    host's advice rests on incomplete data: no one click; the other host keeps its own."""
+    with fault_world(monkeypatch) as world, injected() as faults:
+        faults.metric_data_status(world.instance_id("idle-p3"), "nvidia_smi_memory_total")
+
+        world.day_by_hand()
+
+        assert faults.seen["GetMetricData"] >= 4, "each GPU's series"
+        incomplete = "CloudWatch answered part of the host's series incompletely (nvidia_smi_memory_total Maximum: "
+        rec = _guarded(world.latest("idle-p3"), incomplete + "InternalError")
+        assert rec.finding is Finding.IDLE, "the advice itself stands on what was read"
+        _one_click(world.latest("one-of-four"), "resize")
+
+
+def test_cloudwatch_unreachable_leaves_its_shards_recorded_and_unadvised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CloudWatch's endpoint refuses every connection (a closed port): each shard is retried by the Map, recorded and
+    skipped; its hosts get no advice (never a guess), and the ranking says which shards were not collected."""
+    with fault_world(monkeypatch) as world:
+        no_backoff(monkeypatch)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH", CLOSED_PORT)
+
+        outcome = world.run_day()
+
+        assert outcome["status"] == "SUCCEEDED", outcome
+        failures = world.store.failures(outcome["run"])
+        assert failures and all("127.0.0.1:9" in f["cause"] for f in failures), failures
+        assert all(world.latest(key) is None for key in DEMO_HOSTS)
+        ranking = world.store.ranking()
+        assert ranking is not None and ranking.totals.instances == 0
+        assert any("not collected" in warning for warning in ranking.warnings), ranking.warnings

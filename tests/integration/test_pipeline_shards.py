@@ -210,7 +210,7 @@ def test_a_reservation_decided_over_the_region_prices_the_advice_of_the_shard_th
     covered = {
         index: refs[vllm.instance_id]
         for index in range(shards)
-        for refs in [store.shard(run, ACCOUNT, "us-east-1", index)[1]]
+        for refs in [store.shard(run, ACCOUNT, "us-east-1", index).covers]
         if vllm.instance_id in refs
     }
     assert [ref.capacity_id for ref in covered.values()] == ["cr-0d3adc0ffee0p4d01"]

@@ -143,5 +143,6 @@ def test_an_endpoint_without_lookup_events_is_a_source_that_cannot_be_read(moto_
     # In-process moto has no LookupEvents: it raises NotImplementedError inside the call, which must not abort
     # the region's collection (an unreadable trail is a warning).
     resizes = CloudTrailResizes(boto3.client("cloudtrail", region_name="us-east-1"), "us-east-1")
-    with pytest.raises(SourceUnavailable, match="LookupEvents is not implemented by this endpoint"):
+    unavailable = "CloudTrail LookupEvents: not implemented by the endpoint in us-east-1"
+    with pytest.raises(SourceUnavailable, match=unavailable):
         resizes.resizes(NOW - timedelta(days=14), NOW)

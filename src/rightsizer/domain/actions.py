@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
+from rightsizer.domain.guards import Source
+
 
 class ActionKind(StrEnum):
     """What one approved click does to a host (the instance workflow runs each, see docs/resize-workflow.md)."""
@@ -56,6 +58,8 @@ class ActionSpec:
     # advice takes the button that names the risk (unless a capacity reservation holds the host's capacity).
     stops_host: bool = False
     pair: PairChange | None = None  # the approval carries a stop/start plan, and the registry follows the change
+    # The sources its guards read (domain/guards.py): while one cannot be read, advice does not offer it.
+    guarded_by: frozenset[Source] = frozenset()
     # The AWS actions its branch of the instance workflow calls as the action role (sts:GetCallerIdentity, which
     # every branch calls first, needs none). A test checks both templates grant them and the branch calls them.
     permissions: frozenset[str] = frozenset()
@@ -78,6 +82,9 @@ class ActionSpec:
 
 
 _DESCRIBE = frozenset({"ec2:DescribeInstances"})  # the host checks every action on a host starts with
+# What any one click on a host relies on: the host judged on its current type (its resizes), as it is now (described
+# again, its tags), on series read whole.
+_HOST_GUARDS = frozenset({Source.RESIZES, Source.DESCRIBED, Source.METRICS})
 _SAFE_FROM_PAIRS = frozenset({"scheduler:ListSchedules"})  # a stop or resize is refused while the host has a pair
 
 ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
@@ -93,6 +100,8 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             confirm_button="Resize",
             confirm_text="{type} → {target}. The host is stopped and started: typically a few minutes of downtime.",
             needs_target=True,
+            # ...and a target the region offers, a saving no reservation turns into a cost.
+            guarded_by=_HOST_GUARDS | {Source.OFFERINGS, Source.COMMITMENTS},
             permissions=_DESCRIBE
             | _SAFE_FROM_PAIRS
             | {
@@ -115,6 +124,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             confirm_button="Stop",
             confirm_text="stop the {type} (never terminated; EBS volumes kept, no snapshot taken).",
             stops_host=True,
+            guarded_by=_HOST_GUARDS,
             # StartInstances: the rollback starts a host that stopped too late again.
             permissions=_DESCRIBE | _SAFE_FROM_PAIRS | {"ec2:StopInstances", "ec2:StartInstances"},
         ),
@@ -130,6 +140,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             confirm_text="stop and start the {type} on a schedule ({schedule}).",
             stops_host=True,
             pair=PairChange.CREATES,
+            guarded_by=_HOST_GUARDS | {Source.OFFERINGS},  # ...and its type offered, to start again every day
             # DeleteSchedule: the rollback deletes a half-created pair; PassRole: each half runs as the scheduler role.
             permissions=_DESCRIBE | {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"},
         ),

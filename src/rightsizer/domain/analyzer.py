@@ -22,6 +22,7 @@ from decimal import Decimal
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.facts import Facts, Measured
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import (
     CENT,
     HOURS_PER_MONTH,
@@ -75,8 +76,10 @@ def analyze_instance(
     policy: Policy,
     now: datetime,
     cover: HostCover | None = None,
+    gaps: tuple[Gap, ...] = (),
 ) -> Recommendation:
-    facts = Facts(instance, usage, catalog, host_prices(catalog, prices, instance.billing), policy, cover)
+    """`gaps`: what could not be read of the host's region or shard; the one clicks it guards are held back."""
+    facts = Facts(instance, usage, catalog, host_prices(catalog, prices, instance.billing), policy, cover, gaps)
     draft, measured = decide(facts)
     draft = part_time(facts, draft)
     share = Decimal(str(facts.running_share))
@@ -181,13 +184,22 @@ def analyze_fleet(
     policy: Policy,
     now: datetime,
     covers: Mapping[str, HostCover] | None = None,
+    gaps: tuple[Gap, ...] = (),
 ) -> list[Recommendation]:
     """One recommendation per host of one region; `covers` (domain.commitments.coverage) say which reservation or
-    plan pays for which host, so that savings are priced as the bill will see them."""
+    plan pays for which host, so that savings are priced as the bill will see them; `gaps`, which of the region's
+    sources could not be read (domain/guards.py)."""
     found = covers or {}
     return [
         analyze_instance(
-            instance, usage.get(instance.instance_id), catalog, prices, policy, now, found.get(instance.instance_id)
+            instance,
+            usage.get(instance.instance_id),
+            catalog,
+            prices,
+            policy,
+            now,
+            found.get(instance.instance_id),
+            gaps,
         )
         for instance in instances
     ]

@@ -108,6 +108,9 @@ class Commitments:
     capacity_reservations: tuple[CapacityReservation, ...] = ()
     savings_plans: tuple[SavingsPlan, ...] = ()
     read: bool = False
+    # The kinds that could not be read, and why ("Reserved Instances could not be read (AccessDenied ...)"): what
+    # they cover is priced at list, and no resize is one click (domain/guards.py).
+    unread: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

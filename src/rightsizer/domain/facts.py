@@ -14,6 +14,7 @@ from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog, is_scarce
 from rightsizer.domain.commitments import HostCover
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -54,6 +55,12 @@ class Facts:
     prices: PriceBook
     policy: Policy
     cover: HostCover | None = None  # the reservation or plan that pays for the host, if any
+    gaps: tuple[Gap, ...] = ()  # sources of its region (or shard) that could not be read (domain/guards.py)
+
+    @property
+    def all_gaps(self) -> tuple[Gap, ...]:
+        """What could not be read about this host: its region's and shard's sources, and its own series."""
+        return (*self.gaps, *(self.usage.gaps if self.usage is not None else ()))
 
     @cached_property
     def spec(self) -> InstanceTypeSpec | None:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from rightsizer.domain.actions import ActionKind as ActionKind  # noqa: PLC0414
 from rightsizer.domain.findings import Finding as Finding  # noqa: PLC0414
 from rightsizer.domain.findings import advised_action
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
@@ -252,6 +253,9 @@ class TypeChange:
     previous_types: tuple[str, ...]
     since: datetime  # the first sample on the current type
     source: str  # how the change was seen, e.g. "the CloudWatch agent's InstanceType dimension"
+    # Not seen, only possible: the host started inside the window while CloudTrail, which records resizes, could not
+    # be read (domain/guards.py). The samples before that start are not judged either.
+    assumed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +313,9 @@ class UsageSummary:
     accelerator_silent_since: datetime | None = None
     # Series whose readings no real host can give (outside 0-100 %): the host is not judged on them.
     out_of_range: tuple[OutOfRange, ...] = ()
+    # Sources about this host that could not be read (its series answered in part, the host not described again):
+    # the one clicks they guard are held back (domain/guards.py).
+    gaps: tuple[Gap, ...] = ()
 
     @property
     def encoder_measured(self) -> bool:

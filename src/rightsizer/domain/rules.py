@@ -17,8 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.commitments import CapacityKind, Change, net_savings
 from rightsizer.domain.facts import Facts, Measured, regime_change_text, regime_text
+from rightsizer.domain.findings import advised_action
+from rightsizer.domain.guards import GUARDS, Gap, Source
 from rightsizer.domain.models import (
     CENT,
     ZERO,
@@ -878,6 +881,12 @@ def resized_in_window(facts: Facts, draft: Draft) -> Draft:
         return draft
     change = usage.type_change
     days = (usage.window_end - change.since).total_seconds() / 86400
+    if change.assumed:  # only possible: CloudTrail could not be read and the host started inside the window
+        gap = next((g for g in facts.all_gaps if g.source is Source.RESIZES), Gap(Source.RESIZES, "not read"))
+        guard = GUARDS[Source.RESIZES]
+        started = f"it started on {change.since:%Y-%m-%d %H:%M} UTC ({change.source}); "
+        draft = draft.noting(started + guard.reason.format(error=gap.error), first=True).capped(Confidence.MEDIUM)
+        return replace(draft, actionable=False, held_back=guard.held_back) if draft.actionable else draft
     earlier = f" from {', '.join(change.previous_types)}" if change.previous_types else ""
     draft = draft.noting(
         f"resized{earlier} to {facts.instance.instance_type} by {change.since:%Y-%m-%d %H:%M} UTC ({change.source}): "
@@ -887,6 +896,21 @@ def resized_in_window(facts: Facts, draft: Draft) -> Draft:
     if not draft.actionable:
         return draft
     return replace(draft, actionable=False, held_back=f"resized {change.since:%Y-%m-%d}: wait for a full window")
+
+
+def unread_sources(facts: Facts, draft: Draft) -> Draft:
+    """A one click whose guard could not read its source is held back, with the reason (domain/guards.py): the
+    advice stands on the evidence that remains. CloudTrail's gap is judged per host, by `resized_in_window`."""
+    action = advised_action(draft.finding, draft.target.instance_type if draft.target else None)
+    if not draft.actionable or action is None:
+        return draft
+    relied_on = ACTIONS[action].guarded_by - {Source.RESIZES}
+    gap = next((gap for gap in facts.all_gaps if gap.source in relied_on), None)
+    if gap is None:
+        return draft
+    guard = GUARDS[gap.source]
+    reason = guard.reason.format(error=gap.error, type=facts.instance.instance_type)
+    return replace(draft.noting(reason), actionable=False, held_back=guard.held_back)
 
 
 def agent_went_silent(facts: Facts, draft: Draft) -> Draft:
@@ -1042,6 +1066,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     changed_regime,
     changed_regime_resize,
     resized_in_window,
+    unread_sources,
     agent_went_silent,
     no_longer_offered,
     billed_platform,

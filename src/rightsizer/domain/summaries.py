@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from rightsizer.domain import regimes, usage
+from rightsizer.domain.guards import Gap, Source
 from rightsizer.domain.models import DeviceUsage, RegimeChange, TypeChange, UsageSummary
 from rightsizer.domain.usage import (
     Bins,
@@ -170,9 +171,17 @@ def _summaries(batch: Sequence[RawUsage]) -> list[UsageSummary]:
 
 
 def _checked(raw: RawUsage, summary: UsageSummary) -> UsageSummary:
-    """The summary, with the series whose readings no host can give named (the analyzer judges nothing on them)."""
+    """The summary, with the series whose readings no host can give named (the analyzer judges nothing on them) and
+    those CloudWatch answered only in part (no one click rests on them)."""
     errors = raw.out_of_range()
-    return replace(summary, out_of_range=errors) if errors else summary
+    if errors:
+        summary = replace(summary, out_of_range=errors)
+    if raw.incomplete:
+        shown = ", ".join(raw.incomplete[:3]) + (
+            f" and {len(raw.incomplete) - 3} more" if len(raw.incomplete) > 3 else ""
+        )
+        summary = replace(summary, gaps=(*summary.gaps, Gap(Source.METRICS, shown)))
+    return summary
 
 
 def _on_current_type(raw: RawUsage) -> tuple[RawUsage, TypeChange | None]:
@@ -187,16 +196,27 @@ def _on_current_type(raw: RawUsage) -> tuple[RawUsage, TypeChange | None]:
             (datetime.fromtimestamp(first - first % 3600, UTC), "the CloudWatch agent's InstanceType dimension")
         )
     if raw.resized_at is not None:
-        # From the next whole hour: the stop, modify and start around the change are not the new type's load.
-        at = raw.resized_at.astimezone(UTC)
-        hour = at.replace(minute=0, second=0, microsecond=0)
-        seen.append((hour if hour == at else hour + timedelta(hours=1), "CloudTrail's ModifyInstanceAttribute"))
+        seen.append((_next_hour(raw.resized_at), "CloudTrail's ModifyInstanceAttribute"))
+    if raw.started_at is not None:
+        seen.append((_next_hour(raw.started_at), STARTED))
     inside = [(since, source) for since, source in seen if raw.window_start < since < raw.window_end]
     if not inside:
         return raw, None
     since = max(at for at, _ in inside)
-    change = TypeChange(raw.previous_types, since, " and ".join(source for _, source in sorted(inside)))
+    sources = [source for _, source in sorted(inside)]
+    change = TypeChange(raw.previous_types, since, " and ".join(sources), assumed=sources == [STARTED])
     return raw.since(since), change
+
+
+# The evidence of a possible resize when CloudTrail could not be read: the host's last start (domain/guards.py).
+STARTED = "its last start (LaunchTime)"
+
+
+def _next_hour(at: datetime) -> datetime:
+    """From the next whole hour: the stop, modify and start around a change are not the new type's load."""
+    moment = at.astimezone(UTC)
+    hour = moment.replace(minute=0, second=0, microsecond=0)
+    return hour if hour == moment else hour + timedelta(hours=1)
 
 
 def _settled(

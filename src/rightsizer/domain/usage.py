@@ -135,6 +135,11 @@ class RawUsage:
     # neuron-monitor reports only the NeuronCores an application holds: a core it stops reporting while the host
     # runs is not in use (see `silence_filled`).
     silence_is_idle: bool = False
+    # The host's last start (EC2's LaunchTime), given when CloudTrail's record of resizes could not be read: a resize
+    # needs a stop and a start, so samples before it may have been taken on another type (domain/guards.py).
+    started_at: datetime | None = None
+    # The host's series CloudWatch answered only in part (a query's status InternalError or Forbidden), named.
+    incomplete: tuple[str, ...] = ()
 
     def silence_filled(self) -> RawUsage:
         """Each unit that reported in the window reads 0 % in the periods the host ran (AWS/EC2 has a CPU reading)

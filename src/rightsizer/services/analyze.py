@@ -14,6 +14,7 @@ from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover, coverage
 from rightsizer.domain.consolidation import consolidate
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.node_groups import group_nodes
 from rightsizer.domain.policy import Policy
@@ -29,10 +30,12 @@ def analyze_hosts(
     policy: Policy,
     now: datetime,
     covers: Mapping[str, HostCover],
+    gaps: tuple[Gap, ...] = (),
 ) -> list[Recommendation]:
     """One recommendation per host, then consolidation across these hosts (a whole region, or one shard), then one
-    recommendation per owner of a group of nodes (its nodes' own advice then points at it)."""
-    recommendations = analyze_fleet(instances, usage, catalog, prices, policy, now, covers)
+    recommendation per owner of a group of nodes (its nodes' own advice then points at it). `gaps`: the region's (or
+    shard's) sources that could not be read, whose one clicks are held back (domain/guards.py)."""
+    recommendations = analyze_fleet(instances, usage, catalog, prices, policy, now, covers, gaps)
     consolidated = consolidate(recommendations, instances, usage, catalog, policy, covers)
     return group_nodes(consolidated, instances, catalog, prices, policy, covers)
 
@@ -40,7 +43,7 @@ def analyze_hosts(
 def analyze_region(data: RegionData, policy: Policy, now: datetime) -> list[Recommendation]:
     """The region's EC2 hosts (and their node groups), then its SageMaker resources."""
     covers = coverage(data.instances, data.commitments, data.prices.on_demand)
-    hosts = analyze_hosts(data.instances, data.usage, data.catalog, data.prices, policy, now, covers)
+    hosts = analyze_hosts(data.instances, data.usage, data.catalog, data.prices, policy, now, covers, data.gaps)
     if data.sagemaker is None:
         return hosts
     from rightsizer.services.sagemaker import analyze_region_sagemaker

@@ -16,11 +16,13 @@ from itertools import groupby
 from typing import TYPE_CHECKING, TypeVar
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
-from rightsizer.domain.commitments import Commitments
+from rightsizer.domain.commitments import Commitments, CoverRef
+from rightsizer.domain.guards import Gap, Source
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import summarize_all
+from rightsizer.domain.usage import RawUsage
 from rightsizer.services.ports import (
     CommitmentSource,
     InstanceTypes,
@@ -57,6 +59,7 @@ class RegionData:
     warnings: tuple[str, ...] = ()
     commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
     sagemaker: SageMakerData | None = None  # endpoints, notebooks and training jobs (None: not read)
+    gaps: tuple[Gap, ...] = ()  # the region's sources that could not be read (domain/guards.py)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,20 @@ class RegionContext:
     # The last instance-type change of each host inside the window that EC2 recorded (CloudTrail): samples before
     # it were taken on other hardware.
     resizes: Mapping[str, Resize] = field(default_factory=dict)
+    # The region's sources a one-click guard relies on that could not be read (domain/guards.py): its resizes, type
+    # offerings, commitments.
+    gaps: tuple[Gap, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlannedShard:
+    """One shard of a region's plan: its hosts, what covers each of them on the bill (hosts nothing covers: absent),
+    and the hosts planned in it that were terminated before it was collected. Its collection drops those and says
+    so, and so does every retry and catch-up analysis of it (services/pipeline.py)."""
+
+    instances: tuple[Instance, ...] = ()
+    covers: Mapping[str, CoverRef] = field(default_factory=dict)
+    gone: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,11 +216,18 @@ def region_context(
     api_specs = sources.instance_types.accelerated_specs()
     progress.advance()
     known_types = sorted({*reference.legacy_specs, *(s.instance_type for s in api_specs)})
-    offered = sources.instance_types.offered_types(known_types)
+    gaps: list[Gap] = []
+    warnings: list[str] = []
+    try:
+        offered = sources.instance_types.offered_types(known_types)
+    except SourceUnavailable as error:
+        offered = None  # every type counts as offered: no resize or schedule is one click (domain/guards.py)
+        gaps.append(Gap(Source.OFFERINGS, str(error)))
+        warnings.append(f"{region}: {error}: no one-click resize or schedule until the offerings can be read")
     catalog = build_catalog(region, api_specs, reference.legacy_specs, reference.accelerators, offered)
     progress.advance()
 
-    book, warnings = resolve_prices(
+    book, price_warnings = resolve_prices(
         region,
         price_mode,
         sources.on_demand,
@@ -211,6 +235,7 @@ def region_context(
         known_types,
         [i.billing for i in instances if i.is_running],
     )
+    warnings.extend(price_warnings)
     spot_types = sorted({i.instance_type for i in instances if i.lifecycle == "spot"})
     spot = sources.spot.latest(spot_types, now) if spot_types else {}
     prices = replace(book, spot=spot)
@@ -219,14 +244,18 @@ def region_context(
     if sources.commitments is not None:
         commitments, unread = read_commitments(sources.commitments, known_types)
         warnings.extend(f"{region}: {message}" for message in unread)
+        if commitments.unread:
+            gaps.append(Gap(Source.COMMITMENTS, "; ".join(commitments.unread)))
     window = lookback_window(now, lookback_days)
     resizes: Mapping[str, Resize] = {}
     if sources.resizes is not None:
         try:
             resizes = sources.resizes.resizes(window.start, window.end)
         except SourceUnavailable as error:
+            gaps.append(Gap(Source.RESIZES, str(error)))
             warnings.append(
-                f"{region}: resizes could not be read ({error}): only the agent's InstanceType dimension shows them"
+                f"{region}: resizes could not be read ({error}): the agent's InstanceType dimension shows them, and "
+                "hosts started inside the window are judged since that start, without one click"
             )
     units = sum(
         spec.compute_units
@@ -244,6 +273,7 @@ def region_context(
         accelerators=units,
         commitments=commitments,
         resizes={iid: resizes[iid] for iid in sorted(resizes.keys() & {i.instance_id for i in instances})},
+        gaps=tuple(gaps),
     )
 
 
@@ -295,15 +325,22 @@ def summarise_usage(
 ) -> tuple[dict[str, UsageSummary], list[str]]:
     """Usage summaries of `instances`, and what CloudWatch could not answer cleanly.
 
-    Summarised as the raw series arrive, a few dozen hosts at a time: memory does not grow with the shard."""
+    Summarised as the raw series arrive, a few dozen hosts at a time: memory does not grow with the shard. A host
+    resized inside the window is judged on its current type (CloudTrail's record); when that record could not be
+    read, a host that started inside the window is judged since that start (domain/guards.py)."""
     resizes = context.resizes
+    unread = any(gap.source is Source.RESIZES for gap in context.gaps)
+    started = {i.instance_id: i.launch_time for i in instances} if unread else {}
+
+    def placed(raw: RawUsage) -> RawUsage:
+        if raw.instance_id in resizes:
+            return replace(raw, resized_at=resizes[raw.instance_id].at)
+        if raw.instance_id in started:
+            return replace(raw, started_at=started[raw.instance_id])
+        return raw
+
     raws = usage.read(instances, context.catalog.specs, context.window)
-    summaries = {
-        summary.instance_id: summary
-        for summary in summarize_all(
-            replace(raw, resized_at=resizes[raw.instance_id].at) if raw.instance_id in resizes else raw for raw in raws
-        )
-    }
+    summaries = {summary.instance_id: summary for summary in summarize_all(placed(raw) for raw in raws)}
     return summaries, [f"{context.region}: {message}" for message in usage.warnings]
 
 
@@ -345,19 +382,20 @@ def collect_region(
         warnings=(*context.warnings, *usage_warnings, *(sagemaker.warnings if sagemaker else ())),
         commitments=context.commitments,
         sagemaker=sagemaker,
+        gaps=context.gaps,
     )
 
 
 def read_commitments(source: CommitmentSource, instance_types: list[str]) -> tuple[Commitments, list[str]]:
     """Reservations and plans, each read on its own: one that cannot be read is a warning, and savings the others
     price still count (what could not be read is priced at list)."""
-    warnings: list[str] = []
+    unread: list[str] = []
 
     def attempt(what: str, read: Callable[[], tuple[T, ...]]) -> tuple[T, ...]:
         try:
             return read()
         except SourceUnavailable as error:
-            warnings.append(f"{what} could not be read ({error}): savings they cover are shown at list price")
+            unread.append(f"{what} could not be read ({error})")
             return ()
 
     commitments = Commitments(
@@ -365,5 +403,6 @@ def read_commitments(source: CommitmentSource, instance_types: list[str]) -> tup
         capacity_reservations=attempt("capacity reservations", source.capacity_reservations),
         savings_plans=attempt("Savings Plans", lambda: source.savings_plans(instance_types)),
         read=True,
+        unread=tuple(unread),
     )
-    return commitments, warnings
+    return commitments, [f"{what}: savings they cover are shown at list price" for what in unread]

@@ -20,12 +20,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.commitments import CoverRef, HostCover, coverage, resolve_covers
+from rightsizer.domain.guards import Gap, Source
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.analyze import analyze_hosts
-from rightsizer.services.collect import RegionContext, shard_instances, summarise_usage
-from rightsizer.services.ports import UsageSource
+from rightsizer.services.collect import PlannedShard, RegionContext, shard_instances, summarise_usage
+from rightsizer.services.ports import SourceUnavailable, UsageSource
 from rightsizer.services.ranking import Ranking
 from rightsizer.settings import ConfigError, Settings
 
@@ -63,10 +64,9 @@ class RunStore(Protocol):
         shards: Sequence[Sequence[Instance]],
         covers: Mapping[str, CoverRef] | None = None,
     ) -> None: ...
+    def put_shard(self, run: str, context: RegionContext, index: int, shard: PlannedShard) -> None: ...
     def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None: ...
-    def shard(
-        self, run: str, account_id: str, region: str, index: int
-    ) -> tuple[tuple[Instance, ...], dict[str, CoverRef]]: ...
+    def shard(self, run: str, account_id: str, region: str, index: int) -> PlannedShard: ...
     def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None: ...
     def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None: ...
     def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]: ...
@@ -203,6 +203,11 @@ def plan_target(
     return tasks
 
 
+# Describes hosts as they are now (services.ports.Inventory.described); raises SourceUnavailable.
+Describe = Callable[[Sequence[str]], list[Instance]]
+GONE_SHOWN = 10  # a warning names this many of the hosts gone since the plan
+
+
 def collect_shard(
     task: ShardTask,
     store: RunStore,
@@ -210,12 +215,64 @@ def collect_shard(
     policy: Policy,
     now: datetime,
     scope: ActionScope | None,
+    describe: Describe | None = None,
 ) -> dict[str, Any]:
-    """Read and summarise one shard's usage, store it, analyse the shard and store its advice and ranking."""
-    context, instances, covers = _planned(task, store)
+    """Describe the shard's hosts again, read and summarise their usage, store it, analyse the shard and store its
+    advice and ranking.
+
+    Hours may pass between the plan and a shard: a host terminated since is dropped (no advice, no savings, its
+    latest advice withdrawn) and named in a warning, by every retry of the shard and its catch-up analysis too; one
+    stopped or retagged since is analysed as it is now, and the shard is stored again so that they do the same. When
+    the hosts cannot be described again, they are analysed as planned, without one click (domain/guards.py)."""
+    context = _region(task, store)
+    planned = store.shard(task.run, task.account_id, task.region, task.shard)
+    instances, newly_gone, gap = _as_they_are(planned.instances, describe)
+    shard = replace(planned, instances=instances, gone=(*planned.gone, *newly_gone))
+    if shard != planned:
+        store.put_shard(task.run, context, task.shard, shard)
+    # Every time: a retry of a shard cut after storing it must still withdraw what the first attempt found gone.
+    store.forget_instances(shard.gone)
     usage, warnings = summarise_usage(instances, context, usage_source(context))
+    if gap is not None:
+        usage = {iid: replace(summary, gaps=(*summary.gaps, gap)) for iid, summary in usage.items()}
+        warnings.append(
+            f"{context.region}: shard {task.shard}: its hosts could not be described again before the analysis "
+            f"({gap.error}): no one click for them until the next run"
+        )
     store.put_usage(task.run, context, usage)
-    return _analyse(task, store, context, instances, usage, covers, warnings, policy, now, scope)
+    covers = resolve_covers(shard.covers, context.commitments)
+    return {
+        **_analyse(
+            task, store, context, instances, usage, covers, [*warnings, *_gone(context, shard)], policy, now, scope
+        ),
+        "gone": list(shard.gone),
+    }
+
+
+def _as_they_are(
+    planned: Sequence[Instance], describe: Describe | None
+) -> tuple[tuple[Instance, ...], tuple[str, ...], Gap | None]:
+    """(the planned hosts as they are now, those gone since, what could not be read): terminated hosts are gone."""
+    if describe is None or not planned:
+        return tuple(planned), (), None
+    try:
+        now = {i.instance_id: i for i in describe([i.instance_id for i in planned])}
+    except SourceUnavailable as error:
+        return tuple(planned), (), Gap(Source.DESCRIBED, str(error))
+    there = tuple(now[i.instance_id] for i in planned if i.instance_id in now)
+    return there, tuple(i.instance_id for i in planned if i.instance_id not in now), None
+
+
+def _gone(context: RegionContext, shard: PlannedShard) -> list[str]:
+    """The warning that names the shard's hosts terminated since the plan (none: no warning)."""
+    if not shard.gone:
+        return []
+    gone = sorted(shard.gone)
+    named = ", ".join(gone[:GONE_SHOWN]) + (f" and {len(gone) - GONE_SHOWN} more" if len(gone) > GONE_SHOWN else "")
+    return [
+        f"{context.region}: {len(gone)} host(s) terminated between the plan and their shard's collection, left out "
+        f"(no advice, no savings): {named}"
+    ]
 
 
 def collect_sagemaker_part(
@@ -268,12 +325,14 @@ def analyze_shard(
         if stored is None:
             return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
         return _analyse_sagemaker(task, store, _region(task, store), stored, policy, now, scope)
-    context, instances, covers = _planned(task, store)
-    usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in instances])
-    collected = [instance for instance in instances if instance.instance_id in usage]
+    context = _region(task, store)
+    shard = store.shard(task.run, task.account_id, task.region, task.shard)
+    usage = store.usage(task.run, task.account_id, task.region, [i.instance_id for i in shard.instances])
+    collected = [instance for instance in shard.instances if instance.instance_id in usage]
     if not collected:
         return {**task.to_dict(), "instances": 0, "recommendations_written": 0, "status": "not collected"}
-    return _analyse(task, store, context, collected, usage, covers, [], policy, now, scope)
+    covers = resolve_covers(shard.covers, context.commitments)
+    return _analyse(task, store, context, collected, usage, covers, _gone(context, shard), policy, now, scope)
 
 
 def _region(task: ShardTask, store: RunStore) -> RegionContext:
@@ -281,12 +340,6 @@ def _region(task: ShardTask, store: RunStore) -> RegionContext:
     if planned is None:
         raise ConfigError(f"{task.account_id} {task.region} was not planned in run {task.run}")
     return planned[0]
-
-
-def _planned(task: ShardTask, store: RunStore) -> tuple[RegionContext, tuple[Instance, ...], dict[str, HostCover]]:
-    context = _region(task, store)
-    instances, refs = store.shard(task.run, task.account_id, task.region, task.shard)
-    return context, instances, resolve_covers(refs, context.commitments)
 
 
 def _analyse(
@@ -301,7 +354,9 @@ def _analyse(
     now: datetime,
     scope: ActionScope | None,
 ) -> dict[str, Any]:
-    recommendations = analyze_hosts(instances, usage, context.catalog, context.prices, policy, now, covers)
+    recommendations = analyze_hosts(
+        instances, usage, context.catalog, context.prices, policy, now, covers, context.gaps
+    )
     written = store.put_recommendations(task.run, recommendations, now)
     ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings], context.collected_at)
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)

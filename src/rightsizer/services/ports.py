@@ -37,14 +37,19 @@ class Window:
 class Inventory(Protocol):
     def accelerated_instances(self) -> list[Instance]: ...
 
+    def described(self, instance_ids: Sequence[str]) -> list[Instance]:
+        """These instances as they are now, those that still exist (not terminated). Raises SourceUnavailable."""
+        ...
+
 
 class InstanceTypes(Protocol):
     def accelerated_specs(self) -> list[InstanceTypeSpec]:
         """Specs of the GPU / Neuron types the region's API lists."""
         ...
 
-    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str] | None:
-        """Which of `instance_types` the region still offers; None when that cannot be read."""
+    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str]:
+        """Which of `instance_types` the region still offers. Raises SourceUnavailable (the catalog then knows none:
+        no one-click resize or schedule, domain/guards.py)."""
         ...
 
 

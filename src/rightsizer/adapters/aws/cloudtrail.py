@@ -13,12 +13,8 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-from botocore.parsers import ResponseParserError
-
-from rightsizer.adapters.aws.session import describe_aws_error
+from rightsizer.adapters.aws.session import read_source
 from rightsizer.domain.models import Resize
-from rightsizer.services.ports import SourceUnavailable
 
 _EVENT = "ModifyInstanceAttribute"
 
@@ -62,17 +58,16 @@ class CloudTrailResizes:
 
     def resizes(self, start: datetime, end: datetime) -> dict[str, Resize]:
         """The last instance-type change of each instance between `start` and `end`."""
-        latest: dict[str, Resize] = {}
-        try:
+
+        def read() -> dict[str, Resize]:
+            latest: dict[str, Resize] = {}
             for event in self._events(start, end):
                 found = parse_event(event)
                 if found is not None and (found[0] not in latest or found[1].at > latest[found[0]].at):
                     latest[found[0]] = found[1]
-        except (ClientError, BotoCoreError, ResponseParserError) as error:  # an emulator's 500 fails to parse
-            raise SourceUnavailable(f"CloudTrail LookupEvents: {describe_aws_error(error, self._region)}") from error
-        except NotImplementedError as error:  # in-process moto raises it for an API it lacks
-            raise SourceUnavailable(f"CloudTrail LookupEvents is not implemented by this endpoint ({error})") from error
-        return latest
+            return latest
+
+        return read_source("CloudTrail LookupEvents", self._region, read)
 
     def _events(self, start: datetime, end: datetime) -> Iterator[Mapping[str, Any]]:
         paginator = self._client.get_paginator("lookup_events")

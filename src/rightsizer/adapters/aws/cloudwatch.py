@@ -141,6 +141,8 @@ class _Problems:
 
     statuses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     messages: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # instance id -> its series answered with such a status, named: no one click rests on them (domain/guards.py)
+    hosts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def warnings(self) -> Iterator[str]:
         for status, queries in sorted(self.statuses.items()):
@@ -194,6 +196,8 @@ class CloudWatchUsage:
         self.queries = 0
         self.datapoints = 0
         self.warnings: list[str] = []
+        # instance id -> the types its agent series were published on before a resize (those series are not read)
+        self._earlier_types: dict[str, set[str]] = defaultdict(set)
 
     @property
     def minimum_get_metric_data_calls(self) -> int:
@@ -233,7 +237,12 @@ class CloudWatchUsage:
                 stop = start + len(instance_queries)
                 found = list(zip(instance_queries, points[start:stop], strict=True))
                 # neuron-monitor reports only the cores an application holds: silence while running is idleness.
-                yield _raw_usage(running[iid], found, window, silence_is_idle=kinds[iid] is AcceleratorKind.NEURON)
+                raw = _raw_usage(running[iid], found, window, silence_is_idle=kinds[iid] is AcceleratorKind.NEURON)
+                yield replace(
+                    raw,
+                    previous_types=tuple(sorted(self._earlier_types.get(iid, ()))),
+                    incomplete=tuple(dict.fromkeys(problems.hosts.get(iid, ()))),
+                )
                 start = stop
             if self._progress is not None:
                 self._progress.advance()
@@ -409,7 +418,10 @@ class CloudWatchUsage:
             seen.add(key)
             recorded_type = values.get(type_dimension)
             if recorded_type is not None and recorded_type != instance.instance_type:
-                continue  # published before a resize: it describes other hardware
+                # Published before a resize: it describes other hardware. The resize itself is evidence: the samples
+                # before the first on the current type are not judged, CloudTrail or not (domain/summaries.py).
+                self._earlier_types[instance.instance_id].add(recorded_type)
+                continue
             device = values.get(device_dimension) if device_dimension else None
             found[instance.instance_id].append(_Found(metric_name, dimensions, device))
         return found
@@ -539,7 +551,9 @@ def _collect(
     position = int(query_id[1:])
     status = str(result.get("StatusCode", "Complete"))
     if status not in _OK_STATUSES:
-        problems.statuses[status].append(plan[position].describe())
+        query = plan[position]
+        problems.statuses[status].append(query.describe())
+        problems.hosts[query.instance_id].append(f"{query.metric_name} {query.stat}: {status}")
     for message in result.get("Messages", []):
         problems.messages[f"{message.get('Code', '?')}: {message.get('Value', '')}"] += 1
     timestamps, values = result.get("Timestamps", []), result.get("Values", [])

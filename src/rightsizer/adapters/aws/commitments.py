@@ -8,34 +8,14 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-from botocore.parsers import ResponseParserError
-
-from rightsizer.adapters.aws.session import describe_aws_error
+from rightsizer.adapters.aws.session import read_source
 from rightsizer.domain.commitments import CapacityKind, CapacityReservation, ReservedInstances, SavingsPlan
-from rightsizer.services.ports import SourceUnavailable
 
 T = TypeVar("T")
 
 # Size flexibility and Savings Plans rates concern Linux on shared tenancy, as the price list the analyzer uses.
 _LINUX = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 _EC2_PLANS = ("Compute", "EC2Instance")  # SageMaker plans do not cover EC2 instances
-
-
-def _read(what: str, region: str, call: Callable[[], T]) -> T:
-    """`call()`, or SourceUnavailable however it fails to get an answer it can read (after botocore's retries): these
-    sources are optional, a failure is a warning and savings stay at list price (services.collect.read_commitments).
-    """
-    try:
-        return call()
-    except (ClientError, BotoCoreError, ResponseParserError) as error:
-        # ResponseParserError is no BotoCoreError: an endpoint without the API (moto's server, LocalStack) or a proxy
-        # answers 500 with an HTML page, which the parser cannot read.
-        raise SourceUnavailable(f"{what}: {describe_aws_error(error, region)}") from error
-    except NotImplementedError as error:  # in-process moto raises it for an API it lacks
-        raise SourceUnavailable(f"{what}: not implemented by the endpoint in {region} ({error})") from error
-    except (KeyError, TypeError, ValueError) as error:  # an answer without the fields the API documents
-        raise SourceUnavailable(f"{what}: unreadable answer in {region} ({type(error).__name__}: {error})") from error
 
 
 def _money(text: Any) -> Decimal | None:
@@ -80,7 +60,7 @@ class Ec2Commitments:
                 and raw.get("InstanceTenancy", "default") == "default"
             )
 
-        return _read("Reserved Instances", self._region, read)
+        return read_source("Reserved Instances", self._region, read)
 
     def capacity_reservations(self) -> tuple[CapacityReservation, ...]:
         def read() -> tuple[CapacityReservation, ...]:
@@ -103,7 +83,7 @@ class Ec2Commitments:
                     )
             return tuple(found)
 
-        return _read("capacity reservations", self._region, read)
+        return read_source("capacity reservations", self._region, read)
 
     def savings_plans(self, instance_types: Sequence[str]) -> tuple[SavingsPlan, ...]:
         wanted = set(instance_types)
@@ -132,7 +112,7 @@ class Ec2Commitments:
                 )
             return tuple(plans)
 
-        return _read("Savings Plans", self._region, read)
+        return read_source("Savings Plans", self._region, read)
 
     def _rates(self, plan_id: str, wanted: set[str]) -> Mapping[str, Decimal]:
         filters = [

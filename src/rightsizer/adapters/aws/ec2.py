@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from rightsizer.adapters.aws.session import read_source
 from rightsizer.domain.catalog import ACCELERATED_TYPE_PATTERNS, AcceleratorTable, is_accelerated_family
 from rightsizer.domain.models import AcceleratorKind, Instance, InstanceTypeSpec
 
@@ -15,6 +16,7 @@ SPOT_PRICE_WINDOW = timedelta(days=7)
 # EC2 keeps 90 days of Spot price history: anything older is not a real current price.
 SPOT_HISTORY_KEPT = timedelta(days=90)
 _SPOT_LINUX = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
+_FILTER_VALUES = 200  # values one filter of a Describe call takes
 
 
 def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) -> InstanceTypeSpec | None:
@@ -110,16 +112,33 @@ class Ec2Fleet:
         """Whether the region runs any GPU / Neuron host (stops reading at the first)."""
         return next(self._accelerated_raw(), None) is not None
 
+    def described(self, instance_ids: Sequence[str]) -> list[Instance]:
+        """These instances as EC2 describes them now, those still there (pending to stopped): a terminated one, or
+        one EC2 no longer knows, is absent. By the instance-id filter, which, unlike InstanceIds, does not fail the
+        whole call for an id EC2 forgot. Raises SourceUnavailable."""
+        wanted = sorted(set(instance_ids))
+
+        def read() -> list[Instance]:
+            found: list[Instance] = []
+            for start in range(0, len(wanted), _FILTER_VALUES):
+                chunk = [{"Name": "instance-id", "Values": wanted[start : start + _FILTER_VALUES]}]
+                found.extend(parse_instance(raw, self._account_id, self._region) for raw in self._raw(chunk))
+            return found
+
+        return read_source("EC2 DescribeInstances", self._region, read)
+
     def _accelerated_raw(self) -> Iterator[Mapping[str, Any]]:
-        paginator = self._ec2.get_paginator("describe_instances")
         # No instance-type filter: wildcard support differs between EC2 and its emulators, and a type
-        # neither the API nor the bundled table knows must still be reported. 1,000 per page is cheap.
-        filters = [{"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}]
-        for page in paginator.paginate(Filters=filters, PaginationConfig={"PageSize": 1000}):
+        # neither the API nor the bundled table knows must still be reported.
+        return (raw for raw in self._raw([]) if is_accelerated_family(raw["InstanceType"]))
+
+    def _raw(self, filters: list[dict[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        """The instances that are there (pending to stopped) and match `filters`; 1,000 per page is cheap."""
+        paginator = self._ec2.get_paginator("describe_instances")
+        there = {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}
+        for page in paginator.paginate(Filters=[there, *filters], PaginationConfig={"PageSize": 1000}):
             for reservation in page.get("Reservations", []):
-                for raw in reservation.get("Instances", []):
-                    if is_accelerated_family(raw["InstanceType"]):
-                        yield raw
+                yield from reservation.get("Instances", [])
 
     def accelerated_specs(self) -> list[InstanceTypeSpec]:
         paginator = self._ec2.get_paginator("describe_instance_types")
@@ -132,16 +151,20 @@ class Ec2Fleet:
                     specs.append(spec)
         return specs
 
-    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str] | None:
-        offered: set[str] = set()
+    def offered_types(self, instance_types: Sequence[str]) -> frozenset[str]:
+        """Which of `instance_types` the region offers. Raises SourceUnavailable."""
         paginator = self._ec2.get_paginator("describe_instance_type_offerings")
         wanted = sorted(set(instance_types))
-        # The filter takes up to 200 values per request.
-        for start in range(0, len(wanted), 200):
-            chunk = wanted[start : start + 200]
-            for page in paginator.paginate(LocationType="region", Filters=[{"Name": "instance-type", "Values": chunk}]):
-                offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
-        return frozenset(offered)
+
+        def read() -> frozenset[str]:
+            offered: set[str] = set()
+            for start in range(0, len(wanted), _FILTER_VALUES):
+                chunk = [{"Name": "instance-type", "Values": wanted[start : start + _FILTER_VALUES]}]
+                for page in paginator.paginate(LocationType="region", Filters=chunk):
+                    offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
+            return frozenset(offered)
+
+        return read_source("EC2 DescribeInstanceTypeOfferings", self._region, read)
 
     def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]:
         """Current Linux Spot price per type: each zone's price in effect now, then the highest zone (the safe side).

@@ -6,8 +6,9 @@ itself), so the same code runs against AWS or a local moto server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 import botocore.session
@@ -24,6 +25,8 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 from botocore.parsers import ResponseParserError
+
+from rightsizer.services.ports import SourceUnavailable
 
 # Every way a call to AWS can fail to give an answer: AWS's error, botocore's (credentials, network, timeouts), and an
 # answer botocore cannot parse (ResponseParserError is no BotoCoreError: e.g. an emulator's HTML 500 page).
@@ -140,6 +143,22 @@ class AwsSession:
             aws_session_token=credentials["SessionToken"],
         )
         return AwsSession(session, account_id=role_arn.split(":")[4], config=self._config)
+
+
+T = TypeVar("T")
+
+
+def read_source(what: str, region: str, call: Callable[[], T]) -> T:
+    """`call()`, or SourceUnavailable however it fails to get an answer it can read (after botocore's retries), for a
+    source whose reader has a defined answer without it (a warning, a one click held back: domain/guards.py)."""
+    try:
+        return call()
+    except AWS_FAILURES as error:
+        raise SourceUnavailable(f"{what}: {describe_aws_error(error, region)}") from error
+    except NotImplementedError as error:  # in-process moto raises it for an API it lacks
+        raise SourceUnavailable(f"{what}: not implemented by the endpoint in {region} ({error})") from error
+    except (KeyError, TypeError, ValueError) as error:  # an answer without the fields the API documents
+        raise SourceUnavailable(f"{what}: unreadable answer in {region} ({type(error).__name__}: {error})") from error
 
 
 def _keep_raw(value: Any) -> Any:

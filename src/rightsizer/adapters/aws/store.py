@@ -55,6 +55,7 @@ from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
@@ -69,7 +70,7 @@ from rightsizer.services.ports import (
 )
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
-    from rightsizer.services.collect import RegionContext
+    from rightsizer.services.collect import PlannedShard, RegionContext
     from rightsizer.services.ranking import Ranking
     from rightsizer.services.sagemaker import SageMakerData
 
@@ -154,6 +155,8 @@ def _context_item(context: RegionContext) -> dict[str, Any]:
         "commitments": context.commitments,
         # The shards cut each host's series at its recorded resize: the plan read it, the shards need it.
         "resizes": dict(context.resizes),
+        # What the plan could not read: the shards hold back the one clicks it guards (domain/guards.py).
+        "gaps": list(context.gaps),
     }
 
 
@@ -178,7 +181,25 @@ def _context_of(raw: Mapping[str, Any]) -> RegionContext:
         # Plans stored before commitments were read have none: savings at list price.
         commitments=from_jsonable(Commitments, raw.get("commitments") or {}),
         resizes={iid: from_jsonable(Resize, value) for iid, value in (raw.get("resizes") or {}).items()},
+        gaps=tuple(from_jsonable(Gap, gap) for gap in raw.get("gaps") or ()),
     )
+
+
+def _shard_item(
+    scope: str,
+    index: int,
+    instances: Sequence[Instance],
+    covers: Mapping[str, CoverRef],
+    expiration: int,
+    gone: Sequence[str] = (),
+) -> dict[str, Any]:
+    return {
+        **keys.key(scope, keys.shard_sk(index)),
+        "data": _pack(list(instances)),
+        "covers": _pack({i.instance_id: covers[i.instance_id] for i in instances if i.instance_id in covers}),
+        **({"gone": list(gone)} if gone else {}),
+        TTL_ATTRIBUTE: expiration,
+    }
 
 
 def _message_item(message: PostedMessage) -> dict[str, Any]:
@@ -281,16 +302,7 @@ class DynamoStore:
                 Item={**keys.key(scope, keys.CONTEXT), "data": _pack(_context_item(context)), TTL_ATTRIBUTE: expiration}
             )
             for index, instances in enumerate(shards):
-                batch.put_item(
-                    Item={
-                        **keys.key(scope, keys.shard_sk(index)),
-                        "data": _pack(list(instances)),
-                        "covers": _pack(
-                            {i.instance_id: covers[i.instance_id] for i in instances if i.instance_id in covers}
-                        ),
-                        TTL_ATTRIBUTE: expiration,
-                    }
-                )
+                batch.put_item(Item=_shard_item(scope, index, instances, covers, expiration))
         # The marker last, once its context and shards are all in: a plan cut half-way is no plan.
         self._table.put_item(
             Item={
@@ -298,6 +310,15 @@ class DynamoStore:
                 "shards": len(shards),
                 TTL_ATTRIBUTE: expiration,
             }
+        )
+
+    def put_shard(self, run: str, context: RegionContext, index: int, shard: PlannedShard) -> None:
+        """One planned shard again, as its hosts are now (the collecting shard described them again): its retries
+        and the catch-up analysis then read the hosts that are still there, and those that are gone."""
+        scope = keys.scope_pk(run, context.account_id, context.region)
+        expiration = _expires(context.collected_at, RUN_RETENTION)
+        self._table.put_item(
+            Item=_shard_item(scope, index, shard.instances, shard.covers, expiration, sorted(shard.gone))
         )
 
     def region(self, run: str, account_id: str, region: str) -> tuple[RegionContext, int] | None:
@@ -308,16 +329,17 @@ class DynamoStore:
             return None
         return _context_of(_unpack(item["data"])), int(marker.get("shards", 0))
 
-    def shard(
-        self, run: str, account_id: str, region: str, index: int
-    ) -> tuple[tuple[Instance, ...], dict[str, CoverRef]]:
-        """A planned shard's instances, and what covers each of them on the bill (hosts nothing covers: absent)."""
+    def shard(self, run: str, account_id: str, region: str, index: int) -> PlannedShard:
+        """A planned shard: its instances, what covers each of them on the bill, the hosts gone since the plan."""
+        from rightsizer.services.collect import PlannedShard
+
         item = self._get(keys.scope_pk(run, account_id, region), keys.shard_sk(index))
         if item is None:
-            return (), {}
+            return PlannedShard()
         instances = tuple(from_jsonable(Instance, i) for i in _unpack(item["data"]))
         refs = _unpack(item["covers"]) if "covers" in item else {}  # plans written before covers were: none
-        return instances, {iid: from_jsonable(CoverRef, ref) for iid, ref in refs.items()}
+        covers = {iid: from_jsonable(CoverRef, ref) for iid, ref in refs.items()}
+        return PlannedShard(instances, covers, tuple(str(iid) for iid in item.get("gone", ())))
 
     def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None:
         """Instance ids of the region in the newest earlier run that planned it (None: no such run kept)."""
@@ -330,7 +352,7 @@ class DynamoStore:
             return {
                 i.instance_id
                 for index in range(int(marker.get("shards", 0)))
-                for i in self.shard(earlier, account_id, region, index)[0]
+                for i in self.shard(earlier, account_id, region, index).instances
             }
         return None
 
