@@ -18,6 +18,7 @@ from demo.lambda_context import FakeLambdaContext
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import Finding, Recommendation
 from rightsizer.services.ports import Approval
+from tests.events import load_event
 from tests.faults import (
     ACCESS_DENIED,
     CLOSED_PORT,
@@ -29,7 +30,8 @@ from tests.faults import (
     injected,
     no_backoff,
 )
-from tests.integration.fault_world import DEMO_HOSTS, demo_hosts, fault_world, scheduled_report
+from tests.integration.fault_world import DEMO_HOSTS, World, demo_hosts, fault_world, scheduled_report
+from tests.integration.step_functions import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -454,3 +456,53 @@ def test_cloudwatch_unreachable_leaves_its_shards_recorded_and_unadvised(monkeyp
         ranking = world.store.ranking()
         assert ranking is not None and ranking.totals.instances == 0
         assert any("not collected" in warning for warning in ranking.warnings), ranking.warnings
+
+
+# Idempotent end to end ------------------------------------------------------------------------------------------------
+
+
+def _snapshot(world: World) -> tuple[set[tuple[str, str]], dict[tuple[str, str], dict[str, Any]]]:
+    """Every item's key, and the items that carry advice (latest, by id, history) whole."""
+    items = world.items()
+    advice = ("LATEST#", "REC#", "INSTANCE#")
+    keys = {(item["PK"]["S"], item["SK"]["S"]) for item in items}
+    return keys, {(i["PK"]["S"], i["SK"]["S"]): i for i in items if i["PK"]["S"].startswith(advice)}
+
+
+def _advised(recs: tuple[Recommendation, ...]) -> list[Recommendation]:
+    return [replace(rec, generated_at=datetime.min.replace(tzinfo=UTC)) for rec in recs]
+
+
+def test_each_step_run_twice_the_same_day_leaves_the_same_items_the_same_totals_and_one_post(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The day runs (the state machine: plan, shards, rank) and the report is posted. Then every step runs again the
+    same day, as retries, redrives and replayed dead letters do: the day's start, each step by hand (plan, shards,
+    rank), the catch-up analysis, the scheduled post. (An operator's own invocation of the report without a schedule
+    is a new post, on purpose: tests/integration/test_report_post.py.)"""
+    from rightsizer.handlers import analyze, collect
+
+    with fault_world(monkeypatch, slack=True) as world:
+        assert world.run_day()["status"] == "SUCCEEDED"
+        world.post()
+        keys, advice = _snapshot(world)
+        ranking, posts = world.store.ranking(), world.posts()
+        assert ranking is not None and posts
+
+        started = collect.handler(load_event("collect.json"), FakeLambdaContext())  # the day's schedule, again
+        assert started["status"] == "already-started", "one execution a day (its name is the day's)"
+        shards = world.plan()
+        world.collect(shards)
+        world.collect(shards)
+        world.rank()
+        world.rank()
+        catch_up = analyze.handler({**load_event("collect.json"), "detail": "{}"}, FakeLambdaContext())
+        assert wait_for(world.sfn, catch_up["execution_arn"])["status"] == "SUCCEEDED", catch_up
+        world.post()  # the schedule's retry, or its dead letter replayed: the same event
+        world.post()
+
+        assert _snapshot(world) == (keys, advice), "the same items; the advice not rewritten"
+        again = world.store.ranking()
+        assert again is not None and again.totals == ranking.totals
+        assert _advised(again.listed) == _advised(ranking.listed), "the same advice (analysed again: a later time)"
+        assert world.posts() == posts, "one post"
