@@ -24,7 +24,7 @@ from demo.seed import Seeded, seed
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.models import Recommendation
 from tests.events import load_event
-from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, wait_for
+from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, table_items, wait_for
 from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble
 
 ACCOUNT = "123456789012"
@@ -140,16 +140,7 @@ class World:
 
     def items(self) -> list[dict[str, Any]]:
         """Every item of the table, as DynamoDB's wire has them."""
-        client = boto3.client("dynamodb", region_name=REGION)
-        table = self.store._table.name  # the test's own table
-        found: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"TableName": table}
-        while True:
-            page = client.scan(**kwargs)
-            found.extend(page["Items"])
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return table_items(self.store._table.name)  # the test's own table
 
 
 @contextmanager

@@ -143,3 +143,18 @@ def pipeline_stack(bucket: str, functions: dict[str, str], account: str) -> Iter
                 yield PipelineStack(table, sfn, machine)
         finally:
             fast_cloudwatch.uninstall()
+
+
+def table_items(table: str) -> list[dict[str, Any]]:
+    """Every item of the test's table, as DynamoDB's wire has them."""
+    import boto3
+
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": table}
+    while True:
+        page = client.scan(**kwargs)
+        items.extend(page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

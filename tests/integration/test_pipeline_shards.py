@@ -17,7 +17,7 @@ import pytest
 from tests.environment import use_fake_aws
 from tests.events import load_event
 from tests.integration.pipeline_world import HOST_KEYS
-from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, wait_for
+from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, table_items, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -96,18 +96,6 @@ def _context() -> Any:
     return FakeLambdaContext()
 
 
-def _items(table: str) -> list[dict[str, Any]]:
-    client = boto3.client("dynamodb", region_name="us-east-1")
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": table}
-    while True:
-        page = client.scan(**kwargs)
-        items.extend(page["Items"])
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
 def _collected(day: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in day["local"].results("collect", "collect") if isinstance(r, dict)]
 
@@ -173,7 +161,7 @@ def test_no_item_grows_with_the_fleet(day: dict[str, Any]) -> None:
     def size(item: dict[str, Any]) -> int:  # attribute names and values, binary as bytes (DynamoDB's measure)
         return sum(len(name) + len(json.dumps(value, default=lambda b: "x" * len(b))) for name, value in item.items())
 
-    items = _items(day["table"])
+    items = table_items(day["table"])
     assert {item["SK"]["S"][:5] for item in items} >= {"SHARD", "CONTE", "LATES", "USAGE", "RANK#"}
     assert max(size(item) for item in items) < 100_000
 
