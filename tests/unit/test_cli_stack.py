@@ -408,3 +408,21 @@ def test_a_definition_file_instead_of_the_deployed_one(deployment: Deployment) -
     listed = calls("training-2", "--definition", str(CHECKOUT_DEFINITION))
 
     assert changes(listed) == ["ec2:StopInstances"]
+
+
+def test_each_stack_setting_is_read_from_the_output_template_yaml_gives_it() -> None:
+    from demo.aws_table import template
+
+    from rightsizer.cli_commands import output_key
+    from rightsizer.settings import SETTINGS, SetBy
+
+    outputs = set(template()["Outputs"])
+    read = {setting.name: output_key(setting.name) for setting in SETTINGS if setting.source is SetBy.STACK}
+
+    assert read["SLACK_SECRET_NAME"] == "SlackSecretArn"  # the secret's Ref is its ARN, which the functions get
+    # The account comes from the stack's id; the plan bucket and the regional table are no outputs (nothing reads them).
+    assert {name for name, key in read.items() if key not in outputs} == {
+        "HOME_ACCOUNT_ID",
+        "PLAN_BUCKET",
+        "REGIONAL_TABLE_NAME",
+    }
