@@ -41,6 +41,8 @@ def accelerator_table() -> AcceleratorTable:
             neuroncores_per_device=int(raw.get("neuroncores_per_device", 0)),
             video_encoders=int(raw.get("video_encoders", 0)),
             video_decoders=int(raw.get("video_decoders", 0)),
+            graphics=bool(raw.get("graphics", False)),
+            ray_tracing=bool(raw.get("ray_tracing", False)),
             estimated=tuple(raw.get("estimated", ())),
         )
         ec2_names[(raw["ec2_name"], raw.get("ec2_memory_mib"))] = model

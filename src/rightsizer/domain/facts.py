@@ -14,7 +14,9 @@ from functools import cached_property
 
 from rightsizer.domain.catalog import Catalog, is_scarce
 from rightsizer.domain.commitments import HostCover
+from rightsizer.domain.graphics import graphics_evidence
 from rightsizer.domain.guards import Gap
+from rightsizer.domain.limits import Demand
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -30,13 +32,13 @@ from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
 from rightsizer.domain.sizing import (
     Candidate,
-    Demand,
     MemoryReading,
     UnitView,
     busiest,
     candidates,
     demand,
     has_comparable_target,
+    host_setup,
     memory_risk_ended,
     memory_total,
     read_memory,
@@ -177,7 +179,14 @@ class Measured:
     @cached_property
     def demand(self) -> Demand:
         video = video_engines(self.accelerator, self.usage)
-        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video)
+        setup = host_setup(self.instance, self.accelerator, self.graphics)
+        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video, setup)
+
+    @cached_property
+    def graphics(self) -> tuple[str, ...]:
+        """Why the host is a graphics host (a remote workstation, a renderer): its AMI, tags, processes."""
+        instance = self.instance
+        return graphics_evidence(instance.image, instance.tags, self.usage.graphics_processes)
 
     @cached_property
     def video_unknown(self) -> bool:

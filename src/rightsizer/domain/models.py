@@ -68,6 +68,10 @@ class AcceleratorSpec:
     # a host that transcodes video works on these while its "GPU utilisation" reads ~0 %. A100/H100 have no NVENC.
     video_encoders: int = 0
     video_decoders: int = 0
+    # Runs graphics (OpenGL, Vulkan, DirectX) with the drivers AWS offers for it (GRID/RTX Virtual Workstation, gaming):
+    # a remote workstation or a renderer needs it. A100, H100 and H200 have no display engine or RT cores.
+    graphics: bool = False
+    ray_tracing: bool = False  # RT cores, which OptiX, Vulkan ray tracing and DXR renderers use
     # Names of the figures above that are estimates rather than read in a vendor or spec source ("tensor_tflops").
     estimated: tuple[str, ...] = ()
 
@@ -87,7 +91,7 @@ class InstanceTypeSpec:
     accelerator_model: str  # key into the accelerator table, e.g. "A10G"; "" when unknown
     accelerator_count: int  # GPUs, or Neuron devices
     accelerator_memory_mib: int  # per device
-    network_gbps: float  # baseline bandwidth
+    network_gbps: float  # baseline bandwidth, per direction (every network card's together)
     neuron_cores: int = 0  # total NeuronCores on the instance (Neuron only)
     architectures: tuple[str, ...] = ("x86_64",)
     virtualization_types: tuple[str, ...] = ("hvm",)
@@ -98,6 +102,18 @@ class InstanceTypeSpec:
     fractional_gpu: bool = False  # a slice of a GPU (g6f): vGPU drivers, not an in-place target
     instance_storage_gb: int = 0  # local NVMe/SSD instance store: wiped when the host stops
     listed_by_api: bool = True  # False: from the bundled previous-generation table
+    # What "up to" promises: the burst a network card reaches on credits for a while (every card's together);
+    # 0: not published (the baseline is all that is known).
+    network_peak_gbps: float = 0.0
+    network_cards: int = 1  # MaximumNetworkCards: a host may attach interfaces to several
+    ena_express: bool = False  # ENA Express (SRD) supported
+    # EBS-optimized limits (EbsOptimizedInfo): MB/s and IOPS the type sustains (baseline) and bursts to (maximum,
+    # about 30 minutes a day on the smaller sizes). None: not published for this type.
+    ebs_baseline_mbps: float | None = None
+    ebs_maximum_mbps: float | None = None
+    ebs_baseline_iops: float | None = None
+    ebs_maximum_iops: float | None = None
+    cluster_placement: bool = True  # PlacementGroupInfo lists the cluster strategy
 
     @property
     def family(self) -> str:
@@ -143,6 +159,12 @@ class Instance:
     capacity_reservation_id: str | None = None
     usage_operation: str = ""  # EC2's billing code for the platform, e.g. RunInstances:0002 (Windows)
     tenancy: str = "default"  # default | dedicated | host
+    placement_group: str = ""  # the placement group it was launched into ("": none)
+    placement_strategy: str = ""  # cluster | spread | partition (DescribePlacementGroups; "": not known)
+    ena_express: bool = False  # ENA Express (SRD) enabled on one of its interfaces
+    network_cards_used: int = 1  # distinct network cards its interfaces are attached to
+    image_id: str = ""
+    image: str = ""  # the AMI's name and description (DescribeImages; "": not readable): what it was built to run
 
     @property
     def name(self) -> str:
@@ -174,6 +196,25 @@ class SeriesStats:
     p95: float
     p99: float
     peak: float
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A flow through one of the host's limits (network in or out, EBS bytes or operations, the local disks): the level
+    its busiest hours hold again and again (p99 of the hourly means), which a target must carry at its baseline, and the
+    highest reading at the series' own period, which it may reach on burst credits."""
+
+    sustained: float
+    peak: float
+
+
+@dataclass(frozen=True, slots=True)
+class GoneUnit:
+    """A GPU whose series stopped while its siblings kept reporting and the host kept running: off the bus (Xid 79)
+    or disabled."""
+
+    index: str
+    since: datetime  # the end of its last reading
 
 
 class AcceleratorData(StrEnum):
@@ -316,6 +357,18 @@ class UsageSummary:
     # Sources about this host that could not be read (its series answered in part, the host not described again):
     # the one clicks they guard are held back (domain/guards.py).
     gaps: tuple[Gap, ...] = ()
+    # Network per direction (Gbps; EC2's bandwidth applies to each direction on its own), EBS read + write (MB/s and
+    # operations per second, AWS/EC2's EBS* metrics), and the instance store (MB/s: the agent's diskio less EBS, where
+    # diskio is published). None: not published.
+    network_in: Rate | None = None
+    network_out: Rate | None = None
+    ebs_mbps: Rate | None = None
+    ebs_iops: Rate | None = None
+    local_disk_mbps: Rate | None = None
+    # GPUs that stopped reporting while their siblings and the host ran on (see GoneUnit).
+    gone_units: tuple[GoneUnit, ...] = ()
+    # Processes the agent's procstat plugin saw running that only a graphics workload runs (dcvserver, Xorg, ...).
+    graphics_processes: tuple[str, ...] = ()
 
     @property
     def encoder_measured(self) -> bool:

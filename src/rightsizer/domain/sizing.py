@@ -2,8 +2,9 @@
 
 - Units (GPUs / NeuronCores): which are busy, idle, or unseen.
 - GPU memory: a working set that was measured, or a framework's reservation that says nothing about need.
-- Demand: the floor every dimension of a target must meet (units, memory per unit, vCPUs, RAM, network,
-  steady load and bursts).
+- Demand: the floor every limit of a target must meet (domain/limits.py: units, memory per unit, speed, vCPUs, RAM,
+  network, EBS, local NVMe, interconnect, graphics, video engines, architecture), from the host's measured work and
+  its set-up.
 - Projection: the same work on another accelerator, by the largest of the tensor-throughput, memory-
   bandwidth and FP32 ratios.
 """
@@ -17,6 +18,7 @@ from decimal import Decimal
 from typing import TypeVar
 
 from rightsizer.domain.catalog import Catalog
+from rightsizer.domain.limits import LIMITS, NAMED, Demand, Offer, carries, first_short, offered, sentence
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -32,7 +34,7 @@ from rightsizer.domain.models import (
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.wording import gib, pct
+from rightsizer.domain.wording import gbps, gib
 
 T = TypeVar("T")
 
@@ -162,32 +164,6 @@ def read_memory(spec: InstanceTypeSpec, view: UnitView, policy: Policy) -> Memor
 # Demand
 
 
-@dataclass(frozen=True)
-class Demand:
-    """What a target must provide, derived from measurements (or from today's size where unmeasured)."""
-
-    units: int  # GPUs / NeuronCores that must remain
-    memory_per_unit_mib: float
-    memory_measured: bool
-    vcpus: int
-    host_memory_mib: float
-    host_memory_measured: bool
-    network_gbps: float
-    unit_util_p95: float  # busiest unit
-    unit_util_burst: float  # busiest unit's p99 of hourly maxima
-    util_ceiling: float  # projected p95 allowed on a target
-    burst_ceiling: float  # projected burst allowed on a target
-    # False when a unit that must stay published no utilisation at all: its load cannot be projected,
-    # so only accelerators at least as fast qualify.
-    load_known: bool = True
-    memory_basis: str = ""  # how memory_per_unit_mib was set, for the reasons
-    # Video engines (NVENC, NVDEC) a target's GPUs must have: today's where the encoders work (their load is not
-    # published as a percentage, so it cannot be projected onto fewer engines), one of each where nobody measured
-    # them on a GPU that has them, none where they were measured idle.
-    video_encoders: int = 0
-    video_decoders: int = 0
-
-
 def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
     """(p95, burst, peak) of the busiest unit(s).
 
@@ -245,6 +221,93 @@ def video_engines(accelerator: AcceleratorSpec | None, usage: UsageSummary) -> t
     return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
 
 
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What the host is set up to use, whatever its load: a target must keep it (see limits.Demand)."""
+
+    architecture: str = "x86_64"
+    efa: bool = False
+    without_ena: bool = False
+    ena_express: bool = False
+    network_cards: int = 1
+    placement_group: str = ""
+    graphics: tuple[str, ...] = ()
+    ray_tracing: bool = False
+
+
+NO_SETUP = Setup()
+
+
+def host_setup(instance: Instance, accelerator: AcceleratorSpec | None, graphics: tuple[str, ...]) -> Setup:
+    """The host's set-up; graphics only on a GPU that runs it (an A100 tagged "render" renders on CUDA)."""
+    drawn = graphics if accelerator is not None and accelerator.graphics else ()
+    return Setup(
+        architecture=instance.architecture,
+        efa=instance.uses_efa,
+        without_ena=not instance.ena_support,
+        ena_express=instance.ena_express,
+        network_cards=instance.network_cards_used,
+        placement_group=instance.placement_group,
+        graphics=drawn,
+        ray_tracing=bool(drawn) and accelerator is not None and accelerator.ray_tracing,
+    )
+
+
+def network_need(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> tuple[float, float, str]:
+    """(sustained Gbps per direction at the target's baseline, 5-minute peak for its burst, how it was read).
+
+    EC2's bandwidth applies to each direction on its own (AWS: "up to 10 Gbps for inbound traffic and, simultaneously,
+    up to 10 Gbps for outbound"), and "up to" is a burst on credits: a flow held for hours gets the baseline. Without
+    per-direction readings, the two peaks added (an over-statement, the safe side); unmeasured, today's baseline."""
+    headroom = policy.host_headroom
+    inbound, outbound = usage.network_in, usage.network_out
+    if inbound is not None and outbound is not None:
+        way, busier = ("out", outbound) if outbound.sustained > inbound.sustained else ("in", inbound)
+        sustained = busier.sustained * headroom
+        basis = f"{way}bound busiest hours {gbps(busier.sustained)} x {headroom:g}"
+        return sustained, max(inbound.peak, outbound.peak) * headroom, basis
+    if usage.network_peak_gbps is not None:
+        return usage.network_peak_gbps * headroom, 0.0, f"peak in + out {gbps(usage.network_peak_gbps)} x {headroom:g}"
+    return spec.network_gbps, 0.0, ""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageNeed:
+    ebs_mbps: float = 0.0
+    ebs_burst_mbps: float = 0.0
+    ebs_iops: float = 0.0
+    ebs_basis: str = ""
+    local_storage_gb: float = 0.0
+    local_basis: str = ""
+
+
+NO_STORAGE_NEED = StorageNeed()
+
+
+def storage_need(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> StorageNeed:
+    """EBS at the target's baseline (the busiest hours x headroom; AWS: a type bursts to its maximum for 30 minutes a
+    day at most) and within its maximum (the busiest hour), and the instance store a host that works it keeps (its
+    size: what it holds is not measured). A trickle (a root volume's logs) sets no floor."""
+    headroom = policy.host_headroom
+    ebs, iops, local = usage.ebs_mbps, usage.ebs_iops, usage.local_disk_mbps
+    busy_ebs = ebs is not None and ebs.sustained >= policy.storage_active_mbps
+    busy_local = local is not None and local.sustained >= policy.storage_active_mbps and spec.instance_storage_gb > 0
+    busy_iops = iops is not None and iops.sustained >= policy.storage_active_iops
+    return StorageNeed(
+        ebs_mbps=ebs.sustained * headroom if ebs is not None and busy_ebs else 0.0,
+        ebs_burst_mbps=ebs.peak if ebs is not None and busy_ebs else 0.0,
+        ebs_iops=iops.sustained * headroom if iops is not None and busy_iops else 0.0,
+        ebs_basis=f"busiest hours {ebs.sustained:,.0f} MB/s read + write x {headroom:g}" if ebs is not None else "",
+        local_storage_gb=float(spec.instance_storage_gb) if busy_local else 0.0,
+        local_basis=(
+            f"the work reads and writes it, busiest hours {local.sustained:,.0f} MB/s beyond EBS: today's size kept, "
+            "what it holds is not measured"
+            if local is not None and busy_local
+            else ""
+        ),
+    )
+
+
 def demand(
     spec: InstanceTypeSpec,
     usage: UsageSummary,
@@ -253,6 +316,7 @@ def demand(
     load: tuple[float, float, float],  # busiest(usage.devices)
     policy: Policy,
     video: tuple[int, int] = (0, 0),  # video_engines(...)
+    setup: Setup = NO_SETUP,
 ) -> Demand:
     p95, burst, _ = load
     units = view.needed
@@ -270,10 +334,8 @@ def demand(
         # Unmeasured RAM follows the accelerators kept: hosts are built with RAM in proportion to them.
         host_memory = spec.memory_mib * min(units, spec.compute_units) / max(1, spec.compute_units)
         host_memory_measured = False
-    if usage.network_peak_gbps is not None:
-        network = usage.network_peak_gbps * policy.host_headroom
-    else:
-        network = spec.network_gbps
+    network, network_burst, network_basis = network_need(spec, usage, policy)
+    storage = storage_need(spec, usage, policy) if usage.ebs_mbps or usage.local_disk_mbps else NO_STORAGE_NEED
     return Demand(
         units=units,
         memory_per_unit_mib=memory_per_unit,
@@ -290,6 +352,22 @@ def demand(
         memory_basis=basis,
         video_encoders=video[0],
         video_decoders=video[1],
+        network_burst_gbps=network_burst,
+        network_basis=network_basis,
+        architecture=setup.architecture,
+        efa=setup.efa,
+        without_ena=setup.without_ena,
+        ena_express=setup.ena_express,
+        network_cards=setup.network_cards,
+        placement_group=setup.placement_group,
+        graphics=setup.graphics,
+        ray_tracing=setup.ray_tracing,
+        ebs_mbps=storage.ebs_mbps,
+        ebs_burst_mbps=storage.ebs_burst_mbps,
+        ebs_iops=storage.ebs_iops,
+        ebs_basis=storage.ebs_basis,
+        local_storage_gb=storage.local_storage_gb,
+        local_basis=storage.local_basis,
     )
 
 
@@ -351,19 +429,25 @@ class Candidate:
     cross_family: bool
     cross_hypervisor: bool
     basis: str = ""  # how the projection was made, for the reasons
+    offer: Offer | None = None  # what the type offers of each limit (limits.LIMITS)
+    offers: tuple[float, ...] = ()
+    # Each limit a cheaper type fell short of first, with the first such type: what ruled them out, in LIMITS' order.
+    decided: tuple[tuple[int, Offer], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class _Target:
     """A type hosts of one type could move to, with all that does not depend on a host or its load."""
 
-    spec: InstanceTypeSpec
+    offer: Offer
+    offers: tuple[float, ...]  # limits.offered(offer)
     projection: Projection  # the source's work on this type
     cross_family: bool
     cross_hypervisor: bool
-    leaves_p_family: bool  # from a P family to another
-    video_encoders: int = 0  # per GPU
-    video_decoders: int = 0
+
+    @property
+    def spec(self) -> InstanceTypeSpec:
+        return self.offer.spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,8 +466,9 @@ def _comparable(source_acc: AcceleratorSpec, target_acc: AcceleratorSpec) -> Pro
     return projection(source_acc, target_acc)
 
 
-def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) -> tuple[_Target, ...]:
-    """Types of the same kind whose accelerator can take `spec`'s work, worked out once per catalog."""
+def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool, architecture: str) -> tuple[_Target, ...]:
+    """Types of the same kind whose accelerator can take `spec`'s work, with what each offers of every limit for hosts
+    of this CPU architecture, worked out once per catalog."""
 
     def build() -> tuple[_Target, ...]:
         source_acc = catalog.accelerator(spec)
@@ -393,40 +478,41 @@ def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool) ->
         for target in _same_kind_targets(spec, catalog, same_model_only):
             target_acc = catalog.accelerator(target)
             projected = None if target_acc is None else _comparable(source_acc, target_acc)
-            if projected is None:
+            if projected is None or target_acc is None:
                 continue
+            offer = Offer(target, target_acc, spec, architecture, projected.ratio, projected.basis)
             found.append(
                 _Target(
-                    spec=target,
+                    offer=offer,
+                    offers=offered(offer),
                     projection=projected,
                     cross_family=target.family != spec.family,
                     cross_hypervisor=spec.nvme_support == "unsupported" and target.nvme_support == "required",
-                    leaves_p_family=spec.family.startswith("p") and not target.family.startswith("p"),
-                    video_encoders=target_acc.video_encoders if target_acc else 0,
-                    video_decoders=target_acc.video_decoders if target_acc else 0,
                 )
             )
         return tuple(found)
 
-    return catalog.derived(("resize targets", spec, same_model_only), build)
+    return catalog.derived(("resize targets", spec, same_model_only, architecture), build)
 
 
 def _priced_targets(
-    spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook, same_model_only: bool
+    spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook, same_model_only: bool, architecture: str
 ) -> tuple[_PricedTarget, ...]:
     """`_targets` that have a price, cheapest first (at equal price the same family, then the smaller host),
-    worked out once per catalog and price book: each host then only filters, and can stop at its price ceiling."""
+    worked out once per catalog and price book: each host then only filters, and can stop at its price ceiling. The
+    book is the host's platform's (host_prices): a type without a price there is not sold on it, never a target."""
 
     def build() -> tuple[_PricedTarget, ...]:
         found = []
-        for target in _targets(spec, catalog, same_model_only):
+        for target in _targets(spec, catalog, same_model_only, architecture):
             hourly = prices.hourly(target.spec.instance_type)
             if hourly is not None:
                 found.append(_PricedTarget(target, hourly, monthly(hourly)))
         found.sort(key=lambda p: (p.hourly, p.target.cross_family, p.target.spec.vcpus, p.target.spec.instance_type))
         return tuple(found)
 
-    return _per_price_book(catalog, prices, ("priced resize targets", spec, same_model_only), build)
+    key = ("priced resize targets", spec, same_model_only, architecture)
+    return _per_price_book(catalog, prices, key, build)
 
 
 def host_prices(catalog: Catalog, prices: PriceBook, billing: Billing) -> PriceBook:
@@ -448,42 +534,6 @@ def _per_price_book(catalog: Catalog, prices: PriceBook, key: Hashable, build: C
     return catalog.derived((key, id(prices)), keep)[1]
 
 
-def _compatible(instance: Instance, target: _Target, demand: Demand) -> bool:
-    spec = target.spec
-    if instance.architecture not in spec.architectures:
-        return False
-    if instance.uses_efa and not spec.efa_supported:
-        return False
-    if not instance.ena_support and spec.ena_support == "required":
-        return False
-    if target.video_encoders < demand.video_encoders or target.video_decoders < demand.video_decoders:
-        return False  # video work needs the engines it runs on (no NVENC on A100 or H100)
-    # Multi-GPU work on P hosts may rely on NVLink/EFA: it stays within P families.
-    return not (target.leaves_p_family and demand.units > 1)
-
-
-def _carries(target: InstanceTypeSpec, demand: Demand) -> bool:
-    return (
-        target.compute_units >= demand.units
-        and target.memory_per_unit_mib >= demand.memory_per_unit_mib
-        and target.vcpus >= demand.vcpus
-        and target.memory_mib >= demand.host_memory_mib
-        and target.network_gbps >= demand.network_gbps
-    )
-
-
-def _takes_load(projected: Projection, demand: Demand) -> bool:
-    """Does the projected work (steady load and bursts) fit a target this much slower or faster?"""
-    if projected.ratio <= 1.0:
-        return True  # at least as fast: the same work runs as busy as today, or less
-    if not demand.load_known:
-        return False  # a slower accelerator for a load nobody measured
-    return (
-        projected.of(demand.unit_util_p95) <= demand.util_ceiling
-        and projected.of(demand.unit_util_burst) <= demand.burst_ceiling
-    )
-
-
 def candidates(
     instance: Instance,
     spec: InstanceTypeSpec,
@@ -494,26 +544,33 @@ def candidates(
     same_model_only: bool = False,
     max_monthly: Decimal | None = None,
 ) -> Iterator[Candidate]:
-    """Priced, offered types that carry the demand (steady load and bursts included), cheapest first, up to
-    `max_monthly` a month. Lazily: a rule that takes the first never looks at the types after it."""
-    for priced in _priced_targets(spec, catalog, prices, same_model_only):
+    """Priced, offered types that carry the demand (every limit of limits.LIMITS), cheapest first, up to `max_monthly`
+    a month. Lazily: a rule that takes the first never looks at the types after it. Each carries the limits that ruled
+    out the cheaper types before it."""
+    floors = demand.floors
+    decided: dict[int, Offer] = {}
+    for priced in _priced_targets(spec, catalog, prices, same_model_only, instance.architecture):
         if max_monthly is not None and priced.monthly > max_monthly:
             return  # cheapest first: every later type costs as much or more
         target = priced.target
-        if not _compatible(instance, target, demand) or not _carries(target.spec, demand):
+        if not carries(target.offers, floors):
+            short = first_short(target.offers, floors)
+            if short in NAMED:
+                decided.setdefault(short, target.offer)
             continue
-        projected = target.projection
-        if not _takes_load(projected, demand):
-            continue
+        ratio = target.projection.ratio
         yield Candidate(
             spec=target.spec,
             hourly=priced.hourly,
             monthly=priced.monthly,
-            projected_util=projected.of(demand.unit_util_p95),
-            projected_burst=projected.of(demand.unit_util_burst),
-            basis=projected.basis,
+            projected_util=demand.unit_util_p95 * ratio,
+            projected_burst=demand.unit_util_burst * ratio,
+            basis=target.projection.basis,
             cross_family=target.cross_family,
             cross_hypervisor=target.cross_hypervisor,
+            offer=target.offer,
+            offers=target.offers,
+            decided=tuple(sorted(decided.items(), key=lambda item: item[0])),
         )
 
 
@@ -604,14 +661,14 @@ def neuron_alternatives(
 
 
 def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Demand, policy: Policy) -> list[str]:
-    target = candidate.spec
-    memory_rule = f"{gib(target.memory_per_unit_mib)} per {target.unit_name} >= {demand.memory_basis}"
-    reasons = [
-        f"{target.instance_type}: {target.compute_units}x {target.accelerator_model}, {memory_rule}, "
-        f"{target.vcpus} vCPUs (needs {demand.vcpus}), {gib(target.memory_mib)} RAM "
-        f"(needs {gib(demand.host_memory_mib)}), projected {target.unit_name} p95 "
-        f"{pct(candidate.projected_util)} and busiest hours {pct(candidate.projected_burst)}{candidate.basis}"
-    ]
+    """What the target keeps of every limit that matters here, what ruled out the cheaper types, and what changes."""
+    target, offer = candidate.spec, candidate.offer
+    if offer is None:  # every candidate comes from `candidates`, which names its offer
+        raise ValueError(f"{target.instance_type}: a candidate without its offer")
+    decided = frozenset(position for position, _ in candidate.decided)
+    reasons = [sentence(offer, demand, candidate.offers, decided)]
+    if candidate.decided:
+        reasons.append(decided_text(candidate, demand))
     if candidate.cross_family:
         reasons.append(
             f"changes family {current.family} -> {target.family} ({current.accelerator_model} -> "
@@ -620,3 +677,12 @@ def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Dema
     if candidate.cross_hypervisor:
         reasons.append("moves from a Xen to a Nitro host: the AMI needs ENA and NVMe drivers")
     return reasons
+
+
+def decided_text(candidate: Candidate, demand: Demand) -> str:
+    """Each limit that ruled out a cheaper type than the target, with the first type it ruled out."""
+    parts = [
+        f"{LIMITS[position].name} ({refused.spec.instance_type}: {LIMITS[position].short(refused, demand)})"
+        for position, refused in candidate.decided
+    ]
+    return f"cheaper types fall short of {'; '.join(parts)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -25,7 +26,10 @@ def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) 
     neuron_info = raw.get("NeuronInfo") or {}
     network = raw.get("NetworkInfo") or {}
     cards = network.get("NetworkCards") or []
+    # Every card's baseline (per direction) together: a host with several cards can use them all.
     network_gbps = sum(float(card.get("BaselineBandwidthInGbps") or 0) for card in cards)
+    ebs = (raw.get("EbsInfo") or {}).get("EbsOptimizedInfo") or {}
+    strategies = (raw.get("PlacementGroupInfo") or {}).get("SupportedStrategies")
     common: dict[str, Any] = {
         "instance_type": raw["InstanceType"],
         "vcpus": int(raw["VCpuInfo"]["DefaultVCpus"]),
@@ -38,6 +42,14 @@ def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) 
         "efa_supported": bool(network.get("EfaSupported")),
         "bare_metal": bool(raw.get("BareMetal")),
         "instance_storage_gb": int((raw.get("InstanceStorageInfo") or {}).get("TotalSizeInGB") or 0),
+        "network_peak_gbps": sum(float(card.get("PeakBandwidthInGbps") or 0) for card in cards),
+        "network_cards": int(network.get("MaximumNetworkCards") or max(1, len(cards))),
+        "ena_express": bool(network.get("EnaSrdSupported")),
+        "ebs_baseline_mbps": _number(ebs.get("BaselineThroughputInMBps")),
+        "ebs_maximum_mbps": _number(ebs.get("MaximumThroughputInMBps")),
+        "ebs_baseline_iops": _number(ebs.get("BaselineIops")),
+        "ebs_maximum_iops": _number(ebs.get("MaximumIops")),
+        "cluster_placement": strategies is None or "cluster" in strategies,
     }
     if neuron_info.get("NeuronDevices"):
         device = neuron_info["NeuronDevices"][0]
@@ -67,6 +79,10 @@ def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) 
     return None
 
 
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _tags(raw: Sequence[Mapping[str, str]] | None) -> dict[str, str]:
     return {tag["Key"]: tag.get("Value", "") for tag in raw or ()}
 
@@ -74,11 +90,13 @@ def _tags(raw: Sequence[Mapping[str, str]] | None) -> dict[str, str]:
 def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Instance:
     tags = _tags(raw.get("Tags"))
     interfaces = raw.get("NetworkInterfaces") or []
+    attachments = [ni.get("Attachment") or {} for ni in interfaces]
+    placement = raw.get("Placement") or {}
     return Instance(
         instance_id=raw["InstanceId"],
         account_id=account_id,
         region=region,
-        availability_zone=(raw.get("Placement") or {}).get("AvailabilityZone", ""),
+        availability_zone=placement.get("AvailabilityZone", ""),
         instance_type=raw["InstanceType"],
         state=(raw.get("State") or {}).get("Name", "unknown"),
         launch_time=raw["LaunchTime"],
@@ -92,7 +110,11 @@ def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Inst
         platform=raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX",
         capacity_reservation_id=raw.get("CapacityReservationId") or None,
         usage_operation=raw.get("UsageOperation") or "",
-        tenancy=(raw.get("Placement") or {}).get("Tenancy") or "default",
+        tenancy=placement.get("Tenancy") or "default",
+        placement_group=placement.get("GroupName") or "",
+        ena_express=any((a.get("EnaSrdSpecification") or {}).get("EnaSrdEnabled") for a in attachments),
+        network_cards_used=max(1, len({int(a.get("NetworkCardIndex") or 0) for a in attachments})),
+        image_id=raw.get("ImageId") or "",
     )
 
 
@@ -106,7 +128,22 @@ class Ec2Fleet:
         self._accelerators = accelerators
 
     def accelerated_instances(self) -> list[Instance]:
-        return [parse_instance(raw, self._account_id, self._region) for raw in self._accelerated_raw()]
+        instances = [parse_instance(raw, self._account_id, self._region) for raw in self._accelerated_raw()]
+        images = self._image_texts(sorted({i.image_id for i in instances if i.image_id}))
+        return [replace(i, image=images[i.image_id]) if i.image_id in images else i for i in instances]
+
+    def _image_texts(self, image_ids: Sequence[str]) -> dict[str, str]:
+        """Each AMI's name and description (what it was built to run: a DCV workstation, a GRID driver, a game
+        server). By filter, not ImageIds: an AMI deregistered since its hosts launched would fail the whole call."""
+        texts: dict[str, str] = {}
+        paginator = self._ec2.get_paginator("describe_images")
+        for start in range(0, len(image_ids), 200):  # the filter takes up to 200 values
+            chunk = list(image_ids[start : start + 200])
+            for page in paginator.paginate(Filters=[{"Name": "image-id", "Values": chunk}], IncludeDeprecated=True):
+                for image in page.get("Images", []):
+                    words = (image.get("Name") or "", image.get("Description") or "")
+                    texts[image["ImageId"]] = " | ".join(word for word in words if word)
+        return texts
 
     def has_accelerated_instances(self) -> bool:
         """Whether the region runs any GPU / Neuron host (stops reading at the first)."""

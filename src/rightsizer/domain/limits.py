@@ -1,0 +1,426 @@
+"""Every resource a target type must carry, one entry each (`LIMITS`), and what the work needs of them (`Demand`).
+
+An expert checks every resource a smaller host has less of: GPU count and memory, how fast its accelerators run the
+work, vCPUs, RAM, the network at its baseline (not its "up to"), EBS throughput and IOPS at their baseline, the local
+NVMe, EFA and the interconnect, graphics, the video engines, the CPU architecture. Each is one `Limit`:
+
+- `offers`: what a type has of it, as a number (a flag is 1 or 0), read once per catalog (from DescribeInstanceTypes
+  and the accelerator table);
+- `needs`: the floor the host's measured work (with its headroom) or its set-up puts on it (0: none);
+- `says`: the sentence it adds to a target's reason; `short`: why a cheaper type fell short of it.
+
+A type carries the work when it offers at least what every limit needs: `carries` compares the two vectors in one
+pass. The first limit a cheaper type falls short of is named in the reasons ("decided by"), so advice says what ruled
+the cheaper types out. Adding a limit is one entry here (and, where the host's work sets it, one field of `Demand`).
+
+The platform is carried where targets are priced: a host is compared only with types that have a price on its own
+platform (domain/platforms.py; a Windows host is never moved to a type sold without Windows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cached_property
+from operator import ge
+
+from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.wording import gib, pct
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a target must provide, derived from measurements (or from today's size where unmeasured) and from what the
+    host is set up to use."""
+
+    units: int  # GPUs / NeuronCores that must remain
+    memory_per_unit_mib: float
+    memory_measured: bool
+    vcpus: int
+    host_memory_mib: float
+    host_memory_measured: bool
+    network_gbps: float  # per direction, at the target's baseline
+    unit_util_p95: float  # busiest unit
+    unit_util_burst: float  # busiest unit's p99 of hourly maxima
+    util_ceiling: float  # projected p95 allowed on a target
+    burst_ceiling: float  # projected burst allowed on a target
+    # False when a unit that must stay published no utilisation at all: its load cannot be projected,
+    # so only accelerators at least as fast qualify.
+    load_known: bool = True
+    memory_basis: str = ""  # how memory_per_unit_mib was set, for the reasons
+    # Video engines (NVENC, NVDEC) a target's GPUs must have: today's where the encoders work (their load is not
+    # published as a percentage, so it cannot be projected onto fewer engines), one of each where nobody measured
+    # them on a GPU that has them, none where they were measured idle.
+    video_encoders: int = 0
+    video_decoders: int = 0
+    # The network's 5-minute peak per direction x headroom: what a type's "up to" (burst) must reach. 0: not measured.
+    network_burst_gbps: float = 0.0
+    network_basis: str = ""  # how network_gbps was set, for the reasons ("" where it was not measured)
+    # EBS (read + write) at the target's baseline: MB/s and IOPS; the busiest hour within its maximum. 0: not measured.
+    ebs_mbps: float = 0.0
+    ebs_burst_mbps: float = 0.0
+    ebs_iops: float = 0.0
+    ebs_basis: str = ""
+    local_storage_gb: float = 0.0  # instance store the work uses (0: none seen)
+    local_basis: str = ""
+    # What the host is set up to use, whatever its load.
+    architecture: str = "x86_64"
+    efa: bool = False
+    without_ena: bool = False  # its AMI has no ENA driver: a type that requires ENA would not boot it
+    ena_express: bool = False
+    network_cards: int = 1
+    placement_group: str = ""
+    graphics: tuple[str, ...] = ()  # why the host needs a GPU with graphics (empty: it does not)
+    ray_tracing: bool = False  # ...and RT cores (a renderer on a GPU that has them)
+
+    @cached_property
+    def floors(self) -> tuple[float, ...]:
+        """What each limit needs, in LIMITS' order (worked out once per demand)."""
+        return tuple([limit.needs(self) for limit in LIMITS])
+
+    @property
+    def max_ratio(self) -> float:
+        """How much slower a target's accelerator may run the work: at least as fast always carries today's load; a
+        slower one must keep the projected p95 and busiest hours within their ceilings."""
+        if not self.load_known:
+            return 1.0
+        room = min(
+            self.util_ceiling / self.unit_util_p95 if self.unit_util_p95 > 0 else float("inf"),
+            self.burst_ceiling / self.unit_util_burst if self.unit_util_burst > 0 else float("inf"),
+        )
+        return max(1.0, room)
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A type a host's work could move to, as the limits read it: built once per catalog, source type and CPU
+    architecture (hosts of one type share them)."""
+
+    spec: InstanceTypeSpec
+    accelerator: AcceleratorSpec
+    source: InstanceTypeSpec
+    architecture: str  # the hosts' (their AMI's)
+    ratio: float  # the source's work on this type: > 1 slower, < 1 faster
+    basis: str = ""  # how the projection was made, for the reasons
+
+    @property
+    def leaves_p_family(self) -> bool:
+        return self.source.family.startswith("p") and not self.spec.family.startswith("p")
+
+
+class Speaks(StrEnum):
+    """When a limit has its say in a target's reason."""
+
+    ALWAYS = "always"  # the figures every resize reason names
+    NEEDED = "needed"  # whenever the host needs it (EFA, graphics, ...)
+    NEAR = "near"  # when it decided the target or the work needs at least half of what the target offers
+    DECIDED = "decided"  # only when it ruled out a cheaper type
+    NEVER = "never"  # a type that falls short of it is no alternative worth naming (another CPU architecture)
+
+
+Says = Callable[[Offer, Demand], str]
+Short = Callable[[Offer, Demand], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    name: str
+    offers: Callable[[Offer], float]
+    needs: Callable[[Demand], float]
+    says: Says
+    short: Short
+    speaks: Speaks = Speaks.NEAR
+    source: str = ""  # where the type's figure and the work's come from (docs/how-it-decides.md says the same)
+
+
+def _flag(value: bool) -> float:
+    return 1.0 if value else 0.0
+
+
+def _mbps(value: float) -> str:
+    return f"{value:,.0f} MB/s"
+
+
+def _gbit(value: float) -> str:
+    return f"{value:,.2f} Gbps" if value < 10 else f"{value:,.0f} Gbps"
+
+
+def _projected(offer: Offer, demand: Demand) -> str:
+    unit = offer.spec.unit_name
+    p95, burst = demand.unit_util_p95 * offer.ratio, demand.unit_util_burst * offer.ratio
+    return f"projected {unit} p95 {pct(p95)} and busiest hours {pct(burst)}{offer.basis}"
+
+
+def _needing(value: str, basis: str) -> str:
+    return f"needs {value}: {basis}" if basis else f"needs {value}"
+
+
+LIMITS: tuple[Limit, ...] = (
+    Limit(
+        "architecture",
+        offers=lambda o: _flag(o.architecture in o.spec.architectures),
+        needs=lambda d: 1.0,
+        says=lambda o, d: f"runs {o.architecture}",
+        short=lambda o, d: f"does not run {o.architecture} (the host's AMI)",
+        speaks=Speaks.NEVER,
+        source="the AMI's Architecture against the type's SupportedArchitectures",
+    ),
+    Limit(
+        "GPU count",
+        offers=lambda o: float(o.spec.compute_units),
+        needs=lambda d: float(d.units),
+        says=lambda o, d: f"{o.spec.compute_units}x {o.spec.accelerator_model}",
+        short=lambda o, d: f"{o.spec.compute_units} {o.spec.unit_name}s, {d.units} needed",
+        speaks=Speaks.ALWAYS,
+        source="the units that did real work in the window (k of n); units without metrics count as busy",
+    ),
+    Limit(
+        "accelerator memory",
+        offers=lambda o: o.spec.memory_per_unit_mib,
+        needs=lambda d: d.memory_per_unit_mib,
+        says=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name} >= {d.memory_basis}",
+        short=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name}, {d.memory_basis} needed",
+        speaks=Speaks.ALWAYS,
+        source="the busiest unit's memory peak x 1.2; today's memory where it was not measured or looked reserved",
+    ),
+    Limit(
+        "vCPUs",
+        offers=lambda o: float(o.spec.vcpus),
+        needs=lambda d: float(d.vcpus),
+        says=lambda o, d: f"{o.spec.vcpus} vCPUs (needs {d.vcpus})",
+        short=lambda o, d: f"{o.spec.vcpus} vCPUs, {d.vcpus} needed",
+        speaks=Speaks.ALWAYS,
+        source="CPU p95 within 70 % and the busiest 5 minutes (p99) within 100 % of the target's vCPUs",
+    ),
+    Limit(
+        "host RAM",
+        offers=lambda o: float(o.spec.memory_mib),
+        needs=lambda d: d.host_memory_mib,
+        says=lambda o, d: f"{gib(o.spec.memory_mib)} RAM (needs {gib(d.host_memory_mib)})",
+        short=lambda o, d: f"{gib(o.spec.memory_mib)} RAM, {gib(d.host_memory_mib)} needed",
+        speaks=Speaks.ALWAYS,
+        source="mem_used_percent's peak x 1.2; unmeasured, today's RAM in proportion to the units kept",
+    ),
+    Limit(
+        "accelerator speed",
+        # As negatives, so that "at least" reads "no slower than": the ratio may not exceed what the load allows.
+        offers=lambda o: -o.ratio,
+        needs=lambda d: -d.max_ratio,
+        says=_projected,
+        short=lambda o, d: _projected(o, d).replace("projected", "would run at", 1),
+        speaks=Speaks.ALWAYS,
+        source="the largest of the tensor, memory-bandwidth and FP32 ratios (accelerators.json): p95 within 80 %, "
+        "busiest hours within 100 %",
+    ),
+    Limit(
+        "NVENC",
+        offers=lambda o: float(o.accelerator.video_encoders),
+        needs=lambda d: float(d.video_encoders),
+        says=lambda o, d: f"{o.accelerator.video_encoders} NVENC per GPU (needs {d.video_encoders})",
+        short=lambda o, d: f"{o.accelerator.video_encoders} NVENC per GPU, {d.video_encoders} needed",
+        speaks=Speaks.NEEDED,
+        source="the encoder sessions the agent publishes; NVIDIA's video support matrix for the engines per GPU",
+    ),
+    Limit(
+        "NVDEC",
+        offers=lambda o: float(o.accelerator.video_decoders),
+        needs=lambda d: float(d.video_decoders),
+        says=lambda o, d: f"{o.accelerator.video_decoders} NVDEC per GPU (needs {d.video_decoders})",
+        short=lambda o, d: f"{o.accelerator.video_decoders} NVDEC per GPU, {d.video_decoders} needed",
+        speaks=Speaks.NEEDED,
+        source="kept with the encoders (decoding is not measured on Linux)",
+    ),
+    Limit(
+        "graphics",
+        offers=lambda o: _flag(o.accelerator.graphics),
+        needs=lambda d: _flag(bool(d.graphics)),
+        says=lambda o, d: f"{o.spec.accelerator_model} runs graphics (OpenGL, Vulkan, DirectX)",
+        short=lambda o, d: f"{o.spec.accelerator_model} has no graphics (a data-center GPU: no display engine)",
+        speaks=Speaks.NEEDED,
+        source="the AMI, tags and processes (domain/graphics.py); GPUs AWS offers GRID or gaming drivers for",
+    ),
+    Limit(
+        "RT cores",
+        offers=lambda o: _flag(o.accelerator.ray_tracing),
+        needs=lambda d: _flag(d.ray_tracing),
+        says=lambda o, d: f"{o.spec.accelerator_model} has RT cores",
+        short=lambda o, d: f"{o.spec.accelerator_model} has no RT cores",
+        speaks=Speaks.NEEDED,
+        source="a graphics host on a GPU with RT cores keeps them (OptiX, Vulkan ray tracing, DXR)",
+    ),
+    Limit(
+        "NVLink",
+        offers=lambda o: _flag(not o.leaves_p_family),
+        needs=lambda d: _flag(d.units > 1),
+        says=lambda o, d: "stays on a P type (NVLink between the GPUs)",
+        short=lambda o, d: f"leaves the P families (multi-GPU work on {o.source.family} may use NVLink)",
+        speaks=Speaks.DECIDED,
+        source="multi-GPU work on a P host stays on P types",
+    ),
+    Limit(
+        "EFA",
+        offers=lambda o: _flag(o.spec.efa_supported),
+        needs=lambda d: _flag(d.efa),
+        says=lambda o, d: "EFA (the host uses it)",
+        short=lambda o, d: "no EFA, which the host uses",
+        speaks=Speaks.NEEDED,
+        source="an interface of type efa on the host; EfaSupported on the type",
+    ),
+    Limit(
+        "ENA",
+        offers=lambda o: _flag(o.spec.ena_support != "required"),
+        needs=lambda d: _flag(d.without_ena),
+        says=lambda o, d: "does not require ENA (the AMI has no ENA driver)",
+        short=lambda o, d: "requires ENA, which the host's AMI lacks",
+        speaks=Speaks.NEEDED,
+        source="the instance's EnaSupport against the type's EnaSupport",
+    ),
+    Limit(
+        "ENA Express",
+        offers=lambda o: _flag(o.spec.ena_express),
+        needs=lambda d: _flag(d.ena_express),
+        says=lambda o, d: "ENA Express (the host uses it)",
+        short=lambda o, d: "no ENA Express, which the host uses",
+        speaks=Speaks.NEEDED,
+        source="EnaSrdSpecification on the host's interfaces; EnaSrdSupported on the type",
+    ),
+    Limit(
+        "network cards",
+        offers=lambda o: float(o.spec.network_cards),
+        needs=lambda d: float(d.network_cards) if d.network_cards > 1 else 0.0,
+        says=lambda o, d: f"{o.spec.network_cards} network cards (the host uses {d.network_cards})",
+        short=lambda o, d: f"{o.spec.network_cards} network card(s), the host uses {d.network_cards}",
+        speaks=Speaks.NEEDED,
+        source="the NetworkCardIndex of the host's interfaces; MaximumNetworkCards on the type",
+    ),
+    Limit(
+        "placement group",
+        offers=lambda o: _flag(o.spec.cluster_placement),
+        needs=lambda d: _flag(bool(d.placement_group)),
+        says=lambda o, d: f"supports its cluster placement group '{d.placement_group}'",
+        short=lambda o, d: "cannot join a cluster placement group",
+        speaks=Speaks.NEEDED,
+        source="the host's Placement.GroupName; PlacementGroupInfo on the type",
+    ),
+    Limit(
+        "network",
+        offers=lambda o: o.spec.network_gbps,
+        needs=lambda d: d.network_gbps,
+        says=lambda o, d: (
+            f"network {_gbit(o.spec.network_gbps)} per direction at baseline "
+            f"({_needing(_gbit(d.network_gbps), d.network_basis)})"
+        ),
+        short=lambda o, d: (
+            f"network baseline {_gbit(o.spec.network_gbps)} per direction, "
+            f"{_needing(_gbit(d.network_gbps), d.network_basis)}"
+        ),
+        source="AWS/EC2 NetworkIn and NetworkOut, each direction's busiest hours (p99 of hourly means) x 1.2, within "
+        "the sum of the type's cards' BaselineBandwidthInGbps",
+    ),
+    Limit(
+        "network burst",
+        offers=lambda o: o.spec.network_peak_gbps or o.spec.network_gbps,
+        needs=lambda d: d.network_burst_gbps,
+        says=lambda o, d: (
+            f"bursts to {_gbit(o.spec.network_peak_gbps or o.spec.network_gbps)} "
+            f"(the busiest 5 minutes need {_gbit(d.network_burst_gbps)})"
+        ),
+        short=lambda o, d: (
+            f"bursts to {_gbit(o.spec.network_peak_gbps or o.spec.network_gbps)} only, the busiest "
+            f"5 minutes need {_gbit(d.network_burst_gbps)}"
+        ),
+        source="each direction's 5-minute peak x 1.2, within PeakBandwidthInGbps (burst credits)",
+    ),
+    Limit(
+        "EBS throughput",
+        offers=lambda o: o.spec.ebs_baseline_mbps or 0.0,
+        needs=lambda d: d.ebs_mbps,
+        says=lambda o, d: (
+            f"EBS {_mbps(o.spec.ebs_baseline_mbps or 0.0)} at baseline ({_needing(_mbps(d.ebs_mbps), d.ebs_basis)})"
+        ),
+        short=lambda o, d: (
+            f"EBS baseline {_ebs_offer(o.spec.ebs_baseline_mbps, _mbps)}, {_needing(_mbps(d.ebs_mbps), d.ebs_basis)}"
+        ),
+        source="AWS/EC2 EBSReadBytes + EBSWriteBytes, the busiest hours (p99 of hourly means) x 1.2, within the "
+        "type's EbsOptimizedInfo BaselineThroughputInMBps",
+    ),
+    Limit(
+        "EBS burst",
+        offers=lambda o: o.spec.ebs_maximum_mbps or 0.0,
+        needs=lambda d: d.ebs_burst_mbps,
+        says=lambda o, d: (
+            f"EBS bursts to {_mbps(o.spec.ebs_maximum_mbps or 0.0)} (the busiest hour needs {_mbps(d.ebs_burst_mbps)})"
+        ),
+        short=lambda o, d: (
+            f"EBS maximum {_ebs_offer(o.spec.ebs_maximum_mbps, _mbps)}, the busiest hour needs "
+            f"{_mbps(d.ebs_burst_mbps)}"
+        ),
+        source="the busiest hour's EBS throughput within MaximumThroughputInMBps",
+    ),
+    Limit(
+        "EBS IOPS",
+        offers=lambda o: o.spec.ebs_baseline_iops or 0.0,
+        needs=lambda d: d.ebs_iops,
+        says=lambda o, d: f"{o.spec.ebs_baseline_iops or 0:,.0f} EBS IOPS at baseline (needs {d.ebs_iops:,.0f})",
+        short=lambda o, d: (
+            f"EBS baseline {_ebs_offer(o.spec.ebs_baseline_iops, lambda v: f'{v:,.0f} IOPS')}, "
+            f"{d.ebs_iops:,.0f} IOPS needed"
+        ),
+        source="AWS/EC2 EBSReadOps + EBSWriteOps, the busiest hours x 1.2, within BaselineIops",
+    ),
+    Limit(
+        "local NVMe",
+        offers=lambda o: float(o.spec.instance_storage_gb),
+        needs=lambda d: d.local_storage_gb,
+        says=lambda o, d: f"{o.spec.instance_storage_gb:,} GB of instance store ({d.local_basis})",
+        short=lambda o, d: (
+            f"{o.spec.instance_storage_gb:,} GB of instance store, {d.local_storage_gb:,.0f} GB "
+            f"needed ({d.local_basis})"
+        ),
+        source="the agent's diskio less AWS/EC2's EBS bytes: a host that works its instance store keeps as much",
+    ),
+)
+
+# Positions of the limits whose shortfall is worth naming ("decided by").
+NAMED = frozenset(position for position, limit in enumerate(LIMITS) if limit.speaks is not Speaks.NEVER)
+
+
+def _ebs_offer(value: float | None, fmt: Callable[[float], str]) -> str:
+    return "not published" if value is None else fmt(value)
+
+
+def offered(offer: Offer) -> tuple[float, ...]:
+    """What a type offers of each limit, in LIMITS' order."""
+    return tuple([limit.offers(offer) for limit in LIMITS])
+
+
+def carries(offers: Sequence[float], floors: Sequence[float]) -> bool:
+    """Does a type offering `offers` carry work needing `floors` (both in LIMITS' order)?"""
+    return all(map(ge, offers, floors))
+
+
+def first_short(offers: Sequence[float], floors: Sequence[float]) -> int:
+    """The position in LIMITS of the first limit the offer falls short of (it must fall short of one)."""
+    return next(position for position, (has, needs) in enumerate(zip(offers, floors, strict=True)) if has < needs)
+
+
+def sentence(offer: Offer, demand: Demand, offers: Sequence[float], decided: frozenset[int]) -> str:
+    """The target's reason: the limits it keeps that matter here, each in its own words."""
+    floors = demand.floors
+    parts = [
+        limit.says(offer, demand)
+        for position, limit in enumerate(LIMITS)
+        if _speaks(limit.speaks, floors[position], offers[position], position in decided)
+    ]
+    return f"{offer.spec.instance_type}: " + ", ".join(parts)
+
+
+def _speaks(speaks: Speaks, need: float, offer: float, decided: bool) -> bool:
+    if speaks is Speaks.ALWAYS:
+        return True
+    if need <= 0 or speaks is Speaks.NEVER:
+        return False
+    if speaks is Speaks.NEEDED or decided:
+        return True
+    return speaks is Speaks.NEAR and need >= offer / 2
