@@ -38,6 +38,11 @@ class MetricNames:
     gpu_encoder_fps: str = "nvidia_smi_encoder_stats_average_fps"
     gpu_index_dimension: str = "index"
     host_memory_used_pct: str = "mem_used_percent"
+    # The agent's diskio (bytes per collection interval, per disk): read where published, for the instance store's work.
+    disk_read_bytes: str = "diskio_read_bytes"
+    disk_write_bytes: str = "diskio_write_bytes"
+    # The agent's procstat: processes it watches, by exe or pattern; read where a graphics process is watched.
+    process_count: str = "procstat_lookup_pid_count"
     instance_dimension: str = "InstanceId"
     instance_type_dimension: str = "InstanceType"
     # neuron-monitor's CloudWatch companion lets users pick names: all three are configurable.

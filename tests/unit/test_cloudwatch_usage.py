@@ -19,6 +19,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+from rightsizer.adapters.bundled import legacy_specs
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind
 from rightsizer.domain.usage import RawUsage, summarize
 from rightsizer.services.ports import NullProgress, SourceUnavailable, UsageSource, Window
@@ -163,11 +164,12 @@ def test_discovery_merges_dimension_sets_and_picks_per_gpu_or_rollup(cloudwatch:
     assert raw[no_metrics].devices == ()
     assert summarize(raw[no_metrics]).accelerator_data is AcceleratorData.NONE
 
-    # ListMetrics once per metric name (3 GPU metrics + host memory), never per instance.
-    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 6
+    # ListMetrics once per metric name (5 GPU metrics, host memory, diskio read and write, procstat), never per
+    # instance.
+    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 9
     assert all("Dimensions" not in params for params in calls.list_metrics)
-    # GPU 0 util x2 dimension sets, GPU 1 util, GPU 0 memory; roll-up util + memory; EC2 x3 each.
-    assert usage.queries == len(calls.queries) == (3 * 2 + 1 + 3) + (2 + 1 + 3) + 3
+    # GPU 0 util x2 dimension sets, GPU 1 util, GPU 0 memory; roll-up util + memory; EC2 x3 and EBS x4 each.
+    assert usage.queries == len(calls.queries) == (3 * 2 + 1 + 3 + 4) + (2 + 1 + 3 + 4) + 3 + 4
     assert stranger not in calls.queried_instances()
     assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == 1
 
@@ -198,9 +200,10 @@ def test_unmonitored_and_unknown_types_get_no_accelerator_queries(cloudwatch: An
     raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch(hosts, {"g4ad.xlarge": radeon}, WINDOW)
 
     assert [raw[iid].accelerator_data for iid in (amd, unknown)] == [AcceleratorData.NONE] * 2
-    assert [p["MetricName"] for p in calls.list_metrics] == ["mem_used_percent"]
+    host_metrics = ["mem_used_percent", "diskio_read_bytes", "diskio_write_bytes", "procstat_lookup_pid_count"]
+    assert [p["MetricName"] for p in calls.list_metrics] == host_metrics
     assert {q["MetricStat"]["Metric"]["Namespace"] for q in calls.queries} == {"AWS/EC2"}
-    assert len(calls.queries) == 6
+    assert len(calls.queries) == 2 * (3 + 4)  # CPU, network in and out; EBS bytes and operations read and written
 
 
 # 2. Neuron, with configurable names ------------------------------------------------------------------
@@ -253,10 +256,13 @@ def test_neuron_discovery_with_custom_namespace_metric_and_dimensions(cloudwatch
     assert rolled.accelerator_data is AcceleratorData.ROLLUP
     assert [d.index for d in rolled.devices] == ["*"]
     assert set(rolled.devices[0].utilization_avg.values) == {45.0}
-    # No NVIDIA discovery for a Neuron-only fleet; one Neuron ListMetrics, one for host memory.
+    # No NVIDIA discovery for a Neuron-only fleet; one Neuron ListMetrics, one each for the agent's host metrics.
     assert [(p["Namespace"], p["MetricName"]) for p in calls.list_metrics] == [
         ("Custom/Neuron", "NeuronCoreUtilization"),
         ("CWAgent", "mem_used_percent"),
+        ("CWAgent", "diskio_read_bytes"),
+        ("CWAgent", "diskio_write_bytes"),
+        ("CWAgent", "procstat_lookup_pid_count"),
     ]
 
 
@@ -304,8 +310,9 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
     assert list(gpu.memory_total_max.timestamps) == [EPOCH0, EPOCH0 + 86400]
     assert MEM_ACTIVITY not in {p["MetricName"] for p in calls.list_metrics}
     assert MEM_ACTIVITY not in {q["MetricStat"]["Metric"]["MetricName"] for q in calls.queries}
-    # Per GPU: utilisation Average and Maximum, memory used Maximum, memory total Maximum.
-    assert len(calls.queries) == 4 + 1 + 3
+    # Per GPU: utilisation Average and Maximum, memory used Maximum, memory total Maximum; host memory; AWS/EC2's CPU
+    # and network, and its EBS bytes and operations (hourly Sums).
+    assert len(calls.queries) == 4 + 1 + 3 + 4
     assert (raw.host_memory_max.period_seconds, list(raw.host_memory_max.values)) == (3600, [62.5])
     assert (list(raw.network_in_sum.timestamps), list(raw.network_in_sum.values)) == ([at], [3000.0])
     assert list(raw.network_out_sum.values) == [7.0]
@@ -315,6 +322,67 @@ def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> Non
         assert series.stamps.dtype == np.int64 and series.array.dtype == np.float64
         assert list(series.timestamps) == sorted(set(series.timestamps))
     assert (raw.window_start, raw.window_end) == (WINDOW.start, WINDOW.end)
+
+
+def test_ebs_the_disks_and_graphics_processes_are_read_where_published(cloudwatch: Any) -> None:
+    iid, xen = "i-0000000000000000a", "i-0000000000000000x"
+    hour = T0 + timedelta(hours=5)
+    ec2 = {"InstanceId": iid}
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(iid, "0"), [(hour, 10.0)])
+    # AWS/EC2's EBS metrics (5-minute sums on basic monitoring): the hourly Sum adds them up.
+    put(cloudwatch, "AWS/EC2", "EBSReadBytes", ec2, [(hour, 6e9), (hour + timedelta(minutes=5), 4e9)])
+    put(cloudwatch, "AWS/EC2", "EBSWriteBytes", ec2, [(hour, 1e9)])
+    put(cloudwatch, "AWS/EC2", "EBSReadOps", ec2, [(hour, 36_000.0)])
+    put(cloudwatch, "AWS/EC2", "EBSWriteOps", ec2, [(hour, 3_600.0)])
+    # The agent's diskio on two disks (the root EBS volume and the instance store), read and written.
+    for disk, read, written in (("nvme0n1", 1e9, 2e9), ("nvme1n1", 3e10, 1e10)):
+        dims = {"InstanceId": iid, "InstanceType": "g5.12xlarge", "name": disk}
+        put(cloudwatch, "CWAgent", "diskio_read_bytes", dims, [(hour, read)])
+        put(cloudwatch, "CWAgent", "diskio_write_bytes", dims, [(hour, written)])
+    # procstat watches a DCV server (running) and sshd (not a graphics process: never queried).
+    put(
+        cloudwatch,
+        "CWAgent",
+        "procstat_lookup_pid_count",
+        {**ec2, "exe": "dcvserver", "pid_finder": "native"},
+        [(hour, 1.0)],
+    )
+    put(
+        cloudwatch,
+        "CWAgent",
+        "procstat_lookup_pid_count",
+        {**ec2, "exe": "sshd", "pid_finder": "native"},
+        [(hour, 3.0)],
+    )
+    put(cloudwatch, "AWS/EC2", "EBSReadBytes", {"InstanceId": xen}, [(hour, 1e9)])
+    calls = record(cloudwatch)
+    hosts = [instance(instance_id=iid), instance("p3.2xlarge", xen)]
+
+    raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch(hosts, {**legacy_specs(), **api_specs()}, WINDOW)
+
+    at = int(hour.timestamp())
+    nitro = raw[iid]
+    assert (nitro.ebs_read_bytes.period_seconds, list(nitro.ebs_read_bytes.timestamps)) == (3600, [at])
+    assert list(nitro.ebs_read_bytes.values) == [1e10]
+    assert (list(nitro.ebs_write_bytes.values), list(nitro.ebs_read_ops.values)) == ([1e9], [36_000.0])
+    assert list(nitro.ebs_write_ops.values) == [3_600.0]
+    # Every disk's reads and writes added up per hour.
+    assert (list(nitro.disk_bytes.timestamps), list(nitro.disk_bytes.values)) == ([at], [4.3e10])
+    assert nitro.graphics_processes == ("dcvserver",)
+    processes = [q for q in calls.queries if q["MetricStat"]["Metric"]["MetricName"] == "procstat_lookup_pid_count"]
+    assert [{d["Name"]: d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]}["exe"] for q in processes] == [
+        "dcvserver"
+    ]
+    # A Xen host's EBS metrics are per volume (AWS/EBS), never asked per instance.
+    xen_queries = [
+        q for q in calls.queries if {"Name": "InstanceId", "Value": xen} in q["MetricStat"]["Metric"]["Dimensions"]
+    ]
+    assert {q["MetricStat"]["Metric"]["MetricName"] for q in xen_queries} == {
+        "CPUUtilization",
+        "NetworkIn",
+        "NetworkOut",
+    }
+    assert not raw[xen].ebs_read_bytes
 
 
 # 4. Batching -----------------------------------------------------------------------------------------
@@ -351,12 +419,12 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
     usage = CloudWatchUsage(client, MetricNames(), progress)
     raw = usage.fetch(hosts, api_specs(), WINDOW)
 
-    expected_queries = 45 * (8 * 4 + 1 + 3)  # 4 per GPU, host memory, 3 AWS/EC2
+    expected_queries = 45 * (8 * 4 + 1 + 3 + 4)  # 4 per GPU, host memory, 3 AWS/EC2, 4 EBS
     assert usage.queries == len(calls.queries) == expected_queries
     assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == math.ceil(expected_queries / 500) == 4
     assert usage.pages_beyond_first == 0
-    # 36 queries per host: 13 hosts fill a request as far as whole hosts can (a host's series stay together).
-    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [468, 468, 468, 216]
+    # 40 queries per host: 12 hosts fill a request as far as whole hosts can (a host's series stay together).
+    assert [len(params["MetricDataQueries"]) for params in calls.get_metric_data] == [480, 480, 480, 360]
     for params in calls.get_metric_data:  # ids are unique within a request, as the API requires
         ids = [q["Id"] for q in params["MetricDataQueries"]]
         assert len(set(ids)) == len(ids)
@@ -367,7 +435,7 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
             WINDOW.end,
             "TimestampAscending",
         )
-    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 6
+    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 9
     assert progress.stages == [("usage", 4)] and progress.advanced == 4
     for host in hosts:
         usage_of = raw[host.instance_id]
@@ -381,8 +449,8 @@ def test_a_smaller_batch_size_makes_more_calls(cloudwatch: Any) -> None:
     calls = record(cloudwatch)
     usage = CloudWatchUsage(cloudwatch, MetricNames(), max_queries_per_call=2)
     usage.fetch([instance(instance_id="i-0000000000000000a")], api_specs(), WINDOW)
-    assert usage.queries == 5  # utilization x2, EC2 x3
-    assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == 3
+    assert usage.queries == 9  # utilization x2, EC2 x3, EBS x4
+    assert usage.get_metric_data_calls == calls.sent["GetMetricData"] == 5
     with pytest.raises(ValueError, match="max_queries_per_call"):
         CloudWatchUsage(cloudwatch, MetricNames(), max_queries_per_call=501)
 
@@ -414,7 +482,9 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
         {"Metrics": [_listed(iid, "1")]},
         {"Namespace": "CWAgent", "MetricName": UTIL, "NextToken": "lm2"},
     )
-    for name in (MEM_USED, MEM_TOTAL, ENC_SESSIONS, ENC_FPS, "mem_used_percent"):
+    other_names = (MEM_USED, MEM_TOTAL, ENC_SESSIONS, ENC_FPS, "mem_used_percent")
+    host_names = ("diskio_read_bytes", "diskio_write_bytes", "procstat_lookup_pid_count")
+    for name in (*other_names, *host_names):
         stubber.add_response("list_metrics", {"Metrics": []}, {"Namespace": "CWAgent", "MetricName": name})
     # Plan: q0/q1 GPU 0 avg/max, q2/q3 GPU 1 avg/max, q4-q6 CPU, NetworkIn, NetworkOut.
     t = [T0 + timedelta(minutes=5 * step) for step in range(4)]
@@ -467,7 +537,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
     assert [d.index for d in raw[iid].devices] == ["0"]  # GPU 1 has no datapoint: left out
     assert list(raw[iid].cpu_avg.values) == [3.0]
     assert (usage.get_metric_data_calls, usage.pages_beyond_first, usage.batches) == (2, 1, 1)
-    assert usage.list_metrics_calls == 7
+    assert usage.list_metrics_calls == 10
     assert progress.stages == [("usage", 1)] and progress.advanced == 1
     text = "\n".join(progress.warnings)
     assert "Forbidden for 1 usage queries" in text and "InternalError" in text
@@ -505,7 +575,7 @@ def test_non_running_instances_get_an_empty_entry_and_no_queries(cloudwatch: Any
     assert both[stopped].devices == () and not both[stopped].cpu_avg
     assert both[running].accelerator_data is AcceleratorData.PER_DEVICE
     assert calls.queried_instances() == {running}
-    assert usage.queries == 5
+    assert usage.queries == 9
 
 
 def test_accelerator_series_says_where_each_running_host_publishes_from_listmetrics_alone(cloudwatch: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -73,6 +74,29 @@ def _host(
     )
 
 
+def _with_storage(rng: np.random.Generator, raw: RawUsage, *, disks: bool, gap: bool = False) -> RawUsage:
+    """The host with AWS/EC2's EBS series (hourly Sums) and, with `disks`, the agent's diskio over every disk (EBS and
+    the instance store); `gap`: the EBS series miss a day (a host off the group's clock for them)."""
+    stamps = _stamps(3600)
+    keep = np.ones(len(stamps), dtype=bool)
+    if gap:
+        keep[100:124] = False
+
+    def hourly(scale: float) -> Series:
+        return Series(3600, stamps[keep].copy(), rng.uniform(0, scale, len(stamps))[keep])
+
+    reads, writes = hourly(2e12), hourly(5e11)
+    extra = {"disk_bytes": Series(3600, stamps.copy(), rng.uniform(0, 6e12, len(stamps)))} if disks else {}
+    return replace(
+        raw,
+        ebs_read_bytes=reads,
+        ebs_write_bytes=writes,
+        ebs_read_ops=hourly(4e7),
+        ebs_write_ops=hourly(1e7),
+        **extra,
+    )
+
+
 def _one_at_a_time(raws: list[RawUsage]) -> list[UsageSummary]:
     return [summarize_one(raw) for raw in raws]
 
@@ -89,6 +113,32 @@ def test_hosts_on_one_clock_are_summarised_together_as_each_would_be_alone(monke
     monkeypatch.setattr(summaries, "summarize_timed", not_alone)
 
     assert list(summarize_all(raws)) == expected
+
+
+@pytest.mark.parametrize("disks", [False, True])
+def test_ebs_and_the_instance_store_read_together_as_each_host_alone(
+    monkeypatch: pytest.MonkeyPatch, disks: bool
+) -> None:
+    rng = np.random.default_rng(17)
+    raws = [_with_storage(rng, _host(rng, n, units), disks=disks) for n, units in enumerate([1, 4, 1, 8, 2])]
+    expected = _one_at_a_time(raws)
+    rates = [(s.ebs_mbps, s.ebs_iops, s.local_disk_mbps) for s in expected]
+
+    def not_alone(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
+        raise AssertionError(f"{raw.instance_id} took the one-host path")
+
+    monkeypatch.setattr(summaries, "summarize_timed", not_alone)
+
+    assert list(summarize_all(raws)) == expected
+    assert all(ebs is not None and iops is not None for ebs, iops, _ in rates)
+    assert all((local is not None) is disks for _, _, local in rates)
+
+
+def test_a_host_whose_ebs_series_have_a_gap_gets_the_same_rates_in_a_group() -> None:
+    rng = np.random.default_rng(19)
+    raws = [_with_storage(rng, _host(rng, n, 1), disks=True, gap=n == 2) for n in range(4)]
+
+    assert list(summarize_all(raws)) == _one_at_a_time(raws)
 
 
 def test_hosts_off_the_shared_clock_are_summarised_alone_in_their_place() -> None:

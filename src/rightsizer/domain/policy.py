@@ -55,9 +55,6 @@ class Policy:
     # and package caches, which every EBS-optimized GPU type carries many times over (the least baseline is ~85 MB/s).
     storage_active_mbps: float = 5.0
     storage_active_iops: float = 200.0
-    # A GPU whose series stop this many hours before its siblings' (which report on, as the host runs) is gone from the
-    # bus or disabled, not idle.
-    gone_gpu_hours: float = 6.0
     # The last day's mean (accelerators or CPU) at this many times the window's typical day, and 10 points above
     # it: the load has just risen, too recently to be a regime; a downsize waits.
     recent_rise: float = 1.5

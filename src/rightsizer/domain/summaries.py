@@ -21,8 +21,9 @@ import numpy as np
 
 from rightsizer.domain import regimes, usage
 from rightsizer.domain.guards import Gap, Source
-from rightsizer.domain.models import DeviceUsage, RegimeChange, TypeChange, UsageSummary
+from rightsizer.domain.models import DeviceUsage, Rate, RegimeChange, TypeChange, UsageSummary
 from rightsizer.domain.usage import (
+    MB,
     Bins,
     DeviceSeries,
     Floats,
@@ -42,10 +43,12 @@ from rightsizer.domain.usage import (
     nan_as_none,
     optional_rows,
     pick_rows,
+    rates_of_rows,
     row_stats,
     running_share,
     same_stamps,
     series_peak,
+    storage_rates,
     summarize_timed,
     week_views,
     with_encoders,
@@ -326,6 +329,9 @@ class _Timelines:
     hour_peak_rows: Floats  # the same two as rows (-inf / NaN where no reading), for the reading of regimes
     daily_rows: Floats
     cpu_daily_rows: Floats  # the host's CPU mean per day (NaN where none)
+    # Each direction's sustained level (p99 of its hourly means, Gbps) per host: hours_with_data columns, sorted.
+    inbound_hours: Floats
+    outbound_hours: Floats
 
 
 def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Timelines:
@@ -345,11 +351,14 @@ def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Tim
     has = ~fine_bins.empty
     counts = np.maximum(fine_bins.counts, 1)
     network = np.zeros((len(raws), span.count))
+    flows = []
     for stack, rates in (
         (stacks.inbound, [gbps(raw.network_in_sum) for raw in raws]),
         (stacks.outbound, [gbps(raw.network_out_sum) for raw in raws]),
     ):
-        network[:, has] += (fine_bins.reduce(stack, np.add, 0.0) / counts * np.array(rates)[:, np.newaxis])[:, has]
+        flow = (fine_bins.reduce(stack, np.add, 0.0) / counts * np.array(rates)[:, np.newaxis])[:, has]
+        network[:, has] += flow
+        flows.append(flow)  # a copy already (boolean indexing): sorted for its percentiles below
     network_hours = network[:, has]
     network_hours.sort(axis=1)
     daily = np.where(day_counts > 0, day_sums / np.maximum(day_counts, 1), np.nan)
@@ -371,6 +380,8 @@ def _timelines(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> _Tim
             cpu_peaks,
         ),
         network_p95=[row[0] for row in pick_rows(network_hours, 95)] if network_hours.shape[1] else [None] * len(raws),
+        inbound_hours=flows[0],
+        outbound_hours=flows[1],
     )
 
 
@@ -405,6 +416,8 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
     grid = WindowGrid.of(clock.window_start, clock.window_end)
     accelerator_days, coverage = accelerator_coverage(raws[0], (clock.window_end - clock.window_start).total_seconds())
     inbound_peaks, outbound_peaks = stacks.inbound.max(axis=1).tolist(), stacks.outbound.max(axis=1).tolist()
+    inbound, outbound = _flows(raws, timelines, inbound_peaks, outbound_peaks)
+    storage = _storage(clock, raws)
     units = iter(_unit_usages(clock, raws, stacks))
     ran = running_share(raws[0].cpu_avg, clock.window_end)  # the hosts share the CPU series' clock
     summaries = [
@@ -430,6 +443,12 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
             running_share=ran,
             hourly_cpu_peak=timelines.week.cpu_peak[host],
             daily_cpu_mean=nan_as_none(timelines.cpu_daily_rows[host]),
+            network_in=inbound[host],
+            network_out=outbound[host],
+            ebs_mbps=storage[host][0],
+            ebs_iops=storage[host][1],
+            local_disk_mbps=storage[host][2],
+            graphics_processes=raw.graphics_processes,
         )
         for host, (raw, cpu) in enumerate(zip(raws, row_stats(stacks.cpu), strict=True))
     ]
@@ -443,5 +462,47 @@ def _summarize_group(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Usag
             encoders.hours if encoders else None,
             timelines.cpu_daily_rows[host],
         )
-        found.append((with_last_days(with_encoders(summary, encoders), raw), line))
+        found.append((with_last_days(with_encoders(summary, encoders), raw, one_clock=True), line))
     return found
+
+
+def _flows(
+    raws: Sequence[RawUsage], timelines: _Timelines, inbound_peaks: list[float], outbound_peaks: list[float]
+) -> tuple[list[Rate | None], list[Rate | None]]:
+    """Each host's network per direction (Gbps): its hourly means' p99, its 5-minute peak."""
+    if not timelines.inbound_hours.shape[1]:
+        return [None] * len(raws), [None] * len(raws)
+    directions: list[list[Rate | None]] = []
+    for hours, peaks, series in (
+        (timelines.inbound_hours, inbound_peaks, [raw.network_in_sum for raw in raws]),
+        (timelines.outbound_hours, outbound_peaks, [raw.network_out_sum for raw in raws]),
+    ):
+        sustained = rates_of_rows(hours)
+        directions.append(
+            [Rate(found.sustained, peak * gbps(one)) for found, peak, one in zip(sustained, peaks, series, strict=True)]
+        )
+    return directions[0], directions[1]
+
+
+def _storage(clock: _Clock, raws: Sequence[RawUsage]) -> list[tuple[Rate | None, Rate | None, Rate | None]]:
+    """Each host's EBS MB/s and IOPS and instance-store MB/s (usage.storage_rates): hosts whose EBS series (and
+    diskio, where any host has it) share the group's hourly clock in one numpy pass, the others one by one."""
+    if not any(raw.ebs_read_bytes or raw.ebs_write_bytes or raw.disk_bytes for raw in raws):
+        return [(None, None, None)] * len(raws)
+    hourly = clock.hourly
+    names = ("ebs_read_bytes", "ebs_write_bytes", "ebs_read_ops", "ebs_write_ops")
+    disks = any(raw.disk_bytes for raw in raws)
+    if not all(
+        _all_on([getattr(raw, name) for name in names] + ([raw.disk_bytes] if disks else []), hourly) for raw in raws
+    ):
+        return [storage_rates(raw) for raw in raws]
+    read, write, read_ops, write_ops = (np.stack([getattr(raw, name).array for raw in raws]) for name in names)
+    seconds = float(raws[0].ebs_read_bytes.period_seconds)
+    ebs = read + write
+    mbps = rates_of_rows(ebs / seconds / MB)
+    iops = rates_of_rows((read_ops + write_ops) / seconds)
+    if not disks:
+        return [(one, ops, None) for one, ops in zip(mbps, iops, strict=True)]
+    disk = np.stack([raw.disk_bytes.array for raw in raws])
+    local = rates_of_rows(np.maximum(disk - ebs, 0.0) / seconds / MB)
+    return list(zip(mbps, iops, local, strict=True))

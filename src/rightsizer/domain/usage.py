@@ -26,7 +26,7 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import AcceleratorData, DeviceUsage, OutOfRange, SeriesStats, UsageSummary
+from rightsizer.domain.models import AcceleratorData, DeviceUsage, GoneUnit, OutOfRange, Rate, SeriesStats, UsageSummary
 
 HOURS_PER_WEEK = 168
 # 1970-01-05 was a Monday: hour-of-week buckets start at Monday 00:00 UTC.
@@ -111,7 +111,7 @@ class DeviceSeries:
 RECENT_MEMORY_SECONDS = 3 * 86400
 
 # GPU series that end while the host runs on for this long: the agent stopped (a few minutes of CloudWatch delay, or
-# an hour of it, are not that).
+# an hour of it, are not that); one GPU's series that end this long before its siblings': the GPU is gone.
 SILENT_AGENT_SECONDS = 6 * 3600
 
 
@@ -140,6 +140,15 @@ class RawUsage:
     started_at: datetime | None = None
     # The host's series CloudWatch answered only in part (a query's status InternalError or Forbidden), named.
     incomplete: tuple[str, ...] = ()
+    # AWS/EC2's EBS metrics (hourly Sums: bytes and operations over each hour), and the agent's diskio bytes over every
+    # disk (hourly Sums, EBS volumes and instance store alike) where it publishes them.
+    ebs_read_bytes: Series = EMPTY
+    ebs_write_bytes: Series = EMPTY
+    ebs_read_ops: Series = EMPTY
+    ebs_write_ops: Series = EMPTY
+    disk_bytes: Series = EMPTY
+    # Processes the agent's procstat plugin found running that only a graphics workload runs (domain/graphics.py).
+    graphics_processes: tuple[str, ...] = ()
 
     def silence_filled(self) -> RawUsage:
         """Each unit that reported in the window reads 0 % in the periods the host ran (AWS/EC2 has a CPU reading)
@@ -185,6 +194,11 @@ class RawUsage:
             network_in_sum=self.network_in_sum.since(epoch),
             network_out_sum=self.network_out_sum.since(epoch),
             host_memory_max=self.host_memory_max.since(epoch),
+            ebs_read_bytes=self.ebs_read_bytes.since(epoch),
+            ebs_write_bytes=self.ebs_write_bytes.since(epoch),
+            ebs_read_ops=self.ebs_read_ops.since(epoch),
+            ebs_write_ops=self.ebs_write_ops.since(epoch),
+            disk_bytes=self.disk_bytes.since(epoch),
         )
 
     def accelerator_silent_since(self, min_running_seconds: int = SILENT_AGENT_SECONDS) -> datetime | None:
@@ -206,6 +220,31 @@ class RawUsage:
         cpu = self.cpu_avg
         running_after = (len(cpu.stamps) - int(cpu.stamps.searchsorted(last))) * cpu.period_seconds
         return datetime.fromtimestamp(last, UTC) if running_after >= min_running_seconds else None
+
+    def gone_units(self, min_seconds: float) -> tuple[GoneUnit, ...]:
+        """GPUs whose series ended at least `min_seconds` before their siblings', while a sibling reported to the end of
+        the window and AWS/EC2 shows the host running after: off the bus (Xid 79) or disabled, not idle. Not for
+        neuron-monitor (its cores fall silent when unused) nor for a roll-up."""
+        if self.silence_is_idle or len(self.devices) < 2 or not self.cpu_avg:
+            return ()
+        ends = {}
+        for device in self.devices:
+            series = device.utilization_avg or device.utilization_max
+            if series:
+                ends[device.index] = int(series.stamps[-1]) + series.period_seconds
+        if len(ends) < 2:
+            return ()
+        latest = max(ends.values())
+        # A sibling reports to the end (a CloudWatch delay of an hour or two aside): the agent itself runs.
+        if latest < self.window_end.timestamp() - 2 * 3600:
+            return ()
+        cpu = self.cpu_avg.stamps
+        gone = []
+        for index, end in ends.items():
+            running = (len(cpu) - int(cpu.searchsorted(end))) * self.cpu_avg.period_seconds
+            if latest - end >= min_seconds and running >= min_seconds:
+                gone.append(GoneUnit(index, datetime.fromtimestamp(end, UTC)))
+        return tuple(gone)
 
     def recent_memory_peaks(self) -> dict[str, float]:
         """Each unit's highest memory reading of the last RECENT_MEMORY_SECONDS of the window, by index (units
@@ -826,6 +865,8 @@ def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         else (np.full(grid.days, np.nan))
     )
     encoders = encoder_views(raw.devices, grid)
+    inbound, outbound = network_flows(clocks, span, raw)
+    ebs_mbps, ebs_iops, local_disk = storage_rates(raw)
     summary = UsageSummary(
         instance_id=raw.instance_id,
         window_start=raw.window_start,
@@ -846,14 +887,97 @@ def summarize_timed(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
         running_share=running_share(cpu, raw.window_end),
         hourly_cpu_peak=week.cpu_peak[0],
         daily_cpu_mean=nan_as_none(cpu_daily),
+        network_in=inbound,
+        network_out=outbound,
+        ebs_mbps=ebs_mbps,
+        ebs_iops=ebs_iops,
+        local_disk_mbps=local_disk,
+        graphics_processes=raw.graphics_processes,
     )
     timelines = Timelines(grid, hour_peaks, daily, encoders.hours if encoders else None, cpu_daily)
     return with_last_days(with_encoders(summary, encoders), raw), timelines
 
 
-def with_last_days(summary: UsageSummary, raw: RawUsage) -> UsageSummary:
-    """What the window's last days say on their own: each unit's recent memory peak, and whether the accelerator
-    series stopped while the host ran on."""
+def with_last_days(summary: UsageSummary, raw: RawUsage, *, one_clock: bool = False) -> UsageSummary:
+    """What the window's last days say on their own: each unit's recent memory peak, whether the accelerator series
+    stopped while the host ran on, and GPUs whose series stopped while their siblings' went on (`one_clock`: every
+    unit's series share one clock, so none stopped before the others)."""
     peaks = raw.recent_memory_peaks()
     devices = tuple(replace(d, memory_recent_peak_mib=peaks.get(d.index)) for d in summary.devices)
-    return replace(summary, devices=devices, accelerator_silent_since=raw.accelerator_silent_since())
+    return replace(
+        summary,
+        devices=devices,
+        accelerator_silent_since=raw.accelerator_silent_since(),
+        gone_units=() if one_clock else raw.gone_units(SILENT_AGENT_SECONDS),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Flows through the host's limits: network per direction, EBS, the instance store.
+
+MB = 1e6  # bytes in the MB of EC2's EBS figures (MB/s)
+
+
+def rate(values: Floats) -> Rate | None:
+    """The Rate of per-hour (or per-period) rates: p99 of them sustained, the highest the peak (None: no readings)."""
+    if not len(values):
+        return None
+    sustained, peak = _percentiles(values, 99, 100)
+    return Rate(sustained, peak)
+
+
+def rates_of_rows(rows: Floats) -> list[Rate]:
+    """Each row's Rate (rows of rates over the same hours; sorts them in place)."""
+    rows.sort(axis=-1)
+    return [Rate(sustained, peak) for sustained, peak in pick_rows(rows, 99, 100)]
+
+
+def _sum_on_stamps(series: Sequence[Series]) -> tuple[Ints, Floats] | None:
+    """The series added up at each timestamp any of them has (None: none has a reading)."""
+    present = [one for one in series if one]
+    if not present:
+        return None
+    first = present[0]
+    if all(same_stamps(one.stamps, first.stamps) for one in present[1:]):
+        return first.stamps, _combined([one.array for one in present], np.add)
+    stamps = np.unique(np.concatenate([one.stamps for one in present]))
+    total = np.zeros(len(stamps))
+    for one in present:
+        total[stamps.searchsorted(one.stamps)] += one.array
+    return stamps, total
+
+
+def storage_rates(raw: RawUsage) -> tuple[Rate | None, Rate | None, Rate | None]:
+    """(EBS MB/s read + write, EBS operations per second, instance store MB/s) per hour: the agent's diskio covers every
+    disk, EBS volumes included, so the instance store's share is diskio less EBS in the same hour."""
+    ebs = _sum_on_stamps((raw.ebs_read_bytes, raw.ebs_write_bytes))
+    ops = _sum_on_stamps((raw.ebs_read_ops, raw.ebs_write_ops))
+    period = (raw.ebs_read_bytes or raw.ebs_write_bytes).period_seconds
+    ebs_mbps = rate(ebs[1] / period / MB) if ebs else None
+    ebs_iops = rate(ops[1] / (raw.ebs_read_ops or raw.ebs_write_ops).period_seconds) if ops else None
+    local = None
+    if raw.disk_bytes:
+        disk = raw.disk_bytes.array.copy()
+        if ebs is not None:
+            stamps, bytes_ = ebs
+            at = raw.disk_bytes.stamps.searchsorted(stamps)
+            found = at < len(disk)
+            found[found] = raw.disk_bytes.stamps[at[found]] == stamps[found]
+            disk[at[found]] -= bytes_[found]
+        local = rate(np.maximum(disk, 0.0) / raw.disk_bytes.period_seconds / MB)
+    return ebs_mbps, ebs_iops, local
+
+
+def network_flows(clocks: _Clocks, hours: HourSpan, raw: RawUsage) -> tuple[Rate | None, Rate | None]:
+    """Each direction's Rate in Gbps: hourly means (their p99 sustained), 5-minute peak."""
+    flows: list[Rate | None] = []
+    for series in (raw.network_in_sum, raw.network_out_sum):
+        if not series:
+            flows.append(None)
+            continue
+        bins = clocks.of(series).bins(hours.first, 3600, hours.count)
+        has = ~bins.empty
+        means = bins.reduce(series.array, np.add, 0.0)[has] / bins.counts[has] * gbps(series)
+        found = rate(means)
+        flows.append(None if found is None else Rate(found.sustained, float(series.array.max()) * gbps(series)))
+    return flows[0], flows[1]

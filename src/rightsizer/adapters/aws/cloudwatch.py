@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from botocore.exceptions import BotoCoreError, ClientError
 
+from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
@@ -98,6 +99,21 @@ _EC2_FIELDS: tuple[tuple[str, str, str, int], ...] = (
     ("NetworkIn", "network_in_sum", "Sum", 300),
     ("NetworkOut", "network_out_sum", "Sum", 300),
 )
+# EBS on Nitro hosts (AWS/EC2 publishes these per instance; a Xen host's EBS metrics are per volume, in AWS/EBS):
+# bytes and operations per hour, what a target must carry at its EBS baseline. Hourly, so they cost 336 datapoints
+# each over 14 days rather than 4,032.
+_EBS_FIELDS: tuple[tuple[str, str, str, int], ...] = (
+    ("EBSReadBytes", "ebs_read_bytes", "Sum", 3600),
+    ("EBSWriteBytes", "ebs_write_bytes", "Sum", 3600),
+    ("EBSReadOps", "ebs_read_ops", "Sum", 3600),
+    ("EBSWriteOps", "ebs_write_ops", "Sum", 3600),
+)
+_DISK_FIELD = ("disk_bytes", "Sum", 3600)  # every disk's read and write bytes, added up per hour
+_PROCESS_FIELD = ("graphics_process", "Maximum", 3600)  # processes found, per hour
+# Fields summed over their dimension sets (every disk) rather than merged as copies of one series.
+_SUMMED_FIELDS = frozenset({_DISK_FIELD[0]})
+# procstat names what it watches by one of these dimensions (the agent's config: exe, pattern or pid_file).
+_PROCESS_DIMENSIONS = ("exe", "pattern", "pidfile", "pid_file")
 
 Dimensions = tuple[tuple[str, str], ...]
 
@@ -126,6 +142,7 @@ class _Query:
     stat: str
     period: int
     scale: float = 1.0  # multiplies every value: Container Insights' bytes to the agent's MiB
+    label: str = ""  # what a host-level query is about beyond its field (a process's name)
 
     def request(self, query_id: str) -> dict[str, Any]:
         return metric_stat_query(query_id, self.namespace, self.metric_name, self.dimensions, self.stat, self.period)
@@ -223,7 +240,8 @@ class CloudWatchUsage:
             if not inst.is_running:
                 yield _raw_usage(inst, [], window)
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
-        plan = self._plan(running, kinds)
+        nitro = frozenset(iid for iid, inst in running.items() if _nitro(specs.get(inst.instance_type)))
+        plan = self._plan(running, kinds, nitro)
         self.queries = sum(len(queries) for queries in plan.values())
         batches = _pack(list(plan.items()), window, self._max_queries, self._page)
         if self._progress is not None:
@@ -258,7 +276,8 @@ class CloudWatchUsage:
         of its per-GPU or per-NeuronCore series (the agent's, Container Insights', neuron-monitor's), empty where
         there are none. Discovery only (ListMetrics): nothing is read."""
         running = {i.instance_id: i for i in instances if i.is_running}
-        plan = self._plan(running, {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()})
+        kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
+        plan = self._plan(running, kinds, nitro=frozenset())  # the accelerators' series only: no EBS to ask
         return {iid: frozenset(q.namespace for q in queries if q.device is not None) for iid, queries in plan.items()}
 
     # Discovery -----------------------------------------------------------------------------------
@@ -270,11 +289,11 @@ class CloudWatchUsage:
         dropped, so the work per host would grow with the region."""
         if self._region_units is None:
             return False
-        metric_names = len(_GPU_FIELDS) + 2  # the GPU metrics, host memory, NeuronCore utilisation
+        metric_names = len(_GPU_FIELDS) + 5  # the GPU metrics, host memory, diskio, procstat, NeuronCore utilisation
         return metric_names * math.ceil(self._region_units / _LIST_PAGE) >= len(running) + neuron_hosts
 
     def _plan(
-        self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None]
+        self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None], nitro: frozenset[str]
     ) -> dict[str, list[_Query]]:
         m = self._metrics
         nvidia = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NVIDIA}
@@ -286,7 +305,8 @@ class CloudWatchUsage:
             m.gpu_encoder_sessions: "encoder_sessions",
             m.gpu_encoder_fps: "encoder_fps",
         }
-        agent_metrics = (*gpu_metrics, m.host_memory_used_pct)
+        host_metrics = (m.host_memory_used_pct, m.disk_read_bytes, m.disk_write_bytes, m.process_count)
+        agent_metrics = (*gpu_metrics, *host_metrics)
         per_instance = self._per_instance(running, len(neuron))
         if per_instance:
             agent = self._discover_per_instance(m.gpu_namespace, agent_metrics, running, m.gpu_index_dimension)
@@ -303,9 +323,9 @@ class CloudWatchUsage:
                 if neuron
                 else {}
             )
-            host_found = self._discover(m.gpu_namespace, m.host_memory_used_pct, running, None) if running else {}
-            for iid, series in host_found.items():
-                agent[iid].extend(series)
+            for metric_name in host_metrics if running else ():
+                for iid, series in self._discover(m.gpu_namespace, metric_name, running, None).items():
+                    agent[iid].extend(series)
 
         # Kubernetes nodes without the agent's GPU series: Container Insights' instead, where it publishes them.
         without_agent = {
@@ -341,11 +361,28 @@ class CloudWatchUsage:
                     host = _Found(one.metric_name, one.dimensions, None)
                     fields = (_HOST_MEMORY_FIELD,)
                     queries.extend(_queries(iid, host, CONTAINER_INSIGHTS_NAMESPACE, fields, device=None))
-            for metric_name, field_name, stat, period in _EC2_FIELDS:
-                dimensions = ((_EC2_INSTANCE_DIMENSION, iid),)
-                queries.append(_Query(iid, None, field_name, _EC2_NAMESPACE, metric_name, dimensions, stat, period))
+            queries.extend(self._host_queries(iid, found, nitro=iid in nitro))
             plan[iid] = queries
         return plan
+
+    def _host_queries(self, iid: str, found: Sequence[_Found], *, nitro: bool) -> Iterator[_Query]:
+        """AWS/EC2's CPU and network (and EBS, on a Nitro host), the disks' bytes where the agent publishes diskio, and
+        the watched graphics processes (domain/graphics.py) where procstat publishes them."""
+        m = self._metrics
+        dimensions = ((_EC2_INSTANCE_DIMENSION, iid),)
+        for metric_name, field_name, stat, period in (*_EC2_FIELDS, *(_EBS_FIELDS if nitro else ())):
+            yield _Query(iid, None, field_name, _EC2_NAMESPACE, metric_name, dimensions, stat, period)
+        field_name, stat, period = _DISK_FIELD
+        for one in found:
+            if one.metric_name in (m.disk_read_bytes, m.disk_write_bytes):
+                yield _Query(iid, None, field_name, m.gpu_namespace, one.metric_name, one.dimensions, stat, period)
+        field_name, stat, period = _PROCESS_FIELD
+        for one in found:
+            process = _process_name(one) if one.metric_name == m.process_count else ""
+            if process and signs_in(process):
+                yield _Query(
+                    iid, None, field_name, m.gpu_namespace, one.metric_name, one.dimensions, stat, period, label=process
+                )
 
     def _discover(
         self, namespace: str, metric_name: str, wanted: Mapping[str, Instance], device_dimension: str | None
@@ -524,6 +561,17 @@ def _kind(spec: InstanceTypeSpec | None) -> AcceleratorKind | None:
     return spec.accelerator_kind if spec is not None else None
 
 
+def _nitro(spec: InstanceTypeSpec | None) -> bool:
+    """Nitro hosts (EBS on NVMe) get AWS/EC2's per-instance EBS metrics; a type not known is asked too."""
+    return spec is None or spec.nvme_support != "unsupported"
+
+
+def _process_name(found: _Found) -> str:
+    """What a procstat series watches: its exe, pattern or pid file."""
+    values = dict(found.dimensions)
+    return next((values[name] for name in _PROCESS_DIMENSIONS if values.get(name)), "")
+
+
 def _per_device_or_rollup(found: Sequence[_Found]) -> list[_Found]:
     """Per-device series when there are any; else the roll-ups, whose max is the busiest device."""
     per_device = [f for f in found if f.device is not None]
@@ -619,8 +667,18 @@ def _raw_usage(
         periods[query.field] = query.period
     device_fields: dict[str, dict[str, Series]] = defaultdict(dict)
     host: dict[str, Series] = {}
+    processes = sorted(
+        {
+            query.label
+            for query, datapoints in results
+            if query.field == _PROCESS_FIELD[0] and _any_at_least(datapoints, 1)
+        }
+    )
     for (device, field_name), series_parts in parts.items():
-        series = _merge(series_parts, periods[field_name])
+        if field_name == _PROCESS_FIELD[0]:
+            continue
+        merge = _sum if field_name in _SUMMED_FIELDS else _merge
+        series = merge(series_parts, periods[field_name])
         if device is None:
             host[field_name] = series
         elif series:
@@ -656,4 +714,28 @@ def _raw_usage(
         network_out_sum=host.get("network_out_sum", EMPTY),
         host_memory_max=host.get("host_memory_max", EMPTY),
         silence_is_idle=silence_is_idle,
+        ebs_read_bytes=host.get("ebs_read_bytes", EMPTY),
+        ebs_write_bytes=host.get("ebs_write_bytes", EMPTY),
+        ebs_read_ops=host.get("ebs_read_ops", EMPTY),
+        ebs_write_ops=host.get("ebs_write_ops", EMPTY),
+        disk_bytes=host.get("disk_bytes", EMPTY),
+        graphics_processes=tuple(processes),
     )
+
+
+def _any_at_least(chunks: Sequence[_Chunk], level: float) -> bool:
+    return any(bool((values >= level).any()) for _, values in chunks)
+
+
+def _sum(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
+    """One series from several (every disk's reads and writes): the values added up at each timestamp, NaN dropped."""
+    chunks = [chunk for part in parts for chunk in part]
+    if not chunks:
+        return EMPTY
+    stamps = np.concatenate([chunk[0] for chunk in chunks])
+    values = np.concatenate([chunk[1] for chunk in chunks])
+    keep = ~np.isnan(values)
+    if not keep.any():
+        return EMPTY
+    unique, where = np.unique(stamps[keep], return_inverse=True)
+    return Series(period, unique, np.bincount(where, weights=values[keep], minlength=len(unique)).astype(np.float64))
