@@ -86,14 +86,14 @@ def _with_storage(rng: np.random.Generator, raw: RawUsage, *, disks: bool, gap: 
         return Series(3600, stamps[keep].copy(), rng.uniform(0, scale, len(stamps))[keep])
 
     reads, writes = hourly(2e12), hourly(5e11)
-    extra = {"disk_bytes": Series(3600, stamps.copy(), rng.uniform(0, 6e12, len(stamps)))} if disks else {}
+    disk = Series(3600, stamps.copy(), rng.uniform(0, 6e12, len(stamps))) if disks else Series(3600)
     return replace(
         raw,
         ebs_read_bytes=reads,
         ebs_write_bytes=writes,
         ebs_read_ops=hourly(4e7),
         ebs_write_ops=hourly(1e7),
-        **extra,
+        disk_bytes=disk,
     )
 
 
