@@ -661,11 +661,13 @@ ARCHETYPES: tuple[Archetype, ...] = (
             network_gbps=noisy(0.0002, 0.00005, lo=0),
             host_memory_pct=noisy(6, 0.5),
         ),
-        expect(F.IDLE),
-        "no kernel ran in 14 days; the memory is vLLM's up-front reservation, not work: stop it, naming the loaded "
-        "model and the p4d capacity risk (medium confidence at most)",
-        may_stop=True,
+        expect(F.HELD_UNUSED),
+        "no kernel ran in 14 days, yet a server holds every GPU (vLLM's up-front reservation): idle in all but "
+        "memory; the server may still be wanted (a launch next week, a fallback), so she names what it costs and what "
+        "to check, and stops nothing on one click; the p4d capacity risk is named (medium confidence at most)",
+        one_click=False,
         max_confidence=Confidence.MEDIUM,
+        says=("idle in all but memory", "p4d capacity is scarce"),
     ),
     Archetype(
         "kv-cache-t4-97pct",
@@ -859,11 +861,13 @@ ARCHETYPES: tuple[Archetype, ...] = (
             network_gbps=noisy(0.0005, 0.0001, lo=0),
             host_memory_pct=noisy(35, 1),
         ),
-        expect(F.IDLE),
-        f"a loaded model is not work: no kernel, CPU or traffic in 14 days; {PAI}; stop it, naming the model held "
-        "(medium confidence)",
-        may_stop=True,
+        expect(F.HELD_UNUSED),
+        f"a loaded model is not work: no kernel, CPU or traffic in 14 days ({PAI}); but the kernel's tensors are "
+        "someone's session: she says what the host costs and to check the notebook before stopping it, never a "
+        "one-click stop (medium confidence)",
+        one_click=False,
         max_confidence=Confidence.MEDIUM,
+        says=("idle in all but memory", "notebook"),
     ),
     Archetype(
         "office-hours-dev-box",

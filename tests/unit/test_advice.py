@@ -31,6 +31,7 @@ from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
+from rightsizer.domain.wording import usd
 from tests.factories import NOW, instance
 from tests.unit import catalog_fixture as fx
 from tests.unit.shapes import Workload, summary
@@ -76,17 +77,21 @@ def gpus(count: int, busy: Gpu, busy_count: int = 1) -> tuple[Gpu, ...]:
 IDLE_VLLM = Gpu(utilization=noisy(0.2, 0.3, hi=2.0), memory_used_mib=reserved(0.9 * A100_TOTAL))
 
 
-def test_an_idle_vllm_server_is_idle_not_an_upgrade_to_p4de() -> None:
-    # Before: memory peak 36 GiB x 1.2 > 40 GiB, "underprovisioned: out-of-memory risk" -> p4de, +$4,007/month.
+def test_an_idle_vllm_server_is_held_unused_not_an_upgrade_to_p4de() -> None:
+    # Before: memory peak 36 GiB x 1.2 > 40 GiB, "underprovisioned: out-of-memory risk" -> p4de, +$4,007/month. Then
+    # "idle" with a one-click stop; the server holding the GPUs may be wanted (issue 28): its own state, advice only.
     rec = advise("p4d.24xlarge", Workload(gpus=(IDLE_VLLM,) * 8, memory_total_mib=A100_TOTAL))
 
-    assert rec.finding is Finding.IDLE
+    assert rec.finding is Finding.HELD_UNUSED
     assert rec.target_type is None
+    assert rec.actionable is False and rec.action is None
     assert rec.monthly_cost == fx.monthly("p4d.24xlarge")
     assert rec.monthly_cost_after == Decimal("0.00")
     # The GPUs hold a loaded model: someone may still call it, so not high confidence.
     assert rec.confidence is Confidence.MEDIUM
-    reason_with(rec, "GPUs 0-7 hold up to 36.0 GiB", "a model is loaded")
+    reason_with(rec, "all 8 GPUs hold up to 36.0 GiB", "idle in all but memory")
+    reason_with(rec, f"holding them costs {usd(fx.monthly('p4d.24xlarge'))}/month")
+    reason_with(rec, "nvidia-smi lists each process", "whether anything still calls it")
     reason_with(rec, "8,000 GB of instance store", "wiped")
     reason_with(rec, "p4d capacity is scarce", "InsufficientInstanceCapacity")
     assert no_reason_with(rec, "memory rises with the load")

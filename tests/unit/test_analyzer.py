@@ -697,8 +697,16 @@ def test_no_recommendation_ever_breaks_the_safety_rules(case: SweepCase) -> None
     )
 
     # Idle only when no GPU did anything, ever, and the host is quiet; unused GPUs on a busy host
-    # are "not GPU-bound", pointing at a non-GPU instance.
-    if not any(_active(d) for d in case.devices):
+    # are "not GPU-bound", pointing at a non-GPU instance. GPUs a process holds memory on, none of which ran a kernel,
+    # are held but unused (issue 28): said with their cost, never a stop nor "move off GPUs".
+    if not any(_active(d) for d in case.devices) and holding:
+        assert rec.finding is Finding.HELD_UNUSED
+        assert rec.target_type is None
+        assert rec.actionable is False and rec.action is None
+        assert rec.monthly_cost_after == Decimal("0.00")
+        assert rec.confidence is not Confidence.HIGH
+        assert not has_reason(rec, "non-GPU instance")
+    elif not any(_active(d) for d in case.devices):
         expected = Finding.NOT_GPU_BOUND if host_busy else Finding.IDLE
         assert rec.finding is expected
         assert rec.target_type is None

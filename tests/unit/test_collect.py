@@ -572,6 +572,8 @@ def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
         "excluded": 1,
         "consolidate": 0,
         "left_running": 0,
+        "gpu_lost": 0,
+        "held_unused": 0,
     }
     assert document["warnings"] == list(report.warnings)
 
@@ -665,6 +667,8 @@ def test_totals_split_savings_actionable_savings_and_extra_cost() -> None:
         "excluded": 0,
         "consolidate": 0,
         "left_running": 0,
+        "gpu_lost": 0,
+        "held_unused": 0,
     }
     assert list(totals.by_finding) == [finding.value for finding in Finding]
 

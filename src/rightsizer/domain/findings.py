@@ -31,6 +31,11 @@ class Finding(StrEnum):
     CONSOLIDATE = "consolidate"  # fleet level: part-used hosts of one team and zone fit on fewer hosts
     # Running for days with no usage published (a SageMaker notebook instance): its cost is known, its use is not.
     LEFT_RUNNING = "left_running"
+    # A GPU whose series stopped while its siblings report on and the host runs: off the bus (Xid 79) or disabled.
+    GPU_LOST = "gpu_lost"
+    # GPUs that hold memory and ran no kernel for days (a server nobody calls, a notebook that keeps its tensors):
+    # idle in all but memory, and the process holding them may be wanted.
+    HELD_UNUSED = "held_unused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,19 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             "left running",
             attention=True,
             no_action="its use is not measured, so nothing stops it on a guess: an idle auto-stop configuration does",
+        ),
+        Finding.GPU_LOST: FindingSpec(
+            Finding.GPU_LOST,
+            "GPU lost",
+            attention=True,
+            no_action="a lost GPU comes back with a stop and start on other hardware, which its owner schedules (an "
+            "instance store is wiped)",
+        ),
+        Finding.HELD_UNUSED: FindingSpec(
+            Finding.HELD_UNUSED,
+            "held, unused",
+            attention=True,
+            no_action="a process holds the GPUs and may be wanted: check what it is before anything stops it",
         ),
     }
 )

@@ -49,6 +49,7 @@ from rightsizer.domain.sizing import (
     candidates,
     fewest_units,
     keep_today,
+    memory_reserved,
     memory_total,
     neuron_alternatives,
     out_of_memory_risk,
@@ -303,6 +304,107 @@ def _loaded_text(m: Measured) -> str | None:
             "calls it"
         )
     return None
+
+
+def gpu_gone(m: Measured) -> Draft | None:
+    """A GPU whose series stopped while its siblings report on and the host runs: the host pays for hardware it cannot
+    use. Said first, whatever the other GPUs do, and never read as an idle GPU to drop."""
+    gone = m.usage.gone_units
+    if not gone:
+        return None
+    spec, unit = m.spec, m.unit
+    lost = [unit.index for unit in gone]
+    others = [d.index for d in m.usage.devices if d.index not in lost]
+    first = min(unit.since for unit in gone)
+    hours = (m.usage.window_end - first).total_seconds() / 3600
+    which = f"{unit}{'s' if len(lost) > 1 else ''} {index_ranges(lost)}"
+    reasons = [
+        f"{which} stopped reporting on {first:%Y-%m-%d %H:%M} UTC while {unit}s {index_ranges(others)} reported on "
+        f"and the host kept running ({hours:.0f} hours since): {'they have' if len(lost) > 1 else 'it has'} fallen off "
+        "the bus (NVIDIA Xid 79) or been disabled, so nothing on the host can use "
+        f"{'them' if len(lost) > 1 else 'it'}",
+    ]
+    if m.cost_now is not None:
+        share = (m.cost_now * len(lost) / spec.compute_units).quantize(CENT)
+        reasons.append(
+            f"the host pays for {spec.compute_units} {unit}s and can use {spec.compute_units - len(lost)}: "
+            f"{usd(share)}/month for hardware it cannot use"
+        )
+    reasons.extend((f"the {unit}s still reporting: {m.units_text}", m.host_text, m.observed_text))
+    advice = (
+        "check the kernel log (dmesg | grep -i xid: Xid 79 is a GPU that fell off the bus) and nvidia-smi; then stop "
+        "and start the host (a reboot keeps it on the same hardware; a stop and start moves it to healthy hardware) "
+        "when its work allows, and ask AWS Support if the GPU is still missing after that"
+    )
+    if spec.instance_storage_gb:
+        advice += f"; the stop wipes its {spec.instance_storage_gb:,} GB of instance store: copy what it holds first"
+    if m.scarce:
+        advice += f"; {spec.family} capacity is scarce, so the start can fail with InsufficientInstanceCapacity"
+    return Draft(Finding.GPU_LOST, tuple(reasons), confidence=m.data_confidence, advice=advice)
+
+
+def held_unused(m: Measured) -> Draft | None:
+    """GPUs that hold memory and ran no kernel in the window, on a host whose GPUs report one by one: idle in all but
+    memory. The process holding them (a server nobody calls, a notebook that keeps its tensors) may still be wanted:
+    the money is said, and what to check, but nothing is stopped on one click, and the work is not sent to a non-GPU
+    type (there is none to size)."""
+    view = m.view
+    if not view.holding or m.accelerators_active or m.usage.accelerator_data is not AcceleratorData.PER_DEVICE:
+        return None
+    if m.spec.accelerator_kind is not AcceleratorKind.NVIDIA or not _still_held(m):
+        return None
+    unit, count = m.unit, m.spec.compute_units
+    held = view.holding
+    most = max(d.memory_used_peak_mib or 0.0 for d in held)
+    one = len(held) == 1
+    if len(held) == count:
+        which = f"the {unit}" if one else f"all {count} {unit}s"
+    else:
+        which = f"{unit}{'' if one else 's'} {index_ranges([d.index for d in held])}"
+    reasons = [
+        f"{which} hold{'s' if one else ''} up to {gib(most)} of memory and ran no kernel in "
+        f"{m.usage.accelerator_days:.1f} days: idle in all but memory (a model loaded that nobody calls, a notebook "
+        "kernel that keeps its tensors)",
+        m.host_text,
+        m.observed_text,
+    ]
+    if any(memory_reserved(d, m.spec, m.policy) for d in held):
+        reasons.append(
+            "the memory is flat near the top of memory.total: a framework's up-front reservation (vLLM, TensorRT-LLM, "
+            "JAX, TensorFlow), a server started and waiting"
+        )
+    acc = m.accelerator
+    if m.host_busy and acc is not None and acc.video_decoders:
+        reasons.append(
+            f"the host works ({m.host_text}) while its {unit}s run no kernel: the process holding them may decode "
+            "video on NVDEC, which no Linux metric shows"
+        )
+    if m.cost_now is not None:
+        reasons.append(
+            f"holding {'it' if one else 'them'} costs {usd(m.cost_now)}/month: what stopping the host saves if nothing "
+            "needs it"
+        )
+    reasons.extend(_stop_risks(m))
+    draft = Draft(
+        Finding.HELD_UNUSED,
+        tuple(reasons),
+        cost_after=ZERO if m.cost_now is not None else None,
+        confidence=m.data_confidence.at_most(Confidence.MEDIUM),
+        advice="check what holds the memory (nvidia-smi lists each process and its memory) and whether anything still "
+        "calls it (the service's request logs, its load balancer or endpoint, the notebook's last cell run); if "
+        "nothing does, shut the process down and stop the host (a stop keeps its EBS volumes)",
+    )
+    return draft.noting(m.video_unknown_text) if m.video_unknown else draft
+
+
+def _still_held(m: Measured) -> bool:
+    """The memory is still held in the window's last days (a process that let go is an idle host, not a held one)."""
+    policy, spec = m.policy, m.spec
+    for device in m.view.holding:
+        recent = device.memory_recent_peak_mib
+        if recent is None or recent / memory_total(device, spec) * 100 >= policy.in_use_memory_pct:
+            return True
+    return False
 
 
 def neuron_monitor_silent(m: Measured) -> Draft | None:
@@ -828,7 +930,9 @@ def optimized(m: Measured) -> Draft:
 
 
 FINDINGS: tuple[Rule, ...] = (
+    gpu_gone,
     neuron_monitor_silent,
+    held_unused,
     idle,
     unused_accelerator,
     cpu_bound,
