@@ -50,6 +50,14 @@ class Workload:
     # collector drops them by their InstanceType dimension), the EC2 series carry no type and are read whole.
     previous_type: str | None = None
     resized_at: datetime | None = None
+    # Outbound share of network_gbps (a server answering requests sends 40 %; a packager pushing artifacts sends most).
+    network_out_share: float = 0.4
+    # EBS read + write (MB/s) and operations per second, as AWS/EC2 publishes them on a Nitro host (None: the series are
+    # not read); four fifths of each are reads. The instance store's MB/s beyond EBS, where the agent publishes diskio.
+    ebs_mbps: Shape | None = None
+    ebs_iops: Shape | None = None
+    local_disk_mbps: Shape | None = None
+    graphics_processes: tuple[str, ...] = ()  # what procstat found running (dcvserver, Xorg, ...)
 
 
 def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
@@ -73,6 +81,17 @@ def _hourly_max(points: Sequence[tuple[datetime, float]]) -> Series:
 
 def _hourly_mean(points: Sequence[tuple[datetime, float]]) -> Series:
     return _hourly(points, lambda values: sum(values) / len(values))
+
+
+def _hourly_sum(points: Sequence[tuple[datetime, float]]) -> Series:
+    return _hourly(points, sum)
+
+
+def _per_hour(shape: Shape | None, stamps: Sequence[datetime], rng: random.Random, scale: float) -> Series:
+    """An hourly Sum of a rate (per second) sampled every 5 minutes, scaled (MB to bytes)."""
+    if shape is None:
+        return EMPTY
+    return _hourly_sum([(t, shape(t, rng) * scale * FIVE_MINUTES) for t in stamps])
 
 
 def _daily_max(value: float, start: datetime, days: int) -> Series:
@@ -108,9 +127,16 @@ def raw_usage(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", s
     resized = workload.resized_at
     agent_stamps = [t for t in stamps if resized is None or t >= resized]
     devices = [_device(workload, index, gpu, agent_stamps, rng) for index, gpu in enumerate(workload.gpus)]
-    # Bytes per 5 minutes, split 60/40 between in and out as a server answering requests.
+    # Bytes per 5 minutes, split between in and out (60/40 as a server answering requests, unless told).
     network = [(t, workload.network_gbps(t, rng) * 1e9 / 8 * FIVE_MINUTES) for t in stamps]
+    inbound, outbound = 1 - workload.network_out_share, workload.network_out_share
     host_memory = workload.host_memory_pct
+    ebs = _per_hour(workload.ebs_mbps, stamps, rng, 1e6)
+    ops = _per_hour(workload.ebs_iops, stamps, rng, 1.0)
+    local = _per_hour(workload.local_disk_mbps, stamps, rng, 1e6)
+    disk = (
+        Series(HOUR, local.stamps, local.array + (ebs.array if ebs else 0.0)) if local else EMPTY
+    )  # diskio covers every disk: the EBS volumes and the instance store
     return RawUsage(
         instance_id=instance_id,
         window_start=start,
@@ -118,11 +144,17 @@ def raw_usage(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", s
         accelerator_data=AcceleratorData.PER_DEVICE if devices else AcceleratorData.NONE,
         devices=tuple(devices),
         cpu_avg=_series(FIVE_MINUTES, [(t, workload.cpu(t, rng)) for t in stamps]),
-        network_in_sum=_series(FIVE_MINUTES, [(t, v * 0.6) for t, v in network]),
-        network_out_sum=_series(FIVE_MINUTES, [(t, v * 0.4) for t, v in network]),
+        network_in_sum=_series(FIVE_MINUTES, [(t, v * inbound) for t, v in network]),
+        network_out_sum=_series(FIVE_MINUTES, [(t, v * outbound) for t, v in network]),
         host_memory_max=_hourly_max([(t, host_memory(t, rng)) for t in agent_stamps]) if host_memory else EMPTY,
         previous_types=(workload.previous_type,) if workload.previous_type else (),
         silence_is_idle=workload.neuron,  # as the collector reads neuron-monitor's series
+        ebs_read_bytes=Series(HOUR, ebs.stamps, ebs.array * 0.8) if ebs else EMPTY,
+        ebs_write_bytes=Series(HOUR, ebs.stamps, ebs.array * 0.2) if ebs else EMPTY,
+        ebs_read_ops=Series(HOUR, ops.stamps, ops.array * 0.8) if ops else EMPTY,
+        ebs_write_ops=Series(HOUR, ops.stamps, ops.array * 0.2) if ops else EMPTY,
+        disk_bytes=disk,
+        graphics_processes=workload.graphics_processes,
     )
 
 

@@ -16,7 +16,7 @@ from rightsizer.domain.catalog import Catalog, is_scarce
 from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.graphics import graphics_evidence
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.limits import Demand
+from rightsizer.domain.limits import Demand, Offer
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -42,6 +42,7 @@ from rightsizer.domain.sizing import (
     memory_risk_ended,
     memory_total,
     read_memory,
+    shortfalls_text,
     unit_view,
     video_engines,
 )
@@ -216,8 +217,29 @@ class Measured:
             return None
         ceiling = cost * Decimal(str(1 - self.policy.min_savings_pct / 100))
         facts = self.facts
-        fitting = candidates(self.instance, self.spec, facts.catalog, facts.prices, self.demand, max_monthly=ceiling)
+        fitting = candidates(
+            self.instance,
+            self.spec,
+            facts.catalog,
+            facts.prices,
+            self.demand,
+            max_monthly=ceiling,
+            refused=self.refused,
+        )
         return next(fitting, None)
+
+    @cached_property
+    def refused(self) -> dict[int, Offer]:
+        """The limits that ruled out the cheaper types `downsize` looked at (by position in limits.LIMITS, each with the
+        first type it ruled out): all of them when no type fits, so "nothing cheaper fits" can say why."""
+        return {}
+
+    @property
+    def shortfalls(self) -> str | None:
+        """Why no cheaper type carries the work, limit by limit (None: the scan found one, or nothing to compare)."""
+        if self.downsize is not None or not self.refused:  # the scan for a downsize fills `refused`
+            return None
+        return f"cheaper types fall short of {shortfalls_text(self.refused.items(), self.demand)}"
 
     @cached_property
     def comparison_gap(self) -> str | None:
@@ -439,6 +461,8 @@ class Measured:
             notes.append(f"{unit} memory not measured: targets keep {gib(spec.memory_per_unit_mib)} per {unit}")
         if usage.cpu is None:
             notes.append("CPU not measured: targets keep the vCPU count")
+        if self.demand.graphics:
+            notes.append(self.graphics_text)
         ended = [d for d in view.busy if memory_risk_ended(d, spec, self.policy)]
         if ended:
             last_days = max(d.memory_recent_peak_mib or 0.0 for d in ended)
@@ -449,6 +473,15 @@ class Measured:
                 "the floor of any smaller target"
             )
         return tuple(notes)
+
+    @property
+    def graphics_text(self) -> str:
+        """Why targets keep a graphics GPU: what says the host draws, not computes."""
+        rt = " with RT cores" if self.demand.ray_tracing else ""
+        return (
+            f"a graphics host ({'; '.join(self.demand.graphics)}): targets keep a GPU that runs graphics{rt} (OpenGL, "
+            "Vulkan, DirectX with AWS's GRID or gaming drivers); A100, H100 and H200 have no display engine"
+        )
 
     @property
     def reserved_memory_text(self) -> str:

@@ -26,7 +26,7 @@ from functools import cached_property
 from operator import ge
 
 from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
-from rightsizer.domain.wording import gib, pct
+from rightsizer.domain.wording import gib, pct, plural
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ LIMITS: tuple[Limit, ...] = (
         offers=lambda o: float(o.spec.compute_units),
         needs=lambda d: float(d.units),
         says=lambda o, d: f"{o.spec.compute_units}x {o.spec.accelerator_model}",
-        short=lambda o, d: f"{o.spec.compute_units} {o.spec.unit_name}s, {d.units} needed",
+        short=lambda o, d: f"{plural(o.spec.compute_units, o.spec.unit_name)}, {d.units} needed",
         speaks=Speaks.ALWAYS,
         source="the units that did real work in the window (k of n); units without metrics count as busy",
     ),
@@ -180,7 +180,7 @@ LIMITS: tuple[Limit, ...] = (
         offers=lambda o: o.spec.memory_per_unit_mib,
         needs=lambda d: d.memory_per_unit_mib,
         says=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name} >= {d.memory_basis}",
-        short=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name}, {d.memory_basis} needed",
+        short=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name}, needs {d.memory_basis}",
         speaks=Speaks.ALWAYS,
         source="the busiest unit's memory peak x 1.2; today's memory where it was not measured or looked reserved",
     ),

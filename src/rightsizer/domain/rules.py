@@ -656,8 +656,10 @@ def out_of_memory(m: Measured) -> Draft | None:
     ]
     fitting = candidates(m.instance, spec, m.facts.catalog, m.facts.prices, bigger)
     best = next(iter(fewest_units(c for c in fitting if c.spec.memory_per_unit_mib > spec.memory_per_unit_mib)), None)
+    if m.demand.graphics:
+        reasons.insert(1, m.graphics_text)
     if best is None:
-        return _no_target(m, Finding.UNDERPROVISIONED, reasons, "no larger offered type fits: consider sharding")
+        return _no_target(m, Finding.UNDERPROVISIONED, reasons, _nothing_larger(m, need))
     reasons.extend(resize_reasons(spec, best, bigger, policy))
     return Draft(
         Finding.UNDERPROVISIONED,
@@ -666,6 +668,34 @@ def out_of_memory(m: Measured) -> Draft | None:
         cost_after=best.monthly,
         confidence=m.data_confidence.at_most(Confidence.MEDIUM),  # memory alone: never high
         actionable=True,
+    )
+
+
+def _nothing_larger(m: Measured, need: float) -> str:
+    """Why no type with more memory fits. A model can be sharded over more GPUs; a renderer's scene cannot: it must fit
+    one GPU's memory, so a graphics host is told the most graphics memory on offer and what else fits."""
+    if not m.demand.graphics:
+        return "no larger offered type fits: consider sharding"
+    graphics = [
+        target
+        for target in m.facts.catalog.resize_targets(m.spec.accelerator_kind)
+        if (acc := m.facts.catalog.accelerator(target)) is not None and acc.graphics
+    ]
+    most = max(graphics, key=lambda target: target.memory_per_unit_mib, default=None)
+    largest = (
+        f"{gib(most.memory_per_unit_mib)} per GPU ({most.accelerator_model}, e.g. {most.instance_type})" if most else ""
+    )
+    if most is not None and most.memory_per_unit_mib >= need:
+        return (
+            f"the graphics GPU with most memory offered here has {largest}, but no such type also carries the rest "
+            "of the host's work: a renderer's scene must fit one GPU's memory (it does not shard across GPUs like a "
+            "model), so reduce what it loads (texture sizes, instancing, out-of-core rendering) or split the scene"
+        )
+    have = f"the most any graphics GPU offered here has is {largest}" if most else "no graphics GPU is offered here"
+    return (
+        f"no graphics-capable type has the {gib(need)} per GPU this scene needs: {have}. A renderer's scene must fit "
+        "one GPU's memory (it does not shard across GPUs like a model): reduce what it loads (texture sizes, "
+        "instancing, out-of-core rendering) or split the scene; A100 and H100 have more memory but run no graphics"
     )
 
 
@@ -888,7 +918,8 @@ def partly_idle(m: Measured) -> Draft | None:
         Finding.OVERPROVISIONED,
         (
             f"{needed} of {total} {unit}s do all the work, but no cheaper type offered here keeps {needed} "
-            f"{unit}(s) with the vCPUs, RAM, network and interconnect this host needs",
+            f"{unit}(s) with the vCPUs, RAM, network, storage and interconnect this host needs",
+            *([m.shortfalls] if m.shortfalls else []),
             m.units_text,
             m.host_text,
             m.observed_text,
@@ -922,6 +953,7 @@ def optimized(m: Measured) -> Draft:
             m.observed_text,
             *m.demand_notes,
             "no cheaper type fits the measured demand, its busiest hours and headroom",
+            *([m.shortfalls] if m.shortfalls else []),
         ),
         confidence=m.data_confidence.at_most(Confidence.MEDIUM) if m.caveats else m.data_confidence,
         alternatives=alternatives,
@@ -1095,6 +1127,21 @@ def _recently_quiet(facts: Facts) -> bool:
     return Measured(facts, facts.spec, facts.usage).recently_quiet
 
 
+def placement_group_member(facts: Facts, draft: Draft) -> Draft:
+    """A host in a placement group works with the group's other hosts (a training job's nodes): one member is never
+    resized alone, so its resize is advice at the group's level (domain/placement.py says what the group could do)."""
+    group = facts.instance.placement_group
+    if not group or draft.target is None:
+        return draft
+    draft = draft.noting(
+        f"in placement group '{group}', whose hosts run together (a training job's nodes, NCCL over the network "
+        "between them): a member is never resized alone; resize the group's hosts together, in one window"
+    )
+    if not draft.actionable:
+        return draft
+    return replace(draft, actionable=False, held_back=f"in placement group '{group}': resize the group together")
+
+
 def _owned_elsewhere(draft: Draft, who: str, change: str) -> Draft:
     """Advice for a host that something else creates: the finding is kept in words, never acted on."""
     if draft.finding in (Finding.EXCLUDED, Finding.INSUFFICIENT_DATA):
@@ -1176,6 +1223,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     billed_platform,
     unpriced,
     paid_upgrade,
+    placement_group_member,
     launched_by_owner,
     spot_host,
     reservations,

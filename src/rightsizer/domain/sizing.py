@@ -543,12 +543,14 @@ def candidates(
     *,
     same_model_only: bool = False,
     max_monthly: Decimal | None = None,
+    refused: dict[int, Offer] | None = None,
 ) -> Iterator[Candidate]:
     """Priced, offered types that carry the demand (every limit of limits.LIMITS), cheapest first, up to `max_monthly`
     a month. Lazily: a rule that takes the first never looks at the types after it. Each carries the limits that ruled
-    out the cheaper types before it."""
+    out the cheaper types before it; `refused`, when given, is filled with them as the scan goes (once it has run out,
+    it says what ruled out every type it looked at)."""
     floors = demand.floors
-    decided: dict[int, Offer] = {}
+    decided: dict[int, Offer] = {} if refused is None else refused
     for priced in _priced_targets(spec, catalog, prices, same_model_only, instance.architecture):
         if max_monthly is not None and priced.monthly > max_monthly:
             return  # cheapest first: every later type costs as much or more
@@ -681,8 +683,12 @@ def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Dema
 
 def decided_text(candidate: Candidate, demand: Demand) -> str:
     """Each limit that ruled out a cheaper type than the target, with the first type it ruled out."""
-    parts = [
-        f"{LIMITS[position].name} ({refused.spec.instance_type}: {LIMITS[position].short(refused, demand)})"
-        for position, refused in candidate.decided
-    ]
-    return f"cheaper types fall short of {'; '.join(parts)}"
+    return f"cheaper types fall short of {shortfalls_text(candidate.decided, demand)}"
+
+
+def shortfalls_text(refused: Iterable[tuple[int, Offer]], demand: Demand) -> str:
+    """'EBS throughput (g5.8xlarge: EBS baseline 2,000 MB/s, needs ...); GPU count (...)', in LIMITS' order."""
+    return "; ".join(
+        f"{LIMITS[position].name} ({offer.spec.instance_type}: {LIMITS[position].short(offer, demand)})"
+        for position, offer in sorted(refused, key=lambda item: item[0])
+    )

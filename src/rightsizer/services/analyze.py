@@ -1,7 +1,8 @@
 """Use-case: analyse collected regions into recommendations.
 
 Per region: what covers each host on the bill (reservations, plans), one recommendation per host, then the
-fleet-level steps that look at hosts together: a team's hosts (consolidation), and the nodes of one node group,
+fleet-level steps that look at hosts together: the hosts of one placement group (their advice is the group's), a
+team's hosts (consolidation), and the nodes of one node group,
 NodePool, capacity provider, compute environment or Auto Scaling group (one recommendation for their owner).
 """
 
@@ -17,6 +18,7 @@ from rightsizer.domain.consolidation import consolidate
 from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
 from rightsizer.domain.node_groups import group_nodes
+from rightsizer.domain.placement import group_level
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.collect import RegionData
@@ -35,7 +37,9 @@ def analyze_hosts(
     """One recommendation per host, then consolidation across these hosts (a whole region, or one shard), then one
     recommendation per owner of a group of nodes (its nodes' own advice then points at it). `gaps`: the region's (or
     shard's) sources that could not be read, whose one clicks are held back (domain/guards.py)."""
-    recommendations = analyze_fleet(instances, usage, catalog, prices, policy, now, covers, gaps)
+    recommendations = group_level(
+        analyze_fleet(instances, usage, catalog, prices, policy, now, covers, gaps), instances
+    )
     consolidated = consolidate(recommendations, instances, usage, catalog, policy, covers)
     return group_nodes(consolidated, instances, catalog, prices, policy, covers)
 
