@@ -91,6 +91,24 @@ BANDWIDTH = (
     "memory bandwidth A10G 600 GB/s, L4 300 GB/s, T4 320 GB/s, L40S 864 GB/s, A100 1555 GB/s (accelerators.json)"
 )
 DCV = "DCV streams the desktop as video encoded on the GPU's NVENC where there is one (Amazon DCV Administrator Guide)"
+EBS_OPTIMIZED = (
+    "a type sustains its EBS baseline; the smaller sizes burst to their maximum for 30 minutes a day at most "
+    "(EbsOptimizedInfo in DescribeInstanceTypes; Amazon EBS-optimized instances, AWS EC2 User Guide)"
+)
+NETWORK_BASELINE = (
+    "'up to 10 Gigabit' is a burst on credits: a flow held for hours gets the baseline, and bandwidth applies to each "
+    "direction on its own (BaselineBandwidthInGbps; 'Amazon EC2 instance network bandwidth', AWS EC2 User Guide)"
+)
+XID79 = (
+    "Xid 79 is 'GPU has fallen off the bus': the GPU is gone from the PCIe bus until the host is reset (NVIDIA Xid "
+    "catalog, docs.nvidia.com/deploy/xid-errors); a stop and start moves an instance to other hardware, a reboot does "
+    "not, and a stop wipes the instance store (AWS EC2 User Guide: stop and start, instance store lifetime)"
+)
+NO_GRAPHICS = (
+    "A100, H100 and H200 have no display engine or RT cores, and only two of an H100's TPCs run graphics shaders "
+    "(NVIDIA H100 Tensor Core GPU Architecture); AWS offers GRID/RTX vWS and gaming drivers for G3, G4dn, G5, G6, Gr6 "
+    "and G6e only (AWS EC2 User Guide: NVIDIA drivers)"
+)
 MIG = (
     "in MIG mode nvidia-smi reports utilization.gpu as [N/A] per GPU "
     "(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/)"
@@ -112,6 +130,14 @@ class Category(StrEnum):
     NEURON_INFERENCE = "Neuron inference"
     OPERATIONS = "agent gaps and ownership"
     OWNED = "nodes a cluster, node group or fleet launches"
+    STORAGE = "storage-bound work (EBS, the instance store)"
+    NETWORK = "network-bound work and nodes that work together"
+    GPU_LOST = "a GPU gone from the bus"
+    HELD = "GPU memory held, no work"
+
+
+# The capabilities of issue 28, each tested by several archetypes of varied workloads, types and families.
+LIMIT_CATEGORIES = (Category.STORAGE, Category.NETWORK, Category.GPU_LOST, Category.HELD, Category.GRAPHICS)
 
 
 @dataclass(frozen=True)
@@ -126,6 +152,13 @@ class TargetMust:
     min_encoders: int = 0  # NVENC engines per GPU
     min_vcpus: int = 0
     min_memory_per_unit_mib: float = 0.0
+    graphics: bool = False  # the target's GPU runs graphics (OpenGL, Vulkan, DirectX)
+    min_ebs_mbps: float = 0.0  # EBS throughput at the target's baseline (MB/s)
+    min_ebs_iops: float = 0.0
+    min_network_gbps: float = 0.0  # network at the target's baseline, per direction
+    min_instance_store_gb: int = 0
+    ena_express: bool = False
+    min_network_cards: int = 1
 
 
 ANY_TARGET = TargetMust()
@@ -158,6 +191,12 @@ class Archetype:
     tenancy: str = "default"
     # Words the reasons must say (what is missing, who owns the host, ...), each found in some reason.
     says: tuple[str, ...] = ()
+    # How the host was set up: its AMI's name and description (DescribeImages), its placement group, ENA Express on an
+    # interface, the network cards its interfaces use.
+    image: str = ""
+    placement_group: str = ""
+    ena_express: bool = False
+    network_cards: int = 1
 
     @property
     def expected(self) -> str:
@@ -232,6 +271,11 @@ def transcoder(count: float, fps: float, sm: float = 1.5) -> Gpu:
         encoder_sessions=sessions(count),
         encoder_fps=noisy(fps, 3, lo=1),
     )
+
+
+def around(level: float, spread: float) -> Shape:
+    """A rate (MB/s, operations a second, Gbps) around `level`, never below 0 and without noisy()'s cap at 100."""
+    return noisy(level, spread, lo=0.0, hi=float("inf"))
 
 
 def mib(level: float, spread: float, cap: float | None = None) -> Shape:
@@ -848,6 +892,387 @@ ARCHETYPES: tuple[Archetype, ...] = (
         "renders saturate the GPU, so no smaller type",
         may_stop=True,
         one_click=True,
+    ),
+    # --- storage-bound work (issue 28) ---------------------------------------------------------
+    Archetype(
+        "parquet-shard-reader-g5-12xl",
+        Category.STORAGE,
+        "a preprocessing job streams parquet shards off io2 volumes at ~1.7 GB/s around the clock, tokenises them on "
+        "48 vCPUs and feeds one A10G; the other three GPUs were asked for by a later stage that never ran",
+        "g5.12xlarge",
+        Workload(
+            gpus=(gpu(noisy(30, 5), mib(9 * GIB, 100)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            cpu=noisy(40, 4),
+            host_memory_pct=noisy(35, 2),
+            ebs_mbps=around(1700, 50),
+            ebs_iops=around(14_000, 800),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        f"three GPUs never ran a kernel, but the host reads 1.7 GB/s from EBS all day: a target needs ~2 GB/s at its "
+        f"EBS baseline, which no cheaper one-GPU type has ({EBS_OPTIMIZED}); she says why nothing smaller fits",
+        target=TargetMust(min_ebs_mbps=1700 * 1.2),
+        says=("EBS",),
+    ),
+    Archetype(
+        "frame-extractor-ebs-g6-4xl",
+        Category.STORAGE,
+        "a video-frame extractor reads ~700 MB/s of footage from st1 volumes and runs a detector on one L4 at ~30 %",
+        "g6.4xlarge",
+        Workload(
+            gpus=(gpu(noisy(30, 5), mib(6 * GIB, 80)),),
+            memory_total_mib=L4,
+            cpu=noisy(22, 3),
+            host_memory_pct=noisy(30, 2),
+            ebs_mbps=around(700, 40),
+            ebs_iops=around(3_000, 200),
+        ),
+        expect(F.OPTIMIZED),
+        f"its vCPUs and L4 would fit a g6.2xlarge, whose EBS baseline is 250 MB/s and bursts to 625 MB/s for half an "
+        f"hour a day: 700 MB/s held for hours needs a baseline of ~840 MB/s ({EBS_OPTIMIZED})",
+        target=TargetMust(min_ebs_mbps=700 * 1.2),
+        says=("EBS throughput",),
+    ),
+    Archetype(
+        "checkpoint-writer-iops-g6e-8xl",
+        Category.STORAGE,
+        "fine-tuning on one L40S that writes small checkpoint shards and reads a random-access dataset: ~40,000 EBS "
+        "operations a second, ~400 MB/s",
+        "g6e.8xlarge",
+        Workload(
+            gpus=(gpu(noisy(50, 6), mib(30 * GIB, 100, cap=L40S)),),
+            memory_total_mib=L40S,
+            cpu=noisy(25, 3),
+            host_memory_pct=noisy(30, 2),
+            ebs_mbps=around(400, 30),
+            ebs_iops=around(40_000, 1_500),
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        f"the GPU and CPU would fit a g6e.4xlarge, whose EBS baseline is 32,000 IOPS: 40,000 a second held for hours "
+        f"needs ~48,000 at the baseline ({EBS_OPTIMIZED})",
+        target=TargetMust(min_ebs_iops=40_000 * 1.2),
+        says=("EBS IOPS",),
+    ),
+    Archetype(
+        "nightly-features-instance-store-g4dn-8xl",
+        Category.STORAGE,
+        "nightly feature extraction stages ~600 GB on the local NVMe and works it at ~900 MB/s from 22:00 to 04:00 "
+        "UTC; a T4 scores the features while it runs",
+        "g4dn.8xlarge",
+        Workload(
+            gpus=(gpu(daily(noisy(60, 6), idle_pct, 22, 6), daily(mib(8 * GIB, 80), constant(0.0), 22, 6)),),
+            memory_total_mib=T4,
+            cpu=daily(noisy(50, 4), quiet_cpu, 22, 6),
+            network_gbps=daily(noisy(0.4, 0.05, lo=0), quiet_network, 22, 6),
+            host_memory_pct=noisy(30, 2),
+            ebs_mbps=daily(noisy(60, 5, lo=0), noisy(1, 0.2, lo=0), 22, 6),
+            local_disk_mbps=daily(around(900, 40), noisy(0.5, 0.1, lo=0), 22, 6),
+        ),
+        expect(F.SCHEDULABLE, F.OPTIMIZED),
+        "the job stages its data each night, so a stop outside its hours loses nothing it needs; any smaller type must "
+        "keep the 900 GB of instance store the job fills",
+        may_stop=True,
+        target=TargetMust(min_instance_store_gb=900),
+    ),
+    # --- network-bound work and nodes that work together (issue 28) -------------------------------
+    Archetype(
+        "artifact-packager-g5-2xl",
+        Category.NETWORK,
+        "a CI packager builds model containers and pushes ~3.3 Gbps to ECR and S3 all day; an A10G smoke-tests builds",
+        "g5.2xlarge",
+        Workload(
+            gpus=(gpu(bursts(noisy(8, 3), 40, every_hours=2, minutes=10), mib(3 * GIB, 50)),),
+            cpu=noisy(18, 3),
+            network_gbps=noisy(3.6, 0.15, lo=0),
+            network_out_share=0.9,
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        f"~3.3 Gbps out, held: a g5.xlarge ('up to 10 Gigabit', 2.5 at baseline) would throttle it; a type with 5 "
+        f"Gbps at baseline carries it, in and out counted apart ({NETWORK_BASELINE})",
+        target=TargetMust(min_network_gbps=3.3 * 1.2),
+        says=("network (g6.xlarge",),
+    ),
+    Archetype(
+        "feature-fetch-ena-express-g6e-12xl",
+        Category.NETWORK,
+        "an embedding service fetches features from a neighbouring cache over ENA Express (SRD) for tail latency; "
+        "one of its four L40S serves",
+        "g6e.12xlarge",
+        Workload(
+            gpus=(gpu(diurnal(25, 50), mib(20 * GIB, 80, cap=L40S)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            memory_total_mib=L40S,
+            cpu=diurnal(10, 20, 2),
+            network_gbps=diurnal(3, 8, 0.3),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        "three GPUs are idle, but the service was set up on ENA Express, which the smaller L40S sizes lack: the target "
+        "keeps it, or the host stays",
+        ena_express=True,
+        target=TargetMust(ena_express=True),
+    ),
+    Archetype(
+        "ingest-two-network-cards-g6e-24xl",
+        Category.NETWORK,
+        "a dataset ingest node with interfaces on both network cards (two 100-Gbit paths from two storage clusters), "
+        "one L40S decoding and re-encoding samples",
+        "g6e.24xlarge",
+        Workload(
+            gpus=(gpu(noisy(30, 5), mib(12 * GIB, 80, cap=L40S)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            memory_total_mib=L40S,
+            cpu=noisy(35, 4),
+            network_gbps=noisy(60, 5, lo=0),
+            network_out_share=0.1,
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        f"~54 Gbps in, held, over two cards: only a type with two network cards and that baseline carries it "
+        f"({NETWORK_BASELINE})",
+        network_cards=2,
+        target=TargetMust(min_network_cards=2, min_network_gbps=54 * 1.2),
+    ),
+    Archetype(
+        "ddp-node-in-placement-group-g5-48xl",
+        Category.NETWORK,
+        "one of four g5.48xlarge nodes of a DDP job in cluster placement group 'vision-ddp', NCCL over EFA; "
+        "torchrun starts four ranks per node, so four of its eight A10Gs train",
+        "g5.48xlarge",
+        Workload(
+            gpus=(TRAINING_A10G,) * 4 + (IDLE_GPU,) * 4,
+            cpu=noisy(25, 3),
+            network_gbps=noisy(20, 2, lo=0),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.OVERPROVISIONED),
+        "the four idle GPUs are real waste, but the node trains in lockstep with three others: resizing it alone "
+        "leaves a mixed group and a job that waits for its slowest node; the advice is the group's, never one click",
+        uses_efa=True,
+        placement_group="vision-ddp",
+        one_click=False,
+        target=TargetMust(units=4),
+        says=("placement group 'vision-ddp'",),
+    ),
+    Archetype(
+        "llm-train-node-placement-group-p5",
+        Category.NETWORK,
+        "a node of a 16-node LLM pre-training job in cluster placement group 'llm-pretrain': 8 H100s at ~90 %, EFA at "
+        "~200 Gbps each way",
+        "p5.48xlarge",
+        Workload(
+            gpus=(gpu(training(90), mib(70 * GIB, 100, cap=H100)),) * 8,
+            memory_total_mib=H100,
+            cpu=noisy(30, 3),
+            network_gbps=around(400, 20),
+            network_out_share=0.5,
+            host_memory_pct=noisy(40, 2),
+        ),
+        expect(F.OPTIMIZED),
+        "every GPU busy and the network at 200 Gbps each way over EFA: nothing cheaper has 8 H100s and that baseline",
+        uses_efa=True,
+        placement_group="llm-pretrain",
+        target=NO_TARGET,
+    ),
+    # --- a GPU gone from the bus (issue 28) --------------------------------------------------------
+    Archetype(
+        "xid79-training-p4d",
+        Category.GPU_LOST,
+        "an 8-A100 training host whose GPU 3 fell off the bus three days ago; the job restarted on the other seven",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(TRAINING_A100,) * 3 + (agent_stopped(THREE_DAYS_AGO, TRAINING_A100),) + (TRAINING_A100,) * 4,
+            memory_total_mib=A100,
+            cpu=noisy(35, 3),
+            network_gbps=noisy(5, 0.5, lo=0),
+            host_memory_pct=noisy(45, 2),
+        ),
+        expect(F.GPU_LOST),
+        f"one GPU's series stop while its siblings train on: {XID79}; the host pays for eight GPUs and uses seven",
+        uses_efa=True,
+        target=NO_TARGET,
+        one_click=False,
+        says=("Xid 79", "stop and start", "instance store"),
+    ),
+    Archetype(
+        "lost-gpu-serving-g5-12xl",
+        Category.GPU_LOST,
+        "four inference replicas on a g5.12xlarge; GPU 1 stopped reporting five days ago while the others serve on",
+        "g5.12xlarge",
+        Workload(
+            gpus=(
+                gpu(diurnal(30, 55), mib(14 * GIB, 100)),
+                agent_stopped(FIVE_DAYS_AGO, gpu(diurnal(30, 55), mib(14 * GIB, 100))),
+                gpu(diurnal(30, 55), mib(14 * GIB, 100)),
+                gpu(diurnal(30, 55), mib(14 * GIB, 100)),
+            ),
+            cpu=diurnal(10, 20, 2),
+            network_gbps=diurnal(0.1, 0.4, 0.02),
+            host_memory_pct=noisy(30, 2),
+        ),
+        expect(F.GPU_LOST),
+        f"{XID79}; the three replicas left carry the traffic for now, so the fix is the host's, not a smaller type",
+        target=NO_TARGET,
+        one_click=False,
+        says=("GPU 1 stopped reporting",),
+    ),
+    Archetype(
+        "idle-gpu-gone-g4dn-12xl",
+        Category.GPU_LOST,
+        "a batch-scoring host whose GPU 2 was idle, then vanished two days ago; GPU 0 scores, GPUs 1 and 3 idle",
+        "g4dn.12xlarge",
+        Workload(
+            gpus=(
+                gpu(noisy(45, 6), mib(6 * GIB, 80)),
+                IDLE_GPU,
+                agent_stopped(TWO_DAYS_AGO, IDLE_GPU),
+                IDLE_GPU,
+            ),
+            memory_total_mib=T4,
+            cpu=noisy(15, 2),
+            host_memory_pct=noisy(25, 2),
+        ),
+        expect(F.GPU_LOST),
+        f"the vanished GPU is not 'one more idle GPU to drop': it is a fault to fix first ({XID79})",
+        target=NO_TARGET,
+        one_click=False,
+        says=("fallen off the bus",),
+    ),
+    # --- GPU memory held, no work (issue 28) -------------------------------------------------------
+    Archetype(
+        "triton-nobody-calls-g5-2xl",
+        Category.HELD,
+        "a Triton server with three models loaded (12 GiB) that no client has called for two weeks",
+        "g5.2xlarge",
+        Workload(
+            gpus=(held(12 * GIB),),
+            cpu=noisy(1.5, 0.3, lo=0.1),
+            network_gbps=noisy(0.0004, 0.0001, lo=0),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.HELD_UNUSED),
+        "idle in all but memory: she says what it costs and to check the server's clients before stopping it; a "
+        "one-click stop could take down a service someone is about to launch",
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+        says=("idle in all but memory", "costs"),
+    ),
+    Archetype(
+        "tensorflow-session-4-t4",
+        Category.HELD,
+        "a TensorFlow notebook session that mapped all memory on four T4s ten days before the window ended and never "
+        "ran a kernel since the data scientist left for holiday",
+        "g4dn.12xlarge",
+        Workload(
+            gpus=(gpu(noisy(0.1, 0.1, hi=1.0), reserved(0.95 * T4, 5)),) * 4,
+            memory_total_mib=T4,
+            cpu=noisy(1.0, 0.2, lo=0.1),
+            network_gbps=noisy(0.0003, 0.0001, lo=0),
+            host_memory_pct=noisy(15, 1),
+        ),
+        expect(F.HELD_UNUSED),
+        "TensorFlow maps nearly all memory at start: a session that holds it and runs nothing is idle in all but "
+        "memory; the notebook's owner decides",
+        region="eu-west-1",
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+        says=("all 4 GPUs hold",),
+    ),
+    Archetype(
+        "training-ended-process-holds-a100",
+        Category.HELD,
+        "a training run finished five days ago, but a hung data-loader process still holds 30 GiB on each of four "
+        "A100s",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(
+                switch_gpu(
+                    FIVE_DAYS_AGO, Gpu(training(88), mib(30 * GIB, 40)), Gpu(noisy(0.1, 0.1, hi=1.0), mib(30 * GIB, 5))
+                ),
+            )
+            * 4
+            + (IDLE_GPU,) * 4,
+            memory_total_mib=A100,
+            cpu=switch(FIVE_DAYS_AGO, noisy(30, 3), noisy(1.2, 0.2, lo=0.1)),
+            network_gbps=switch(FIVE_DAYS_AGO, noisy(2, 0.2, lo=0), quiet_network),
+            host_memory_pct=noisy(20, 1),
+        ),
+        expect(F.HELD_UNUSED),
+        "the work ended, the process did not: idle in all but memory since; stopping it is the owner's call",
+        region="ap-southeast-2",
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+        says=("idle in all but memory",),
+    ),
+    # --- graphics is not compute (issue 28) --------------------------------------------------------
+    Archetype(
+        "dcv-artist-workstation-light-g6-8xl",
+        Category.GRAPHICS,
+        "an artist's Linux workstation on Amazon DCV (the DCV AMI): Maya viewport at ~15 % of an L4, all day",
+        "g6.8xlarge",
+        Workload(
+            gpus=(
+                Gpu(
+                    noisy(15, 4),
+                    mib(5 * GIB, 100),
+                    encoder_sessions=constant(1.0),
+                    encoder_fps=noisy(30, 5, lo=1),
+                ),
+            ),
+            memory_total_mib=L4,
+            cpu=noisy(8, 2),
+            network_gbps=noisy(0.02, 0.004, lo=0),
+            host_memory_pct=noisy(25, 1),
+        ),
+        expect(F.OVERPROVISIONED, F.OPTIMIZED),
+        "a desktop draws with OpenGL and streams on NVENC: any smaller type keeps a GPU that runs graphics "
+        f"({NO_GRAPHICS})",
+        image="DCV-AmazonLinux2-x86_64-2023.1.16388-NVIDIA-535.54.03-2023-09-12T12-50-07.770Z | Amazon DCV server",
+        target=TargetMust(graphics=True, min_encoders=1),
+        says=("a graphics host",),
+    ),
+    Archetype(
+        "blender-scenes-fill-l40s",
+        Category.GRAPHICS,
+        "a Blender render node (procstat watches blender) whose scenes fill the L40S's memory a little more each night",
+        "g6e.xlarge",
+        Workload(
+            gpus=(gpu(diurnal(40, 95, 4), follows_load(30 * GIB, 44.5 * GIB, cap=L40S)),),
+            memory_total_mib=L40S,
+            cpu=diurnal(20, 40, 3),
+            host_memory_pct=noisy(50, 2),
+            graphics_processes=("blender",),
+        ),
+        expect(F.UNDERPROVISIONED),
+        f"the scene is near the top of the largest graphics GPU offered; an A100 or H100 has more memory but runs no "
+        f"graphics ({NO_GRAPHICS}); a scene does not shard like a model: she says what fits or why nothing does",
+        target=TargetMust(graphics=True),
+        says=("scene", "graphics"),
+    ),
+    Archetype(
+        "unreal-pixel-streaming-t4-full",
+        Category.GRAPHICS,
+        "Unreal Engine Pixel Streaming on a T4 (tag workload=unreal-pixel-streaming): its texture pool grows with "
+        "visitors up to 97 % of the T4's memory",
+        "g4dn.2xlarge",
+        Workload(
+            gpus=(
+                Gpu(
+                    diurnal(35, 70),
+                    follows_load(9 * GIB, 14.55 * GIB, cap=T4),
+                    encoder_sessions=constant(2.0),
+                    encoder_fps=noisy(60, 2, lo=1),
+                ),
+            ),
+            memory_total_mib=T4,
+            cpu=diurnal(25, 45, 3),
+            network_gbps=diurnal(0.05, 0.2, 0.01),
+            host_memory_pct=noisy(45, 2),
+        ),
+        expect(F.UNDERPROVISIONED),
+        f"a real out-of-memory risk on a graphics workload: more memory on a GPU that renders and encodes (A10G, L4, "
+        f"L40S), never an A100 ({NO_GRAPHICS})",
+        tags={"workload": "unreal-pixel-streaming"},
+        target=TargetMust(present=True, graphics=True, min_encoders=1),
+        says=("a graphics host",),
     ),
     # --- notebooks ---------------------------------------------------------------------------
     Archetype(
@@ -1625,7 +2050,15 @@ def host(archetype: Archetype) -> Instance:
     if archetype.platform is not None:
         platform, operation = archetype.platform
         found = replace(found, platform=platform, usage_operation=operation)
-    return replace(found, architecture=archetype.architecture, tenancy=archetype.tenancy)
+    return replace(
+        found,
+        architecture=archetype.architecture,
+        tenancy=archetype.tenancy,
+        image=archetype.image,
+        placement_group=archetype.placement_group,
+        ena_express=archetype.ena_express,
+        network_cards_used=archetype.network_cards,
+    )
 
 
 def _cut(series: Series, before: int) -> Series:
@@ -1715,4 +2148,22 @@ def _target_violations(archetype: Archetype, rec: Recommendation) -> list[str]:
         found.append(
             f"target {name} has {spec.memory_per_unit_mib:.0f} MiB per unit, needs {must.min_memory_per_unit_mib:.0f}"
         )
+    if must.graphics and not (accelerator and accelerator.graphics):
+        found.append(f"target {name} ({model}) runs no graphics")
+    if (spec.ebs_baseline_mbps or 0.0) < must.min_ebs_mbps:
+        found.append(f"target {name} sustains {spec.ebs_baseline_mbps} MB/s of EBS, needs {must.min_ebs_mbps:.0f}")
+    if (spec.ebs_baseline_iops or 0.0) < must.min_ebs_iops:
+        found.append(f"target {name} sustains {spec.ebs_baseline_iops} EBS IOPS, needs {must.min_ebs_iops:.0f}")
+    if spec.network_gbps < must.min_network_gbps:
+        found.append(f"target {name} sustains {spec.network_gbps} Gbps, needs {must.min_network_gbps:.2f}")
+    if spec.instance_storage_gb < must.min_instance_store_gb:
+        found.append(
+            f"target {name} has {spec.instance_storage_gb} GB of instance store, needs {must.min_instance_store_gb}"
+        )
+    if must.ena_express and not spec.ena_express:
+        found.append(f"target {name} has no ENA Express")
+    if spec.network_cards < must.min_network_cards:
+        found.append(f"target {name} has {spec.network_cards} network card(s), needs {must.min_network_cards}")
+    if archetype.uses_efa and not spec.efa_supported:
+        found.append(f"target {name} has no EFA")
     return found

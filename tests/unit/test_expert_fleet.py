@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from rightsizer.domain.models import Recommendation
-from tests.expert_fleet import ARCHETYPES, Archetype, Category, advise, violations
+from tests.expert_fleet import ARCHETYPES, LIMIT_CATEGORIES, Archetype, Category, advise, violations
 
 # archetype name -> why the analyzer's answer differs from the expert's (see the report of the change that added it).
 DISAGREEMENTS: dict[str, str] = {}
@@ -57,6 +57,15 @@ def test_the_fleet_has_at_least_40_archetypes_across_every_category() -> None:
     assert len(set(names)) == len(names)
     assert {a.category for a in ARCHETYPES} == set(Category)
     assert {a.region for a in ARCHETYPES} >= {"us-east-1", "eu-west-1", "ap-southeast-2"}
+
+
+def test_every_limit_of_issue_28_is_tried_on_several_workloads_of_several_families() -> None:
+    """Storage, network, a lost GPU, held memory and graphics: each capability is tested by workloads of varied kinds,
+    sizes and families, so the capability is what passes, not one case."""
+    for category in LIMIT_CATEGORIES:
+        members = [a for a in ARCHETYPES if a.category is category]
+        families = {a.instance_type.split(".")[0] for a in members}
+        assert len(members) >= 3 and len(families) >= 2, (category, [a.name for a in members])
 
 
 def test_every_archetype_says_what_it_does_and_why() -> None:

@@ -29,10 +29,13 @@ def _sign(pattern: str, means: str) -> Sign:
 SIGNS: tuple[Sign, ...] = (
     _sign(r"(^|[^a-z])(nice[ -]?)?dcv([^a-z]|$)|dcvserver|amazon dcv", "Amazon DCV remote desktop"),
     _sign(
-        r"(^|[^a-z])grid([^a-z]|$)|rtx virtual workstation|(^|[^a-z])vws([^a-z]|$)|quadro",
+        r"nvidia[ _-]?grid|grid[ _-]?driver|vgpu|rtx virtual workstation|(^|[^a-z])vws([^a-z]|$)|quadro",
         "NVIDIA GRID / RTX Virtual Workstation driver",
     ),
-    _sign(r"gaming|game[ -]?stream", "NVIDIA gaming driver / game streaming"),
+    _sign(
+        r"nvidia[ _-]?gaming|gaming[ _-]?(pc|driver)|game[ _-]?stream|cloud[ _-]?gaming",
+        "NVIDIA gaming / game streaming",
+    ),
     _sign(r"opengl|vulkan|directx", "a graphics API"),
     _sign(r"(^|[^a-z])(xorg|x11)([^a-z]|$)", "an X server on the GPU"),
     _sign(

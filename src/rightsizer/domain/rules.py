@@ -57,7 +57,7 @@ from rightsizer.domain.sizing import (
     vcpus_needed,
 )
 from rightsizer.domain.usage import HOURS_PER_WEEK
-from rightsizer.domain.wording import gib, index_ranges, pct, usd
+from rightsizer.domain.wording import gib, index_ranges, pct, span, usd
 
 
 @dataclass(frozen=True)
@@ -330,7 +330,7 @@ def gpu_gone(m: Measured) -> Draft | None:
             f"the host pays for {spec.compute_units} {unit}s and can use {spec.compute_units - len(lost)}: "
             f"{usd(share)}/month for hardware it cannot use"
         )
-    reasons.extend((f"the {unit}s still reporting: {m.units_text}", m.host_text, m.observed_text))
+    reasons.extend((_lost_and_left(m, lost), m.host_text, m.observed_text))
     advice = (
         "check the kernel log (dmesg | grep -i xid: Xid 79 is a GPU that fell off the bus) and nvidia-smi; then stop "
         "and start the host (a reboot keeps it on the same hardware; a stop and start moves it to healthy hardware) "
@@ -341,6 +341,22 @@ def gpu_gone(m: Measured) -> Draft | None:
     if m.scarce:
         advice += f"; {spec.family} capacity is scarce, so the start can fail with InsufficientInstanceCapacity"
     return Draft(Finding.GPU_LOST, tuple(reasons), confidence=m.data_confidence, advice=advice)
+
+
+def _lost_and_left(m: Measured, lost: list[str]) -> str:
+    """What the lost GPUs did before they went, and what the others do: the lost ones' numbers are not folded into
+    their siblings'."""
+    unit = m.unit
+    parts = []
+    for label, devices in (
+        ("before it went" if len(lost) == 1 else "before they went", [d for d in m.usage.devices if d.index in lost]),
+        ("still reporting", [d for d in m.usage.devices if d.index not in lost]),
+    ):
+        measured = [d.utilization.p95 for d in devices if d.utilization is not None]
+        if measured:
+            which = f"{unit}{'s' if len(devices) > 1 else ''} {index_ranges([d.index for d in devices])}"
+            parts.append(f"{label}, {which}: p95 {span(measured, pct)}")
+    return "; ".join(parts)
 
 
 def held_unused(m: Measured) -> Draft | None:
@@ -370,8 +386,8 @@ def held_unused(m: Measured) -> Draft | None:
     ]
     if any(memory_reserved(d, m.spec, m.policy) for d in held):
         reasons.append(
-            "the memory is flat near the top of memory.total: a framework's up-front reservation (vLLM, TensorRT-LLM, "
-            "JAX, TensorFlow), a server started and waiting"
+            "the memory is flat near the top of memory.total: held whole, as frameworks reserve it at start (vLLM, "
+            "TensorRT-LLM, JAX, TensorFlow, PyTorch's caching allocator)"
         )
     acc = m.accelerator
     if m.host_busy and acc is not None and acc.video_decoders:
