@@ -590,3 +590,64 @@ def test_dedicated_tenancy_and_dedicated_hosts_are_billed_apart() -> None:
 
     assert dedicated.billing.key == "linux@dedicated"
     assert on_host.billing.key is None  # billed per Dedicated Host: no instance-hour price
+
+
+# Issue 28: the limits a target must carry, read from DescribeInstanceTypes and DescribeInstances --------------------
+
+
+def test_ebs_and_network_limits_are_read_at_baseline_and_burst() -> None:
+    small = parse_instance_type(moto_type("g5.xlarge"), accelerator_table())
+    large = parse_instance_type(moto_type("g6e.24xlarge"), accelerator_table())
+
+    assert small is not None and large is not None
+    # EbsOptimizedInfo: the smaller sizes burst above their baseline, the larger ones do not.
+    assert (small.ebs_baseline_mbps, small.ebs_maximum_mbps) == (87.5, 437.5)
+    assert (small.ebs_baseline_iops, small.ebs_maximum_iops) == (3000.0, 15000.0)
+    assert large.ebs_baseline_mbps == large.ebs_maximum_mbps == 3750.0
+    # "Up to 10 Gigabit" is 2.5 at baseline; a two-card type adds its cards.
+    assert (small.network_gbps, small.network_peak_gbps, small.network_cards) == (2.5, 10.0, 1)
+    assert (large.network_gbps, large.network_cards, large.ena_express) == (400.0, 2, True)
+    assert small.ena_express is False and small.cluster_placement is True
+
+
+def test_placement_ena_express_and_network_cards_are_read_from_the_instance() -> None:
+    raw = {
+        "InstanceId": "i-0000000000000000a",
+        "InstanceType": "g6e.24xlarge",
+        "LaunchTime": datetime(2026, 11, 1, tzinfo=UTC),
+        "ImageId": "ami-0123456789abcdef0",
+        "Placement": {"AvailabilityZone": "us-east-1a", "GroupName": "llm-train"},
+        "NetworkInterfaces": [
+            {"Attachment": {"NetworkCardIndex": 0, "EnaSrdSpecification": {"EnaSrdEnabled": True}}},
+            {"Attachment": {"NetworkCardIndex": 1}, "InterfaceType": "efa"},
+        ],
+    }
+
+    host = parse_instance(raw, ACCOUNT, REGION)
+
+    assert (host.placement_group, host.ena_express, host.network_cards_used) == ("llm-train", True, 2)
+    assert (host.uses_efa, host.image_id) == (True, "ami-0123456789abcdef0")
+
+
+def test_each_hosts_ami_name_and_description_are_read_once(ec2: Any) -> None:
+    image = ec2.register_image(Name="DCV-AmazonLinux2-NVIDIA-535", Description="Amazon DCV with the NVIDIA GRID driver")
+    (dcv,) = launch(ec2, "g5.4xlarge", ImageId=image["ImageId"])
+    (plain,) = launch(ec2, "g5.xlarge")
+    calls: list[dict[str, Any]] = []
+    ec2.meta.events.register("before-parameter-build.ec2.DescribeImages", lambda params, **_: calls.append(params))
+
+    hosts = by_id(fleet(ec2).accelerated_instances())
+
+    assert hosts[dcv].image == "DCV-AmazonLinux2-NVIDIA-535 | Amazon DCV with the NVIDIA GRID driver"
+    assert hosts[plain].image.startswith("amzn-ami-hvm")
+    assert len(calls) == 1 and sorted(calls[0]["Filters"][0]["Values"]) == sorted({image["ImageId"], LINUX_AMI})
+
+
+def test_a_deregistered_ami_leaves_the_host_without_an_image_text(ec2: Any) -> None:
+    image = ec2.register_image(Name="gone-soon", Description="")
+    (iid,) = launch(ec2, "g5.xlarge", ImageId=image["ImageId"])
+    ec2.deregister_image(ImageId=image["ImageId"])
+
+    (host,) = fleet(ec2).accelerated_instances()
+
+    assert host.instance_id == iid and host.image == ""
