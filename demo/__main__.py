@@ -68,7 +68,24 @@ def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> tuple[int, dict
         rec = by_id[item.instance_id]
         target = f" -> {rec['target_type']}" if rec["target_type"] else ""
         print(f"  {item.host.name} ({item.host.instance_type}): {rec['finding']}{target}: {rec['reasons'][0]}")
+    print("\nWhat a smaller host has less of, and what no GPU metric shows (one host each):")
+    for key, says in LIMIT_HOSTS.items():
+        item = next(item for item in seeded if item.host.key == key)
+        rec = by_id[item.instance_id]
+        target = f" -> {rec['target_type']}" if rec["target_type"] else ""
+        reason = next((reason for reason in rec["reasons"] if says in reason), rec["reasons"][0])
+        print(f"  {item.host.name} ({item.host.instance_type}): {rec['finding']}{target}: {reason}")
     return (1 if failures else 0), document
+
+
+# The demo's hosts of issue 28, each with the words of the reason that shows its limit.
+LIMIT_HOSTS = {
+    "ebs-bound": "EBS throughput (",
+    "network-bound": "cheaper types fall short of",
+    "gpu-lost": "stopped reporting",
+    "held-unused": "idle in all but memory",
+    "graphics-workstation": "a graphics host",
+}
 
 
 def slack_messages(stack: Any) -> list[dict[str, Any]]:

@@ -60,6 +60,11 @@ class Host:
     # A Kubernetes node without the agent: its GPUs are published by Container Insights with enhanced observability
     # (namespace ContainerInsights, node_gpu_* per GpuDevice) for this EKS cluster.
     container_insights_cluster: str | None = None
+    network_out_ratio: float = 0.6  # NetworkOut per 5 minutes as a share of NetworkIn
+    # AWS/EC2's EBS metrics: bytes and operations read + written per 5 minutes (four fifths reads); None: not published.
+    ebs_bytes_per_5min: Shape | None = None
+    ebs_ops_per_5min: Shape | None = None
+    image: tuple[str, str] | None = None  # the AMI it runs (name, description), registered for it; None: the demo's
 
 
 def noisy(base: float, spread: float, lo: float = 0.0, hi: float = 100.0) -> Shape:
@@ -125,6 +130,11 @@ def weekly_job(busy: Shape, weekday: int = 6, hour: int = 2, hours: int = 1) -> 
 IDLE_GPU = Gpu(utilization=noisy(0.2, 0.3, hi=2.0), memory_used_mib=constant(0.0), memory_activity=constant(0.0))
 
 
+def rate(base: float, spread: float) -> Shape:
+    """A level without noisy()'s cap at 100 (bytes, operations)."""
+    return lambda t, r: max(0.0, r.gauss(base, spread))
+
+
 def ended(when: datetime, before: Shape, after: Shape) -> Shape:
     """`before` until `when`, `after` from then on: work that ended (or began) inside the window."""
     return lambda t, r: before(t, r) if t < when else after(t, r)
@@ -141,6 +151,9 @@ def fleet() -> list[Host]:
     gib = MIB_PER_GIB
     # A fine-tuning run that finished four days before the analysis (the demo's window ends at the current hour).
     finished = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=4)
+    # A GPU that fell off the bus three days before: its series stop (NaN is "not published").
+    fell_off = finished + timedelta(days=1)
+    gone = float("nan")
     return [
         Host(
             "idle-p3",
@@ -333,7 +346,7 @@ def fleet() -> list[Host]:
             "us-east-1",
             "p4d.24xlarge",
             "llm-serving-vllm",
-            "idle",
+            "held_unused",
             # Kept in an On-Demand Capacity Reservation, billed whether used or not: stopping it saves nothing
             # until the reservation is reduced (net savings 0).
             capacity_reservation="cr-0d3adc0ffee0p4d01",
@@ -420,6 +433,85 @@ def fleet() -> list[Host]:
             "excluded",
             stopped=True,
             host_memory_pct=None,
+        ),
+        # Issue 28: a limit of the host no GPU metric shows, one host each.
+        Host(
+            "ebs-bound",
+            "us-east-1",
+            "g5.12xlarge",
+            "parquet-preprocess",
+            "overprovisioned",
+            # Reads ~1.7 GB/s of parquet shards from EBS all day for one A10G: a one-GPU target must sustain ~2 GB/s at
+            # its EBS baseline, which rules out every g5 and the smaller g6.
+            gpus=(Gpu(noisy(28, 4), noisy(9 * gib, 100, lo=0, hi=22888)), IDLE_GPU, IDLE_GPU, IDLE_GPU),
+            cpu=noisy(30, 3),
+            host_memory_pct=noisy(35, 2),
+            ebs_bytes_per_5min=rate(1.7e9 * 300, 2e10),
+            ebs_ops_per_5min=rate(14_000 * 300, 2e5),
+        ),
+        Host(
+            "network-bound",
+            "us-east-1",
+            "g5.2xlarge",
+            "artifact-packager",
+            "overprovisioned",
+            # Pushes ~3.2 Gbps of containers out all day: "up to 10 Gigabit" types hold 2.5 at baseline.
+            gpus=(Gpu(bursts(noisy(8, 3), 40, every_hours=2, minutes=10), noisy(3 * gib, 50, lo=0, hi=22888)),),
+            cpu=noisy(18, 3),
+            network_bytes_per_5min=rate(0.35e9 / 8 * 300, 1e7),
+            network_out_ratio=9.0,
+            host_memory_pct=noisy(30, 2),
+        ),
+        Host(
+            "gpu-lost",
+            "us-east-1",
+            "g5.12xlarge",
+            "ranker-replicas",
+            "gpu_lost",
+            # Four inference replicas; GPU 2's series stop three days ago while the others serve on: Xid 79.
+            gpus=(
+                Gpu(diurnal(30, 55), noisy(12 * gib, 100, lo=0, hi=22888)),
+                Gpu(diurnal(30, 55), noisy(12 * gib, 100, lo=0, hi=22888)),
+                Gpu(
+                    ended(fell_off, diurnal(30, 55), constant(gone)),
+                    ended(fell_off, noisy(12 * gib, 100, lo=0, hi=22888), constant(gone)),
+                ),
+                Gpu(diurnal(30, 55), noisy(12 * gib, 100, lo=0, hi=22888)),
+            ),
+            cpu=diurnal(10, 20, 2),
+            host_memory_pct=noisy(30, 2),
+        ),
+        Host(
+            "held-unused",
+            "eu-west-1",
+            "g5.xlarge",
+            "notebook-tensors",
+            "held_unused",
+            # A notebook kernel keeps 14 GiB of tensors on the GPU; nobody has run a cell in two weeks.
+            gpus=(Gpu(noisy(0.2, 0.2, hi=1.5), noisy(14 * gib, 20, lo=0, hi=22888)),),
+            cpu=noisy(1.2, 0.3, lo=0.1),
+            host_memory_pct=noisy(35, 1),
+        ),
+        Host(
+            "graphics-workstation",
+            "us-east-1",
+            "g6.8xlarge",
+            "artist-workstation",
+            "overprovisioned",
+            # A Maya viewport over Amazon DCV (the DCV AMI) at ~15 % of an L4, one NVENC stream all day: a smaller
+            # type, but one whose GPU runs graphics, never an A100.
+            gpus=(
+                Gpu(
+                    noisy(15, 4),
+                    noisy(5 * gib, 100, lo=0, hi=22888),
+                    encoder_sessions=constant(1.0),
+                    encoder_fps=noisy(30, 5, lo=1),
+                ),
+            ),
+            cpu=noisy(8, 2),
+            host_memory_pct=noisy(25, 1),
+            gpu_name="NVIDIA L4",
+            image=("DCV-AmazonLinux2-x86_64-2023.1-NVIDIA-535", "Amazon DCV server with the NVIDIA GRID driver"),
         ),
     ]
 

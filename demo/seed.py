@@ -8,6 +8,7 @@ the product then reads them back over HTTP with ListMetrics and GetMetricData li
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -30,6 +31,9 @@ class Seeded:
 
 def _launch(host: Host, account_ami: str, session: boto3.Session) -> str:
     ec2 = session.client("ec2", region_name=host.region)
+    if host.image is not None:  # the AMI it was built from (a DCV workstation's), registered as EC2 would list it
+        name, description = host.image
+        account_ami = str(ec2.register_image(Name=name, Description=description)["ImageId"])
     tags = [{"Key": "Name", "Value": host.name}, *({"Key": k, "Value": v} for k, v in host.tags.items())]
     if host.asg:
         ec2.create_launch_template(
@@ -101,7 +105,15 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
         yield "AWS/EC2", "CPUUtilization", ec2_dims, t, host.cpu(t, rng)
         traffic = host.network_bytes_per_5min(t, rng)
         yield "AWS/EC2", "NetworkIn", ec2_dims, t, traffic
-        yield "AWS/EC2", "NetworkOut", ec2_dims, t, traffic * 0.6
+        yield "AWS/EC2", "NetworkOut", ec2_dims, t, traffic * host.network_out_ratio
+        for shape, read, written in (
+            (host.ebs_bytes_per_5min, "EBSReadBytes", "EBSWriteBytes"),
+            (host.ebs_ops_per_5min, "EBSReadOps", "EBSWriteOps"),
+        ):
+            if shape is not None:  # AWS/EC2's EBS metrics of a Nitro host, four fifths of them reads
+                amount = shape(t, rng)
+                yield "AWS/EC2", read, ec2_dims, t, amount * 0.8
+                yield "AWS/EC2", written, ec2_dims, t, amount * 0.2
         hourly = t.minute == 0
         if host.host_memory_pct is not None and hourly and host.container_insights_cluster is None:
             yield "CWAgent", "mem_used_percent", instance, t, host.host_memory_pct(t, rng)
@@ -162,6 +174,8 @@ def _store_metrics(
     backend = cloudwatch_backends[account_id][region]
     count = 0
     for namespace, name, dims, timestamp, value in rows:
+        if math.isnan(value):  # not published (a GPU that fell off the bus)
+            continue
         dimensions = [{"Name": k, "Value": v} for k, v in dims.items()]
         # moto keeps timestamps as naive UTC, as its PutMetricData parser produces them.
         naive = timestamp.astimezone(UTC).replace(tzinfo=None)

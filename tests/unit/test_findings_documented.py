@@ -3,6 +3,7 @@ and what to do."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -33,3 +34,16 @@ def test_every_finding_has_a_row_in_how_it_decides(finding: Finding) -> None:
 
 def test_how_it_decides_names_no_finding_that_does_not_exist() -> None:
     assert set(_how_it_decides_rows()) <= {f.value for f in FINDINGS}
+
+
+def test_every_limit_has_a_row_in_how_it_decides() -> None:
+    """The table of every limit a target must carry names exactly the registry's entries (NVENC and NVDEC, graphics
+    and RT cores, EFA, ENA and ENA Express share a row)."""
+    from rightsizer.domain.limits import LIMITS
+
+    text = HOW_IT_DECIDES.read_text()
+    start = text.index("| limit | what the work needs")
+    table = itertools.takewhile(lambda line: line.startswith("| "), text[start:].splitlines()[2:])
+    rows = [line.split("|")[1].strip() for line in table]
+    named = {name.strip() for row in rows for name in row.split(",")}
+    assert named == {limit.name for limit in LIMITS}
