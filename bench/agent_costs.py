@@ -97,13 +97,14 @@ FIELD_OF = {
 
 
 def collector_queries_per_host(config: AgentConfig, gpus: int) -> int:
-    """The GetMetricData queries the collector makes a day for one host publishing `config`: each published GPU
-    metric's statistics, the host memory's and the EC2 metrics', from the collector's own query map."""
-    from rightsizer.adapters.aws.cloudwatch import _EC2_FIELDS, _GPU_FIELDS
+    """The GetMetricData queries the collector makes a day for one (Nitro) host publishing `config`: each published GPU
+    metric's statistics, the host memory's and the EC2 metrics' (CPU, network, EBS), from the collector's own query
+    map."""
+    from rightsizer.adapters.aws.cloudwatch import _EBS_FIELDS, _EC2_FIELDS, _GPU_FIELDS
 
     per_gpu = sum(len(_GPU_FIELDS[FIELD_OF[name]]) for name in config.per_gpu if name in FIELD_OF)
     host_memory = 1 if "mem_used_percent" in config.per_host else 0
-    return gpus * per_gpu + host_memory + len(_EC2_FIELDS)
+    return gpus * per_gpu + host_memory + len(_EC2_FIELDS) + len(_EBS_FIELDS)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ protocol botocore speaks to CloudWatch (awsJson1_0), so botocore's real parser -
 on every datapoint.
 
 It serves a synthetic region of GPU hosts as the CloudWatch agent publishes them (per-GPU series with
-InstanceId, index, name and InstanceType dimensions; host memory; AWS/EC2 CPU and network):
+InstanceId, index, name and InstanceType dimensions; host memory, and no diskio or procstat series; AWS/EC2 CPU, network
+and EBS):
 - ListMetrics: 500 metrics per page with NextToken, by metric name across the region or by an InstanceId filter;
 - GetMetricData: at most 500 queries per request, at most 100,800 datapoints per response, the rest under
   NextToken (a query's datapoints may continue on the next page, with StatusCode PartialData), fresh values in
@@ -131,11 +132,8 @@ class PagingCloudWatch:
 
     def _list_page_from(self, namespace: str, name: str, start: int) -> bytes:
         """One page of a region-wide listing, generated from the host where it starts (bisected)."""
-        counts = (
-            np.array([h.gpus if name in GPU_METRICS else 1 for h in self.hosts])
-            if namespace == "CWAgent"
-            else np.zeros(0)
-        )
+        per_host = (lambda h: h.gpus) if name in GPU_METRICS else (lambda h: 1 if name == "mem_used_percent" else 0)
+        counts = np.array([per_host(h) for h in self.hosts]) if namespace == "CWAgent" else np.zeros(0)
         ends = np.cumsum(counts)
         total = int(ends[-1]) if len(ends) else 0
         page: list[dict[str, Any]] = []

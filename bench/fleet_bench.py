@@ -31,11 +31,11 @@ WRITE_UNIT, READ_UNIT = 0.625 / 1e6, 0.125 / 1e6
 
 def _query_plan() -> tuple[dict[int, int], dict[int, int]]:
     """Queries and datapoints per 1/4/8-GPU host over 14 days, from the collector's own query map."""
-    from rightsizer.adapters.aws.cloudwatch import _EC2_FIELDS, _GPU_FIELDS, _HOST_MEMORY_FIELD
+    from rightsizer.adapters.aws.cloudwatch import _EBS_FIELDS, _EC2_FIELDS, _GPU_FIELDS, _HOST_MEMORY_FIELD
 
     window = 14 * 86400
     gpu_periods = [period for fields in _GPU_FIELDS.values() for _, _, period in fields]
-    host_periods = [_HOST_MEMORY_FIELD[2], *(period for *_, period in _EC2_FIELDS)]
+    host_periods = [_HOST_MEMORY_FIELD[2], *(period for *_, period in (*_EC2_FIELDS, *_EBS_FIELDS))]
     gpu_points, host_points = (sum(window // p for p in periods) for periods in (gpu_periods, host_periods))
     gpus = (1, 4, 8)
     queries = {g: g * len(gpu_periods) + len(host_periods) for g in gpus}

@@ -90,13 +90,6 @@ def test_every_limit_is_one_entry_with_a_name_a_source_and_its_words() -> None:
     assert len(demand.floors) == len(LIMITS)
 
 
-def test_a_type_carries_the_work_only_when_it_offers_every_floor() -> None:
-    floors = (1.0, 4.0, -1.5)
-    assert limits.carries((1.0, 4.0, -1.0), floors)
-    assert not limits.carries((1.0, 3.9, -1.0), floors)
-    assert limits.first_short((1.0, 3.9, -2.0), floors) == 1
-
-
 def test_a_slower_accelerator_is_allowed_as_far_as_the_load_leaves_room() -> None:
     base = Demand(
         1, 1.0, True, 1, 1.0, True, 1.0, unit_util_p95=40, unit_util_burst=50, util_ceiling=80, burst_ceiling=100

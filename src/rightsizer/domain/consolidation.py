@@ -155,6 +155,8 @@ def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | Non
         and instance.is_running
         and instance.lifecycle == "on-demand"
         and instance.owner is None
+        # A placement group's hosts work together (a training job's nodes): their advice is the group's own.
+        and not instance.placement_group
         and rec.monthly_cost is not None
         and usage is not None
         and usage.accelerator_data is AcceleratorData.PER_DEVICE

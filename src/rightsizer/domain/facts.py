@@ -16,7 +16,7 @@ from rightsizer.domain.catalog import Catalog, is_scarce
 from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.graphics import graphics_evidence
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.limits import Demand, Offer
+from rightsizer.domain.limits import Demand
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -33,6 +33,7 @@ from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
 from rightsizer.domain.sizing import (
     Candidate,
     MemoryReading,
+    Refusals,
     UnitView,
     busiest,
     candidates,
@@ -185,8 +186,11 @@ class Measured:
 
     @cached_property
     def graphics(self) -> tuple[str, ...]:
-        """Why the host is a graphics host (a remote workstation, a renderer): its AMI, tags, processes."""
-        instance = self.instance
+        """Why the host is a graphics host (a remote workstation, a renderer): its AMI, tags, processes. Only read on a
+        GPU that runs graphics (elsewhere the work runs on CUDA, see domain/graphics.py)."""
+        acc, instance = self.accelerator, self.instance
+        if acc is None or not acc.graphics:
+            return ()
         return graphics_evidence(instance.image, instance.tags, self.usage.graphics_processes)
 
     @cached_property
@@ -229,17 +233,18 @@ class Measured:
         return next(fitting, None)
 
     @cached_property
-    def refused(self) -> dict[int, Offer]:
-        """The limits that ruled out the cheaper types `downsize` looked at (by position in limits.LIMITS, each with the
-        first type it ruled out): all of them when no type fits, so "nothing cheaper fits" can say why."""
-        return {}
+    def refused(self) -> Refusals:
+        """The cheaper types `downsize` ruled out: all it looked at when no type fits, so "nothing cheaper fits" can say
+        why."""
+        return Refusals()
 
-    @property
+    @cached_property
     def shortfalls(self) -> str | None:
         """Why no cheaper type carries the work, limit by limit (None: the scan found one, or nothing to compare)."""
-        if self.downsize is not None or not self.refused:  # the scan for a downsize fills `refused`
+        if self.downsize is not None:  # the scan for a downsize fills `refused`
             return None
-        return f"cheaper types fall short of {shortfalls_text(self.refused.items(), self.demand)}"
+        decided = self.refused.decided(self.demand)
+        return f"cheaper types fall short of {shortfalls_text(decided, self.demand)}" if decided else None
 
     @cached_property
     def comparison_gap(self) -> str | None:

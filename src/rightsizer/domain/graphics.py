@@ -48,8 +48,14 @@ SIGNS: tuple[Sign, ...] = (
 )
 
 
+# Any sign at all, in one search: most texts (tags of compute hosts) match none.
+_ANY = re.compile("|".join(f"(?:{sign.pattern.pattern})" for sign in SIGNS), re.IGNORECASE)
+
+
 def signs_in(text: str) -> tuple[str, ...]:
     """What the text says the host runs (the meanings of the signs it matches), in SIGNS' order."""
+    if not _ANY.search(text):
+        return ()
     return tuple(sign.means for sign in SIGNS if sign.pattern.search(text))
 
 

@@ -9,9 +9,10 @@ NVMe, EFA and the interconnect, graphics, the video engines, the CPU architectur
 - `needs`: the floor the host's measured work (with its headroom) or its set-up puts on it (0: none);
 - `says`: the sentence it adds to a target's reason; `short`: why a cheaper type fell short of it.
 
-A type carries the work when it offers at least what every limit needs: `carries` compares the two vectors in one
-pass. The first limit a cheaper type falls short of is named in the reasons ("decided by"), so advice says what ruled
-the cheaper types out. Adding a limit is one entry here (and, where the host's work sets it, one field of `Demand`).
+A type carries the work when it offers at least what every limit needs: sizing.candidates holds a host's floors against
+every type's offers at once (a matrix, a row per type). The first limit a cheaper type falls short of is named in the
+reasons ("decided by"), so advice says what ruled the cheaper types out. Adding a limit is one entry here (and, where
+the host's work sets it, one field of `Demand`).
 
 The platform is carried where targets are priced: a host is compared only with types that have a price on its own
 platform (domain/platforms.py; a Windows host is never moved to a type sold without Windows).
@@ -20,13 +21,49 @@ platform (domain/platforms.py; a Windows host is never moved to a type sold with
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from operator import ge
+from operator import attrgetter
+
+import numpy as np
+import numpy.typing as npt
 
 from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
 from rightsizer.domain.wording import gib, pct, plural
+
+
+@dataclass(frozen=True, slots=True)
+class StorageNeed:
+    """EBS (read + write) at the target's baseline, MB/s and IOPS, and the busiest hour within its maximum; the
+    instance store the work uses. 0: not measured, or a trickle."""
+
+    ebs_mbps: float = 0.0
+    ebs_burst_mbps: float = 0.0
+    ebs_iops: float = 0.0
+    ebs_basis: str = ""
+    local_storage_gb: float = 0.0
+    local_basis: str = ""
+
+
+NO_STORAGE_NEED = StorageNeed()
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What the host is set up to use, whatever its load: a target must keep it."""
+
+    architecture: str = "x86_64"
+    efa: bool = False
+    without_ena: bool = False  # its AMI has no ENA driver: a type that requires ENA would not boot it
+    ena_express: bool = False
+    network_cards: int = 1
+    placement_group: str = ""
+    graphics: tuple[str, ...] = ()  # why the host needs a GPU with graphics (empty: it does not)
+    ray_tracing: bool = False  # ...and RT cores (a renderer on a GPU that has them)
+
+
+NO_SETUP = Setup()
 
 
 @dataclass(frozen=True)
@@ -57,27 +94,26 @@ class Demand:
     # The network's 5-minute peak per direction x headroom: what a type's "up to" (burst) must reach. 0: not measured.
     network_burst_gbps: float = 0.0
     network_basis: str = ""  # how network_gbps was set, for the reasons ("" where it was not measured)
-    # EBS (read + write) at the target's baseline: MB/s and IOPS; the busiest hour within its maximum. 0: not measured.
-    ebs_mbps: float = 0.0
-    ebs_burst_mbps: float = 0.0
-    ebs_iops: float = 0.0
-    ebs_basis: str = ""
-    local_storage_gb: float = 0.0  # instance store the work uses (0: none seen)
-    local_basis: str = ""
-    # What the host is set up to use, whatever its load.
-    architecture: str = "x86_64"
-    efa: bool = False
-    without_ena: bool = False  # its AMI has no ENA driver: a type that requires ENA would not boot it
-    ena_express: bool = False
-    network_cards: int = 1
-    placement_group: str = ""
-    graphics: tuple[str, ...] = ()  # why the host needs a GPU with graphics (empty: it does not)
-    ray_tracing: bool = False  # ...and RT cores (a renderer on a GPU that has them)
+    storage: StorageNeed = field(default_factory=lambda: NO_STORAGE_NEED)
+    setup: Setup = field(default_factory=lambda: NO_SETUP)
+
+    @property
+    def graphics(self) -> tuple[str, ...]:
+        return self.setup.graphics
+
+    @property
+    def ray_tracing(self) -> bool:
+        return self.setup.ray_tracing
 
     @cached_property
     def floors(self) -> tuple[float, ...]:
         """What each limit needs, in LIMITS' order (worked out once per demand)."""
         return tuple([limit.needs(self) for limit in LIMITS])
+
+    @cached_property
+    def floor_array(self) -> npt.NDArray[np.float64]:
+        """`floors` as an array, held against a matrix of what types offer (sizing.candidates)."""
+        return np.array(self.floors, dtype=np.float64)
 
     @property
     def max_ratio(self) -> float:
@@ -127,7 +163,7 @@ Short = Callable[[Offer, Demand], str]
 class Limit:
     name: str
     offers: Callable[[Offer], float]
-    needs: Callable[[Demand], float]
+    needs: Callable[[Demand], float]  # (a bool counts as 1 or 0)
     says: Says
     short: Short
     speaks: Speaks = Speaks.NEAR
@@ -156,6 +192,10 @@ def _needing(value: str, basis: str) -> str:
     return f"needs {value}: {basis}" if basis else f"needs {value}"
 
 
+def _ebs_need(demand: Demand) -> str:
+    return _needing(_mbps(demand.storage.ebs_mbps), demand.storage.ebs_basis)
+
+
 LIMITS: tuple[Limit, ...] = (
     Limit(
         "architecture",
@@ -169,7 +209,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "GPU count",
         offers=lambda o: float(o.spec.compute_units),
-        needs=lambda d: float(d.units),
+        needs=attrgetter("units"),
         says=lambda o, d: f"{o.spec.compute_units}x {o.spec.accelerator_model}",
         short=lambda o, d: f"{plural(o.spec.compute_units, o.spec.unit_name)}, {d.units} needed",
         speaks=Speaks.ALWAYS,
@@ -178,7 +218,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "accelerator memory",
         offers=lambda o: o.spec.memory_per_unit_mib,
-        needs=lambda d: d.memory_per_unit_mib,
+        needs=attrgetter("memory_per_unit_mib"),
         says=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name} >= {d.memory_basis}",
         short=lambda o, d: f"{gib(o.spec.memory_per_unit_mib)} per {o.spec.unit_name}, needs {d.memory_basis}",
         speaks=Speaks.ALWAYS,
@@ -187,7 +227,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "vCPUs",
         offers=lambda o: float(o.spec.vcpus),
-        needs=lambda d: float(d.vcpus),
+        needs=attrgetter("vcpus"),
         says=lambda o, d: f"{o.spec.vcpus} vCPUs (needs {d.vcpus})",
         short=lambda o, d: f"{o.spec.vcpus} vCPUs, {d.vcpus} needed",
         speaks=Speaks.ALWAYS,
@@ -196,7 +236,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "host RAM",
         offers=lambda o: float(o.spec.memory_mib),
-        needs=lambda d: d.host_memory_mib,
+        needs=attrgetter("host_memory_mib"),
         says=lambda o, d: f"{gib(o.spec.memory_mib)} RAM (needs {gib(d.host_memory_mib)})",
         short=lambda o, d: f"{gib(o.spec.memory_mib)} RAM, {gib(d.host_memory_mib)} needed",
         speaks=Speaks.ALWAYS,
@@ -216,7 +256,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "NVENC",
         offers=lambda o: float(o.accelerator.video_encoders),
-        needs=lambda d: float(d.video_encoders),
+        needs=attrgetter("video_encoders"),
         says=lambda o, d: f"{o.accelerator.video_encoders} NVENC per GPU (needs {d.video_encoders})",
         short=lambda o, d: f"{o.accelerator.video_encoders} NVENC per GPU, {d.video_encoders} needed",
         speaks=Speaks.NEEDED,
@@ -225,7 +265,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "NVDEC",
         offers=lambda o: float(o.accelerator.video_decoders),
-        needs=lambda d: float(d.video_decoders),
+        needs=attrgetter("video_decoders"),
         says=lambda o, d: f"{o.accelerator.video_decoders} NVDEC per GPU (needs {d.video_decoders})",
         short=lambda o, d: f"{o.accelerator.video_decoders} NVDEC per GPU, {d.video_decoders} needed",
         speaks=Speaks.NEEDED,
@@ -243,7 +283,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "RT cores",
         offers=lambda o: _flag(o.accelerator.ray_tracing),
-        needs=lambda d: _flag(d.ray_tracing),
+        needs=attrgetter("setup.ray_tracing"),
         says=lambda o, d: f"{o.spec.accelerator_model} has RT cores",
         short=lambda o, d: f"{o.spec.accelerator_model} has no RT cores",
         speaks=Speaks.NEEDED,
@@ -261,7 +301,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "EFA",
         offers=lambda o: _flag(o.spec.efa_supported),
-        needs=lambda d: _flag(d.efa),
+        needs=attrgetter("setup.efa"),
         says=lambda o, d: "EFA (the host uses it)",
         short=lambda o, d: "no EFA, which the host uses",
         speaks=Speaks.NEEDED,
@@ -270,7 +310,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "ENA",
         offers=lambda o: _flag(o.spec.ena_support != "required"),
-        needs=lambda d: _flag(d.without_ena),
+        needs=attrgetter("setup.without_ena"),
         says=lambda o, d: "does not require ENA (the AMI has no ENA driver)",
         short=lambda o, d: "requires ENA, which the host's AMI lacks",
         speaks=Speaks.NEEDED,
@@ -279,7 +319,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "ENA Express",
         offers=lambda o: _flag(o.spec.ena_express),
-        needs=lambda d: _flag(d.ena_express),
+        needs=attrgetter("setup.ena_express"),
         says=lambda o, d: "ENA Express (the host uses it)",
         short=lambda o, d: "no ENA Express, which the host uses",
         speaks=Speaks.NEEDED,
@@ -288,17 +328,17 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "network cards",
         offers=lambda o: float(o.spec.network_cards),
-        needs=lambda d: float(d.network_cards) if d.network_cards > 1 else 0.0,
-        says=lambda o, d: f"{o.spec.network_cards} network cards (the host uses {d.network_cards})",
-        short=lambda o, d: f"{o.spec.network_cards} network card(s), the host uses {d.network_cards}",
+        needs=lambda d: float(d.setup.network_cards) if d.setup.network_cards > 1 else 0.0,
+        says=lambda o, d: f"{o.spec.network_cards} network cards (the host uses {d.setup.network_cards})",
+        short=lambda o, d: f"{o.spec.network_cards} network card(s), the host uses {d.setup.network_cards}",
         speaks=Speaks.NEEDED,
         source="the NetworkCardIndex of the host's interfaces; MaximumNetworkCards on the type",
     ),
     Limit(
         "placement group",
         offers=lambda o: _flag(o.spec.cluster_placement),
-        needs=lambda d: _flag(bool(d.placement_group)),
-        says=lambda o, d: f"supports its cluster placement group '{d.placement_group}'",
+        needs=lambda d: _flag(bool(d.setup.placement_group)),
+        says=lambda o, d: f"supports its cluster placement group '{d.setup.placement_group}'",
         short=lambda o, d: "cannot join a cluster placement group",
         speaks=Speaks.NEEDED,
         source="the host's Placement.GroupName; PlacementGroupInfo on the type",
@@ -306,7 +346,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "network",
         offers=lambda o: o.spec.network_gbps,
-        needs=lambda d: d.network_gbps,
+        needs=attrgetter("network_gbps"),
         says=lambda o, d: (
             f"network {_gbit(o.spec.network_gbps)} per direction at baseline "
             f"({_needing(_gbit(d.network_gbps), d.network_basis)})"
@@ -321,7 +361,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "network burst",
         offers=lambda o: o.spec.network_peak_gbps or o.spec.network_gbps,
-        needs=lambda d: d.network_burst_gbps,
+        needs=attrgetter("network_burst_gbps"),
         says=lambda o, d: (
             f"bursts to {_gbit(o.spec.network_peak_gbps or o.spec.network_gbps)} "
             f"(the busiest 5 minutes need {_gbit(d.network_burst_gbps)})"
@@ -335,54 +375,53 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "EBS throughput",
         offers=lambda o: o.spec.ebs_baseline_mbps or 0.0,
-        needs=lambda d: d.ebs_mbps,
-        says=lambda o, d: (
-            f"EBS {_mbps(o.spec.ebs_baseline_mbps or 0.0)} at baseline ({_needing(_mbps(d.ebs_mbps), d.ebs_basis)})"
-        ),
-        short=lambda o, d: (
-            f"EBS baseline {_ebs_offer(o.spec.ebs_baseline_mbps, _mbps)}, {_needing(_mbps(d.ebs_mbps), d.ebs_basis)}"
-        ),
+        needs=attrgetter("storage.ebs_mbps"),
+        says=lambda o, d: f"EBS {_mbps(o.spec.ebs_baseline_mbps or 0.0)} at baseline ({_ebs_need(d)})",
+        short=lambda o, d: f"EBS baseline {_ebs_offer(o.spec.ebs_baseline_mbps, _mbps)}, {_ebs_need(d)}",
         source="AWS/EC2 EBSReadBytes + EBSWriteBytes, the busiest hours (p99 of hourly means) x 1.2, within the "
         "type's EbsOptimizedInfo BaselineThroughputInMBps",
     ),
     Limit(
         "EBS burst",
         offers=lambda o: o.spec.ebs_maximum_mbps or 0.0,
-        needs=lambda d: d.ebs_burst_mbps,
+        needs=attrgetter("storage.ebs_burst_mbps"),
         says=lambda o, d: (
-            f"EBS bursts to {_mbps(o.spec.ebs_maximum_mbps or 0.0)} (the busiest hour needs {_mbps(d.ebs_burst_mbps)})"
+            f"EBS bursts to {_mbps(o.spec.ebs_maximum_mbps or 0.0)} (the busiest hour needs "
+            f"{_mbps(d.storage.ebs_burst_mbps)})"
         ),
         short=lambda o, d: (
             f"EBS maximum {_ebs_offer(o.spec.ebs_maximum_mbps, _mbps)}, the busiest hour needs "
-            f"{_mbps(d.ebs_burst_mbps)}"
+            f"{_mbps(d.storage.ebs_burst_mbps)}"
         ),
         source="the busiest hour's EBS throughput within MaximumThroughputInMBps",
     ),
     Limit(
         "EBS IOPS",
         offers=lambda o: o.spec.ebs_baseline_iops or 0.0,
-        needs=lambda d: d.ebs_iops,
-        says=lambda o, d: f"{o.spec.ebs_baseline_iops or 0:,.0f} EBS IOPS at baseline (needs {d.ebs_iops:,.0f})",
+        needs=attrgetter("storage.ebs_iops"),
+        says=lambda o, d: (
+            f"{o.spec.ebs_baseline_iops or 0:,.0f} EBS IOPS at baseline (needs {d.storage.ebs_iops:,.0f})"
+        ),
         short=lambda o, d: (
             f"EBS baseline {_ebs_offer(o.spec.ebs_baseline_iops, lambda v: f'{v:,.0f} IOPS')}, "
-            f"{d.ebs_iops:,.0f} IOPS needed"
+            f"{d.storage.ebs_iops:,.0f} IOPS needed"
         ),
         source="AWS/EC2 EBSReadOps + EBSWriteOps, the busiest hours x 1.2, within BaselineIops",
     ),
     Limit(
         "local NVMe",
         offers=lambda o: float(o.spec.instance_storage_gb),
-        needs=lambda d: d.local_storage_gb,
-        says=lambda o, d: f"{o.spec.instance_storage_gb:,} GB of instance store ({d.local_basis})",
+        needs=attrgetter("storage.local_storage_gb"),
+        says=lambda o, d: f"{o.spec.instance_storage_gb:,} GB of instance store ({d.storage.local_basis})",
         short=lambda o, d: (
-            f"{o.spec.instance_storage_gb:,} GB of instance store, {d.local_storage_gb:,.0f} GB "
-            f"needed ({d.local_basis})"
+            f"{o.spec.instance_storage_gb:,} GB of instance store, {d.storage.local_storage_gb:,.0f} GB "
+            f"needed ({d.storage.local_basis})"
         ),
         source="the agent's diskio less AWS/EC2's EBS bytes: a host that works its instance store keeps as much",
     ),
 )
 
-# Positions of the limits whose shortfall is worth naming ("decided by").
+# The limits whose shortfall is worth naming ("decided by"), by position.
 NAMED = frozenset(position for position, limit in enumerate(LIMITS) if limit.speaks is not Speaks.NEVER)
 
 
@@ -393,16 +432,6 @@ def _ebs_offer(value: float | None, fmt: Callable[[float], str]) -> str:
 def offered(offer: Offer) -> tuple[float, ...]:
     """What a type offers of each limit, in LIMITS' order."""
     return tuple([limit.offers(offer) for limit in LIMITS])
-
-
-def carries(offers: Sequence[float], floors: Sequence[float]) -> bool:
-    """Does a type offering `offers` carry work needing `floors` (both in LIMITS' order)?"""
-    return all(map(ge, offers, floors))
-
-
-def first_short(offers: Sequence[float], floors: Sequence[float]) -> int:
-    """The position in LIMITS of the first limit the offer falls short of (it must fall short of one)."""
-    return next(position for position, (has, needs) in enumerate(zip(offers, floors, strict=True)) if has < needs)
 
 
 def sentence(offer: Offer, demand: Demand, offers: Sequence[float], decided: frozenset[int]) -> str:

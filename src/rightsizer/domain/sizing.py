@@ -12,13 +12,29 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from operator import ge
 from typing import TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.limits import LIMITS, NAMED, Demand, Offer, carries, first_short, offered, sentence
+from rightsizer.domain.limits import (
+    LIMITS,
+    NAMED,
+    NO_SETUP,
+    NO_STORAGE_NEED,
+    Demand,
+    Offer,
+    Setup,
+    StorageNeed,
+    offered,
+    sentence,
+)
 from rightsizer.domain.models import (
     AcceleratorData,
     AcceleratorKind,
@@ -221,23 +237,6 @@ def video_engines(accelerator: AcceleratorSpec | None, usage: UsageSummary) -> t
     return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
 
 
-@dataclass(frozen=True, slots=True)
-class Setup:
-    """What the host is set up to use, whatever its load: a target must keep it (see limits.Demand)."""
-
-    architecture: str = "x86_64"
-    efa: bool = False
-    without_ena: bool = False
-    ena_express: bool = False
-    network_cards: int = 1
-    placement_group: str = ""
-    graphics: tuple[str, ...] = ()
-    ray_tracing: bool = False
-
-
-NO_SETUP = Setup()
-
-
 def host_setup(instance: Instance, accelerator: AcceleratorSpec | None, graphics: tuple[str, ...]) -> Setup:
     """The host's set-up; graphics only on a GPU that runs it (an A100 tagged "render" renders on CUDA)."""
     drawn = graphics if accelerator is not None and accelerator.graphics else ()
@@ -269,19 +268,6 @@ def network_need(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) ->
     if usage.network_peak_gbps is not None:
         return usage.network_peak_gbps * headroom, 0.0, f"peak in + out {gbps(usage.network_peak_gbps)} x {headroom:g}"
     return spec.network_gbps, 0.0, ""
-
-
-@dataclass(frozen=True, slots=True)
-class StorageNeed:
-    ebs_mbps: float = 0.0
-    ebs_burst_mbps: float = 0.0
-    ebs_iops: float = 0.0
-    ebs_basis: str = ""
-    local_storage_gb: float = 0.0
-    local_basis: str = ""
-
-
-NO_STORAGE_NEED = StorageNeed()
 
 
 def storage_need(spec: InstanceTypeSpec, usage: UsageSummary, policy: Policy) -> StorageNeed:
@@ -354,20 +340,8 @@ def demand(
         video_decoders=video[1],
         network_burst_gbps=network_burst,
         network_basis=network_basis,
-        architecture=setup.architecture,
-        efa=setup.efa,
-        without_ena=setup.without_ena,
-        ena_express=setup.ena_express,
-        network_cards=setup.network_cards,
-        placement_group=setup.placement_group,
-        graphics=setup.graphics,
-        ray_tracing=setup.ray_tracing,
-        ebs_mbps=storage.ebs_mbps,
-        ebs_burst_mbps=storage.ebs_burst_mbps,
-        ebs_iops=storage.ebs_iops,
-        ebs_basis=storage.ebs_basis,
-        local_storage_gb=storage.local_storage_gb,
-        local_basis=storage.local_basis,
+        storage=storage,
+        setup=setup,
     )
 
 
@@ -431,8 +405,7 @@ class Candidate:
     basis: str = ""  # how the projection was made, for the reasons
     offer: Offer | None = None  # what the type offers of each limit (limits.LIMITS)
     offers: tuple[float, ...] = ()
-    # Each limit a cheaper type fell short of first, with the first such type: what ruled them out, in LIMITS' order.
-    decided: tuple[tuple[int, Offer], ...] = ()
+    refusals: Refusals | None = None  # the cheaper types the scan ruled out before this one
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,6 +430,38 @@ class _PricedTarget:
     target: _Target
     hourly: Decimal
     monthly: Decimal
+
+
+@dataclass
+class Refusals:
+    """The types a scan ruled out, in order (filled as it goes); which limit ruled out each is worked out when asked:
+    most hosts' advice needs only the first type that fits."""
+
+    scan: _Scan | None = None
+    rows: list[int] = field(default_factory=list)
+
+    def decided(self, demand: Demand) -> tuple[tuple[int, Offer], ...]:
+        """Each named limit (limits.NAMED) a ruled-out type fell short of first, with the first such type, in LIMITS'
+        order: what ruled out the cheaper types."""
+        if self.scan is None or not self.rows:
+            return ()
+        rows = self.rows
+        first = (self.scan.offers[rows] < demand.floor_array).argmax(axis=1).tolist()
+        found: dict[int, Offer] = {}
+        for row, limit in zip(rows, first, strict=True):
+            if limit in NAMED:
+                found.setdefault(limit, self.scan.targets[row].target.offer)
+        return tuple(sorted(found.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """A type's priced targets, cheapest first, with what each offers of every limit as one matrix (a row per target,
+    a column per limit): a host's demand is held against all of them in a few numpy calls."""
+
+    targets: tuple[_PricedTarget, ...]
+    monthly: tuple[Decimal, ...]  # ascending
+    offers: npt.NDArray[np.float64]  # len(targets) x len(LIMITS)
 
 
 def _comparable(source_acc: AcceleratorSpec, target_acc: AcceleratorSpec) -> Projection | None:
@@ -497,19 +502,20 @@ def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool, ar
 
 def _priced_targets(
     spec: InstanceTypeSpec, catalog: Catalog, prices: PriceBook, same_model_only: bool, architecture: str
-) -> tuple[_PricedTarget, ...]:
+) -> _Scan:
     """`_targets` that have a price, cheapest first (at equal price the same family, then the smaller host),
     worked out once per catalog and price book: each host then only filters, and can stop at its price ceiling. The
     book is the host's platform's (host_prices): a type without a price there is not sold on it, never a target."""
 
-    def build() -> tuple[_PricedTarget, ...]:
+    def build() -> _Scan:
         found = []
         for target in _targets(spec, catalog, same_model_only, architecture):
             hourly = prices.hourly(target.spec.instance_type)
             if hourly is not None:
                 found.append(_PricedTarget(target, hourly, monthly(hourly)))
         found.sort(key=lambda p: (p.hourly, p.target.cross_family, p.target.spec.vcpus, p.target.spec.instance_type))
-        return tuple(found)
+        offers = np.array([p.target.offers for p in found], dtype=np.float64).reshape(len(found), len(LIMITS))
+        return _Scan(tuple(found), tuple(p.monthly for p in found), offers)
 
     key = ("priced resize targets", spec, same_model_only, architecture)
     return _per_price_book(catalog, prices, key, build)
@@ -543,22 +549,25 @@ def candidates(
     *,
     same_model_only: bool = False,
     max_monthly: Decimal | None = None,
-    refused: dict[int, Offer] | None = None,
+    refused: Refusals | None = None,
 ) -> Iterator[Candidate]:
     """Priced, offered types that carry the demand (every limit of limits.LIMITS), cheapest first, up to `max_monthly`
     a month. Lazily: a rule that takes the first never looks at the types after it. Each carries the limits that ruled
     out the cheaper types before it; `refused`, when given, is filled with them as the scan goes (once it has run out,
-    it says what ruled out every type it looked at)."""
+    it holds every type it looked at)."""
+    scan = _priced_targets(spec, catalog, prices, same_model_only, instance.architecture)
+    # Cheapest first: the types up to the price ceiling are a prefix.
+    end = len(scan.targets) if max_monthly is None else bisect_right(scan.monthly, max_monthly)
+    if not end:
+        return
     floors = demand.floors
-    decided: dict[int, Offer] = {} if refused is None else refused
-    for priced in _priced_targets(spec, catalog, prices, same_model_only, instance.architecture):
-        if max_monthly is not None and priced.monthly > max_monthly:
-            return  # cheapest first: every later type costs as much or more
+    seen = refused if refused is not None else Refusals()
+    seen.scan = scan
+    for row in range(end):
+        priced = scan.targets[row]
         target = priced.target
-        if not carries(target.offers, floors):
-            short = first_short(target.offers, floors)
-            if short in NAMED:
-                decided.setdefault(short, target.offer)
+        if not all(map(ge, target.offers, floors)):
+            seen.rows.append(row)
             continue
         ratio = target.projection.ratio
         yield Candidate(
@@ -572,7 +581,7 @@ def candidates(
             cross_hypervisor=target.cross_hypervisor,
             offer=target.offer,
             offers=target.offers,
-            decided=tuple(sorted(decided.items(), key=lambda item: item[0])),
+            refusals=Refusals(scan, list(seen.rows)),
         )
 
 
@@ -667,10 +676,10 @@ def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Dema
     target, offer = candidate.spec, candidate.offer
     if offer is None:  # every candidate comes from `candidates`, which names its offer
         raise ValueError(f"{target.instance_type}: a candidate without its offer")
-    decided = frozenset(position for position, _ in candidate.decided)
-    reasons = [sentence(offer, demand, candidate.offers, decided)]
-    if candidate.decided:
-        reasons.append(decided_text(candidate, demand))
+    refused = candidate.refusals.decided(demand) if candidate.refusals is not None else ()
+    reasons = [sentence(offer, demand, candidate.offers, frozenset(position for position, _ in refused))]
+    if refused:
+        reasons.append(f"cheaper types fall short of {shortfalls_text(refused, demand)}")
     if candidate.cross_family:
         reasons.append(
             f"changes family {current.family} -> {target.family} ({current.accelerator_model} -> "
@@ -679,11 +688,6 @@ def resize_reasons(current: InstanceTypeSpec, candidate: Candidate, demand: Dema
     if candidate.cross_hypervisor:
         reasons.append("moves from a Xen to a Nitro host: the AMI needs ENA and NVMe drivers")
     return reasons
-
-
-def decided_text(candidate: Candidate, demand: Demand) -> str:
-    """Each limit that ruled out a cheaper type than the target, with the first type it ruled out."""
-    return f"cheaper types fall short of {shortfalls_text(candidate.decided, demand)}"
 
 
 def shortfalls_text(refused: Iterable[tuple[int, Offer]], demand: Demand) -> str:
