@@ -629,19 +629,28 @@ def _epochs(timestamps: Sequence[Any]) -> Ints:
     )
 
 
-def _merge(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
-    """One series from every page of every dimension set of the same device: ascending timestamps, the
-    larger value where a timestamp is seen twice, NaN readings dropped."""
+def _readings(parts: Sequence[Sequence[_Chunk]]) -> tuple[Ints, Floats, int] | None:
+    """Every page's timestamps and values of some queries, NaN readings dropped, and how many pages there were (None:
+    no reading)."""
     chunks = [chunk for part in parts for chunk in part]
     if not chunks:
-        return EMPTY
+        return None
     stamps = np.concatenate([chunk[0] for chunk in chunks])
     values = np.concatenate([chunk[1] for chunk in chunks])
     keep = ~np.isnan(values)
-    stamps, values = stamps[keep], values[keep]
-    if not len(values):
+    if not keep.all():
+        stamps, values = stamps[keep], values[keep]
+    return (stamps, values, len(chunks)) if len(values) else None
+
+
+def _merge(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
+    """One series from every page of every dimension set of the same device: ascending timestamps, the
+    larger value where a timestamp is seen twice, NaN readings dropped."""
+    found = _readings(parts)
+    if found is None:
         return EMPTY
-    if len(chunks) > 1 or (len(stamps) > 1 and not bool(np.all(stamps[1:] > stamps[:-1]))):
+    stamps, values, chunks = found
+    if chunks > 1 or (len(stamps) > 1 and not bool(np.all(stamps[1:] > stamps[:-1]))):
         order = np.lexsort((values, stamps))  # by timestamp, then value: the last of a timestamp is its largest
         stamps, values = stamps[order], values[order]
         last = np.append(stamps[1:] != stamps[:-1], True)
@@ -729,13 +738,9 @@ def _any_at_least(chunks: Sequence[_Chunk], level: float) -> bool:
 
 def _sum(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
     """One series from several (every disk's reads and writes): the values added up at each timestamp, NaN dropped."""
-    chunks = [chunk for part in parts for chunk in part]
-    if not chunks:
+    found = _readings(parts)
+    if found is None:
         return EMPTY
-    stamps = np.concatenate([chunk[0] for chunk in chunks])
-    values = np.concatenate([chunk[1] for chunk in chunks])
-    keep = ~np.isnan(values)
-    if not keep.any():
-        return EMPTY
-    unique, where = np.unique(stamps[keep], return_inverse=True)
-    return Series(period, unique, np.bincount(where, weights=values[keep], minlength=len(unique)).astype(np.float64))
+    stamps, values, _ = found
+    unique, where = np.unique(stamps, return_inverse=True)
+    return Series(period, unique, np.bincount(where, weights=values, minlength=len(unique)).astype(np.float64))
