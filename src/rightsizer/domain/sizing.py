@@ -238,8 +238,8 @@ def video_engines(accelerator: AcceleratorSpec | None, usage: UsageSummary) -> t
 
 
 def host_setup(instance: Instance, accelerator: AcceleratorSpec | None, graphics: tuple[str, ...]) -> Setup:
-    """The host's set-up; graphics only on a GPU that runs it (an A100 tagged "render" renders on CUDA)."""
-    drawn = graphics if accelerator is not None and accelerator.graphics else ()
+    """The host's set-up: its architecture, interfaces and placement, and why it needs graphics (the evidence its
+    Measured view found: only on a GPU that runs graphics)."""
     return Setup(
         architecture=instance.architecture,
         efa=instance.uses_efa,
@@ -247,8 +247,8 @@ def host_setup(instance: Instance, accelerator: AcceleratorSpec | None, graphics
         ena_express=instance.ena_express,
         network_cards=instance.network_cards_used,
         placement_group=instance.placement_group,
-        graphics=drawn,
-        ray_tracing=bool(drawn) and accelerator is not None and accelerator.ray_tracing,
+        graphics=graphics,
+        ray_tracing=bool(graphics) and accelerator is not None and accelerator.ray_tracing,
     )
 
 
