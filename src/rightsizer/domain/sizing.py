@@ -456,8 +456,8 @@ class Refusals:
 
 @dataclass(frozen=True, slots=True)
 class _Scan:
-    """A type's priced targets, cheapest first, with what each offers of every limit as one matrix (a row per target,
-    a column per limit): a host's demand is held against all of them in a few numpy calls."""
+    """A type's priced targets, cheapest first, with what each offers of every limit also as one matrix (a row per
+    target, a column per limit): which limit ruled out each of a host's refused types is one numpy call."""
 
     targets: tuple[_PricedTarget, ...]
     monthly: tuple[Decimal, ...]  # ascending
