@@ -184,7 +184,7 @@ def test_a_reservation_decided_over_the_region_prices_the_advice_of_the_shard_th
     day: dict[str, Any],
 ) -> None:
     """The plan reads the region's commitments once and decides what covers each host over the whole region;
-    the shard that analyses the host prices its advice net of that (the demo's idle p4d sits in an ODCR)."""
+    the shard that analyses the host prices its advice net of that (the demo's unused p4d sits in an ODCR)."""
     from rightsizer.adapters.aws.store import DynamoStore
 
     store = DynamoStore(boto3.resource("dynamodb", region_name="us-east-1").Table(day["table"]))
@@ -204,7 +204,7 @@ def test_a_reservation_decided_over_the_region_prices_the_advice_of_the_shard_th
     assert [ref.capacity_id for ref in covered.values()] == ["cr-0d3adc0ffee0p4d01"]
     assert list(covered) != [BROKEN[1]], "the broken shard holds no advice to check"
     rec = store.latest_for_instance(vllm.instance_id)
-    assert rec is not None and rec.finding.value == "idle"
+    assert rec is not None and rec.finding.value == vllm.host.expected == "held_unused"  # its memory is held
     assert rec.monthly_savings and rec.monthly_savings > 0
     assert rec.net_savings == 0
     assert any("cr-0d3adc0ffee0p4d01" in reason for reason in rec.reasons)
