@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -255,15 +255,8 @@ def regions_with_accelerated_hosts(
 ) -> tuple[list[str], list[str]]:
     """`--all-regions`: the enabled regions that run at least one GPU / Neuron host, and warnings for those
     that could not be checked. Regions are probed in parallel, so one slow region does not hold up the rest."""
-    from rightsizer.adapters.aws.ec2 import Ec2Fleet
-
-    try:
-        described = session.client("ec2", probe_region).describe_regions()["Regions"]
-    except Exception as error:
-        raise RegionFailure(probe_region, error) from error
-    enabled = sorted(str(region["RegionName"]) for region in described)
-    table = bundled.accelerator_table()
-    fleets = {region: Ec2Fleet(session.client("ec2", region), "", region, table) for region in enabled}
+    fleets = _region_fleets(session, probe_region)
+    enabled = list(fleets)
     if progress is not None:
         progress.stage(f"finding GPU hosts in {len(enabled)} regions", len(enabled))
     found: list[str] = []
@@ -279,6 +272,36 @@ def regions_with_accelerated_hosts(
             if progress is not None:
                 progress.advance()
     return found, warnings
+
+
+def _region_fleets(session: AwsSession, probe_region: str) -> dict[str, Ec2Fleet]:
+    """A reader of each region enabled for the account (DescribeRegions, asked in `probe_region`)."""
+    from rightsizer.adapters.aws.ec2 import Ec2Fleet
+
+    try:
+        described = session.client("ec2", probe_region).describe_regions()["Regions"]
+    except Exception as error:
+        raise RegionFailure(probe_region, error) from error
+    table = bundled.accelerator_table()
+    enabled = sorted(str(region["RegionName"]) for region in described)
+    return {region: Ec2Fleet(session.client("ec2", region), "", region, table) for region in enabled}
+
+
+def regions_holding(session: AwsSession, probe_region: str, query: str, analysed: Collection[str]) -> list[str]:
+    """The enabled regions other than `analysed` where an instance has the id or Name tag `query`: where to look for a
+    host `show` did not find. A region that cannot be asked is left out (this only points the way)."""
+    enabled = _region_fleets(session, probe_region)
+    fleets = {region: fleet for region, fleet in enabled.items() if region not in analysed}
+    found: list[str] = []
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        probes = {region: pool.submit(fleet.holds, query) for region, fleet in fleets.items()}
+        for region, probe in probes.items():
+            try:
+                if probe.result():
+                    found.append(region)
+            except Exception:  # a hint: a region that cannot be asked is simply not named
+                continue
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

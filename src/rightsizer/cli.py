@@ -68,7 +68,7 @@ EXIT_CODES = {
     "the stack has no report yet, no recommendation for that host, a dry run the approval would refuse, or a doctor "
     "check that needs fixing",
     EXIT_USAGE: "bad option or --query, unknown region, profile or stack (or one that is no GPU Rightsizer stack), "
-    "no region configured, malformed role ARN, a missing `cli` extra",
+    "no region configured, a malformed AWS config or credentials file, malformed role ARN, a missing `cli` extra",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`): the rest is dropped quietly",
 }
@@ -247,7 +247,11 @@ def add_where_options(parser: argparse.ArgumentParser, *, stack: bool = False) -
         help="analyse a member account by assuming this role (repeatable; see docs/multi-account.md)",
     )
     parser.add_argument(
-        "--lookback-days", type=int, default=14, metavar="DAYS", help="days of CloudWatch history, 1-62 (default 14)"
+        "--lookback-days",
+        type=int,
+        default=14,
+        metavar="DAYS",
+        help="days of CloudWatch history, 3-62 (default 14; the analyzer needs 3 days of GPU history)",
     )
     parser.add_argument(
         "--prices",
@@ -448,15 +452,17 @@ def write_page_file(path: Path, report: FleetReport, page: Page) -> None:
 
 
 def aws_session(args: argparse.Namespace) -> AwsSession:
-    """The AWS session of --profile with the CLI's quick timeouts; a usage error for an unknown profile."""
-    from botocore.exceptions import ProfileNotFound
+    """The AWS session of --profile with the CLI's quick timeouts; a usage error for an unknown profile or a malformed
+    AWS config or credentials file (named)."""
+    from botocore.exceptions import ConfigParseError, ProfileNotFound
 
     from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 
     try:
         session = AwsSession.for_profile(args.profile, client_config(args))
+        session.check_files()
         session.region_name  # noqa: B018 -- reading the profile raises ProfileNotFound here, not in the middle
-    except ProfileNotFound as error:
+    except (ProfileNotFound, ConfigParseError) as error:
         raise UsageError(describe_aws_error(error)) from None
     return session
 
@@ -488,6 +494,9 @@ class LiveReport:
     report: FleetReport
     warnings: tuple[str, ...] = ()
     series: Mapping[str, Sequence[UnitSeries]] = field(default_factory=dict)
+    # The other enabled regions where an instance has this id or Name tag (None: every region was analysed, or none
+    # can be asked): where `show` points for a host it did not find.
+    elsewhere: Callable[[str], list[str]] | None = None
 
 
 def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, keep_series: bool = False) -> LiveReport:
@@ -543,7 +552,13 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
         raise CommandFailed(bootstrap.describe_failure(failure.error, failure.region)) from None
     finally:
         progress.close()
-    return LiveReport(report, (*discovery_warnings, *report.warnings), kept)
+    analysed = frozenset(regions)
+
+    def elsewhere(query: str) -> list[str]:
+        return bootstrap.regions_holding(session, home or regions[0], query, analysed)
+
+    warnings = (*discovery_warnings, *report.warnings)
+    return LiveReport(report, warnings, kept, None if args.all_regions else elsewhere)
 
 
 def _checked(regions: Sequence[str], known: frozenset[str]) -> tuple[str, ...]:

@@ -165,7 +165,14 @@ def open_deployment(args: argparse.Namespace) -> Deployment:
 # Finding one host: by instance or resource id, else by its Name tag; close names when nothing matches
 
 
-def find_host(recommendations: Sequence[Recommendation], query: str, where: str) -> Recommendation:
+def find_host(
+    recommendations: Sequence[Recommendation],
+    query: str,
+    where: str,
+    elsewhere: Callable[[str], list[str]] | None = None,
+) -> Recommendation:
+    """The one recommendation whose host has this id (any case) or Name tag; CommandFailed naming close names, or the
+    regions not analysed where `elsewhere` finds the host."""
     by_id = [rec for rec in recommendations if rec.instance_id.lower() == query.lower()]
     named = [rec for rec in recommendations if rec.instance_name == query] or [
         rec for rec in recommendations if rec.instance_name.lower() == query.lower() and rec.instance_name
@@ -176,15 +183,26 @@ def find_host(recommendations: Sequence[Recommendation], query: str, where: str)
     if found:
         ids = ", ".join(rec.instance_id for rec in found[:10])
         raise CommandFailed(f"{len(found)} hosts are named {query!r} in {where}: {ids}; give an instance id")
-    raise CommandFailed(f"no recommendation for {query!r} in {where}{_close(recommendations, query)}")
+    raise CommandFailed(f"no recommendation for {query!r} in {where}{_close(recommendations, query, elsewhere)}")
 
 
-def _close(recommendations: Sequence[Recommendation], query: str) -> str:
+def _close(
+    recommendations: Sequence[Recommendation], query: str, elsewhere: Callable[[str], list[str]] | None = None
+) -> str:
     names = {name for rec in recommendations for name in (rec.instance_id, rec.instance_name) if name}
     close = difflib.get_close_matches(query, sorted(names), n=5, cutoff=0.6)
     if close:
         return f"; did you mean {', '.join(printable(name) for name in close)}?"
-    return "; it may not be a GPU host, or it runs in an account or region that is not analysed"
+    regions = elsewhere(query) if elsewhere is not None else []
+    if regions:
+        return (
+            f"; it runs in {', '.join(regions)}, which was not analysed: add --region {regions[0]}, or use "
+            "--all-regions"
+        )
+    return (
+        "; it may not be a GPU host, or it runs in an account or region that is not analysed (--all-regions analyses "
+        "every region with GPU hosts; --account-role-arn another account)"
+    )
 
 
 def stored_host(deployment: Deployment, query: str) -> Recommendation:
@@ -254,7 +272,7 @@ def _show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         warnings: Sequence[str] = ()
     else:
         live = cli.live_report(args, err, color=output.color)
-        rec = find_host(live.report.recommendations, args.host, _analysed(args))
+        rec = find_host(live.report.recommendations, args.host, _analysed(args), live.elsewhere)
         view = HostView(rec, live.report.action_scope, live.report.managed_tag_key)
         warnings = live.warnings
     cli_output.write_document(view.json(), output, out, table=lambda: host_text(view, output.width))

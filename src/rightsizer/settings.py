@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -120,9 +121,19 @@ class Settings:
             raise ConfigError("at least one region is required")
         if not 1 <= self.shard_size <= 5000:
             raise ConfigError(f"SHARD_SIZE must be between 1 and 5000 instances, got {self.shard_size}")
-        if not 1 <= self.lookback_days <= 62:
-            # CloudWatch keeps 5-minute data for 63 days.
-            raise ConfigError(f"lookback days must be between 1 and 62, got {self.lookback_days}")
+        shortest = self.shortest_lookback
+        if not shortest <= self.lookback_days <= 62:
+            # CloudWatch keeps 5-minute data for 63 days; a window shorter than the history the analyzer needs makes
+            # every host `insufficient_data`, which reads like a fleet without the agent.
+            raise ConfigError(
+                f"lookback days must be between {shortest} and 62, got {self.lookback_days} (the analyzer needs "
+                f"{self.policy.min_days:g} days of GPU history, MIN_HISTORY_DAYS, to judge a host)"
+            )
+
+    @property
+    def shortest_lookback(self) -> int:
+        """The shortest window worth collecting: the history the analyzer needs before it judges a host."""
+        return max(1, math.ceil(self.policy.min_days))
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -323,7 +334,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
             doc="Also read SageMaker real-time endpoints, notebook instances and training jobs on GPU, Inferentia and "
                 "Trainium `ml.*` types (`false`: EC2 hosts and their node groups only)."),
     Setting("LOOKBACK_DAYS", "lookback_days", WHOLE_NUMBER, PARAM, "LookbackDays",
-            doc="Days of CloudWatch history collected and judged (1-62; the parameter allows 3-62)."),
+            doc="Days of CloudWatch history collected and judged (from MIN_HISTORY_DAYS, 3, to 62)."),
     Setting("SHARD_SIZE", "shard_size", WHOLE_NUMBER, PARAM, "ShardSize",
             doc="At most this many instances per collect invocation (1-5000)."),
     # Tags

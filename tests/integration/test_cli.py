@@ -171,6 +171,24 @@ class TestSmallFleet:
         )
         assert sum(totals["by_finding"].values()) == len(SMALL_FLEET)
 
+    def test_show_of_a_host_in_a_region_not_analysed_names_that_region(
+        self, hosts: dict[str, Host], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The host runs in us-east-1; `show` looked in eu-west-1 only: it says where the host is and how to look."""
+        monkeypatch.setenv("AWS_ENDPOINT_URL_PRICING", CLOSED_PORT)
+        idle = next(iid for iid, host in hosts.items() if host.key == "idle-p3")
+        by_name = hosts[idle].name
+
+        for query in (idle, by_name):
+            result = run("show", query, "--region", "eu-west-1", "--lookback-days", "4", "--no-progress")
+
+            assert_one_line_error(
+                result,
+                1,
+                f"no recommendation for {query!r} in eu-west-1",
+                "it runs in us-east-1, which was not analysed: add --region us-east-1, or use --all-regions",
+            )
+
     def test_table_is_sorted_by_savings_with_a_totals_line(
         self, hosts: dict[str, Host], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -207,11 +225,13 @@ def test_unknown_region_is_a_usage_error() -> None:
     assert_one_line_error(result, 2, "unknown region us-esat-1", "us-east-1")
 
 
-@pytest.mark.parametrize("days", ["0", "63", "-1"])
+@pytest.mark.parametrize("days", ["0", "1", "2", "63", "-1"])
 def test_lookback_out_of_range_is_a_usage_error(days: str) -> None:
+    """A window shorter than the analyzer's minimum history (3 days) is refused: it would make every host
+    `insufficient_data`, which reads like a fleet without the CloudWatch agent."""
     result = run("analyze", "--region", "us-east-1", "--lookback-days", days)
 
-    assert_one_line_error(result, 2, "lookback days must be between 1 and 62", f"got {days}")
+    assert_one_line_error(result, 2, "lookback days must be between 3 and 62", f"got {days}")
 
 
 def test_no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

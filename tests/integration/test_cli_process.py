@@ -113,6 +113,27 @@ def test_an_unknown_profile_option_is_one_line_and_exit_2(served: Served, tmp_pa
     one_error_line(result, cli.EXIT_USAGE, "AWS profile 'nosuch' not found")
 
 
+@pytest.mark.parametrize(
+    ("variable", "content", "where"),
+    [
+        ("AWS_CONFIG_FILE", "[default\nregion = us-east-1\n", "line 1: '[default' is outside a [section]"),
+        ("AWS_CONFIG_FILE", "[default]\nregion us-east-1\n", "line 2: 'region us-east-1'"),
+        ("AWS_SHARED_CREDENTIALS_FILE", "aws_access_key_id = demo\n", "line 1"),
+    ],
+)
+def test_a_malformed_aws_file_is_one_line_naming_it_and_exit_2(
+    served: Served, tmp_path: Path, variable: str, content: str, where: str
+) -> None:
+    """botocore raises ConfigParseError from deep inside the first call that reads the file (the credentials file
+    only when a call needs keys): the CLI reads both up front and names the file and the line."""
+    broken = tmp_path / "broken-aws-file"
+    broken.write_text(content)
+
+    result = rightsizer("analyze", "--no-progress", env=env_for(served, **{variable: str(broken)}))
+
+    one_error_line(result, cli.EXIT_USAGE, f"cannot parse the AWS config file {broken}", where)
+
+
 def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(served: Served) -> None:
     args = [str(RIGHTSIZER), "analyze", *SMALL, "--output", "json", "--no-progress"]
     process = subprocess.Popen(args, cwd=ROOT, env=env_for(served), stdout=subprocess.PIPE, stderr=subprocess.PIPE)

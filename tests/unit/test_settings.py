@@ -143,11 +143,15 @@ def test_an_empty_value_is_the_default_except_where_empty_means_something() -> N
     ) == Settings(price_mode=PriceMode.AUTO)
 
 
+NEEDS_THREE_DAYS = " (the analyzer needs 3 days of GPU history, MIN_HISTORY_DAYS, to judge a host)"
+
+
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
         ("LOOKBACK_DAYS", "two weeks", "LOOKBACK_DAYS must be a whole number, got 'two weeks'"),
-        ("LOOKBACK_DAYS", "63", "lookback days must be between 1 and 62, got 63"),
+        ("LOOKBACK_DAYS", "63", "lookback days must be between 3 and 62, got 63" + NEEDS_THREE_DAYS),
+        ("LOOKBACK_DAYS", "2", "lookback days must be between 3 and 62, got 2" + NEEDS_THREE_DAYS),
         ("SHARD_SIZE", "0", "SHARD_SIZE must be between 1 and 5000 instances, got 0"),
         ("REPORT_TOP_N", "1.5", "REPORT_TOP_N must be a whole number, got '1.5'"),
         ("MEMORY_HEADROOM", "lots", "MEMORY_HEADROOM must be a number, got 'lots'"),
@@ -160,6 +164,13 @@ def test_a_malformed_value_is_an_error_that_names_the_variable(name: str, value:
     with pytest.raises(ConfigError) as raised:
         Settings.from_env({name: value})
     assert str(raised.value) == message
+
+
+def test_the_shortest_lookback_follows_the_minimum_history() -> None:
+    """A window shorter than the history the analyzer needs would judge no host: refused, whatever MIN_HISTORY_DAYS."""
+    assert Settings.from_env({"LOOKBACK_DAYS": "5", "MIN_HISTORY_DAYS": "4.5"}).lookback_days == 5
+    with pytest.raises(ConfigError, match="between 5 and 62, got 4"):
+        Settings.from_env({"LOOKBACK_DAYS": "4", "MIN_HISTORY_DAYS": "4.5"})
 
 
 def test_the_schedule_group_is_not_a_setting() -> None:

@@ -164,6 +164,13 @@ class Ec2Fleet:
 
         return read_source("EC2 DescribeInstances", self._region, read)
 
+    def holds(self, query: str) -> bool:
+        """Whether an instance of the region (pending to stopped) has this instance id, or this Name tag (a host
+        `show` did not find where it looked)."""
+        field = "instance-id" if query.lower().startswith("i-") else "tag:Name"
+        value = query.lower() if field == "instance-id" else query
+        return next(self._raw([{"Name": field, "Values": [value]}]), None) is not None
+
     def _accelerated_raw(self) -> Iterator[Mapping[str, Any]]:
         # No instance-type filter: wildcard support differs between EC2 and its emulators, and a type
         # neither the API nor the bundled table knows must still be reported.

@@ -6,16 +6,21 @@ itself), so the same code runs against AWS or a local moto server.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
 from typing import Any, TypeVar
 
 import boto3
 import botocore.session
 from botocore.config import Config
+from botocore.configloader import raw_config_parse
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    ConfigNotFound,
+    ConfigParseError,
     ConnectTimeoutError,
     EndpointConnectionError,
     NoCredentialsError,
@@ -85,6 +90,16 @@ class AwsSession:
     def for_profile(cls, profile: str | None, config: Config) -> AwsSession:
         """A session for a named profile (None: the default chain). Raises ProfileNotFound."""
         return cls(boto3.Session(profile_name=profile), config=config)
+
+    def check_files(self) -> None:
+        """Parse the AWS config and shared credentials files now: a malformed one raises ConfigParseError (naming it)
+        here, not in the middle of a run (botocore reads the credentials file only when a first call needs keys)."""
+        core = self._session._session  # boto3 has no public accessor for its botocore session
+        core.full_config  # noqa: B018 -- parses the config file
+        credentials_file = core.get_config_variable("credentials_file")
+        if credentials_file:
+            with suppress(ConfigNotFound):  # no credentials file is fine: keys may come from the environment or a role
+                raw_config_parse(credentials_file)
 
     @property
     def boto3_session(self) -> boto3.Session:
@@ -189,6 +204,8 @@ def describe_aws_error(error: BaseException, region: str | None = None) -> str:
             f"AWS profile {profile!r} not found in the AWS config files: check --profile or AWS_PROFILE "
             "(`aws configure list-profiles` lists them)"
         )
+    if isinstance(error, ConfigParseError):
+        return config_file_problem(error)
     if isinstance(error, NoRegionError):
         return "no AWS region given: pass --region, set AWS_REGION or AWS_DEFAULT_REGION, or add one to the profile"
     if isinstance(error, ReadTimeoutError | ConnectTimeoutError):
@@ -225,6 +242,36 @@ def describe_aws_error(error: BaseException, region: str | None = None) -> str:
     if isinstance(error, BotoCoreError):
         return f"AWS request failed{where}: {error}"
     return f"{type(error).__name__}: {error}"
+
+
+def config_file_problem(error: ConfigParseError) -> str:
+    """A malformed AWS config or credentials file, named, with what the INI parser found wrong."""
+    path = error.kwargs.get("path", "an AWS config file")
+    detail = _ini_problem(error.kwargs.get("error"))
+    return (
+        f"cannot parse the AWS config file {path}{detail}: fix it (every section a [name] line, every setting "
+        "`key = value`), or point AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE at another one"
+    )
+
+
+def _ini_problem(cause: object) -> str:
+    """Where configparser stopped, as " (line 3: 'region us-east-1')"; "" when it does not say."""
+    errors = getattr(cause, "errors", None)  # ParsingError: every bad line
+    if errors:
+        number, line = errors[0]  # the line as repr() wrote it, its newline included
+        return f" (line {number}: {_one_line(_unrepr(str(line)), 80)!r})"
+    number = getattr(cause, "lineno", None)  # MissingSectionHeaderError: the first line outside a [section]
+    if number is not None:
+        return f" (line {number}: {_one_line(str(getattr(cause, 'line', '')), 80)!r} is outside a [section])"
+    return ""
+
+
+def _unrepr(text: str) -> str:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def _one_line(text: str, limit: int = 300) -> str:
