@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from urllib.parse import urlsplit
 
-from demo.server import CLOSED_PORT, FAKE_ENV, local_aws
+from demo.server import FAKE_ENV, local_aws
 from demo.world import REGIONS
 
 DEFAULT_PORT = 5000
@@ -34,7 +34,8 @@ def client_environment(endpoint: str) -> dict[str, str]:
         "AWS_ACCESS_KEY_ID": FAKE_ENV["AWS_ACCESS_KEY_ID"],
         "AWS_SECRET_ACCESS_KEY": FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
         "AWS_REGION": REGIONS[0],
-        "AWS_ENDPOINT_URL_PRICING": CLOSED_PORT,  # moto has no Price List API: fall back to the snapshot at once
+        # No AWS_ENDPOINT_URL_PRICING: the local AWS answers the Price List API itself (it has none, and says so at
+        # once), and a shell that kept a dead endpoint would lose the real Price List API once this one stops.
         "TZ": "UTC",  # moto answers with naive UTC timestamps, which botocore reads as local time
     }
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -64,6 +65,32 @@ class _WhatMotoLacks(logging.Filter):
         return True
 
 
+# What the local AWS answers a Price List API call with, at once: moto has no backend for it (it would answer 500s,
+# which botocore retries for seconds), and the CLI's `--prices auto` then falls back to the bundled snapshot.
+NO_PRICE_LIST = {
+    "__type": "NotImplemented",
+    "message": "the demo's local AWS (moto) has no Price List API",
+}
+_SIGNED_FOR = re.compile(r"Credential=[^/]+/\d{8}/[a-z0-9-]+/([a-z0-9-]+)/")
+
+
+def _without_price_list(app: Callable[..., Any]) -> Callable[..., Any]:
+    """moto's WSGI app, with requests signed for the Price List API (`pricing`) answered by a client error."""
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        signed = _SIGNED_FOR.search(environ.get("HTTP_AUTHORIZATION", ""))
+        if not signed or signed.group(1) != "pricing":
+            return app(environ, start_response)
+        payload = json.dumps(NO_PRICE_LIST).encode()
+        start_response(
+            "400 Bad Request",
+            [("Content-Type", "application/x-amz-json-1.1"), ("Content-Length", str(len(payload)))],
+        )
+        return [payload]
+
+    return serve
+
+
 class _MotoServer:
     """moto's server on a socket bound by the caller. moto's ThreadedMotoServer binds inside its thread; when the
     port is taken, werkzeug prints "Address already in use" and ends that thread, while start() waits forever
@@ -74,7 +101,7 @@ class _MotoServer:
         from werkzeug.serving import make_server
 
         host, port = listener.getsockname()[:2]
-        app: Any = DomainDispatcherApplication(create_backend_app)
+        app: Any = _without_price_list(DomainDispatcherApplication(create_backend_app))
         # werkzeug serves a duplicate of the listener's descriptor (socket.fromfd)
         self._server = make_server(
             host, port, app, threaded=True, request_handler=MotoRequestHandler, fd=listener.fileno()

@@ -26,10 +26,18 @@ PRINTS_WITHIN = 120.0  # seconds until the export line (seeding one day takes a 
 EXITS_WITHIN = 30.0  # seconds from the signal to the exit
 
 
+# `python -m demo serve` with an exit hook that says when the interpreter's own teardown runs: the teardown that frees
+# moto's seeded state object by object, for seconds after "Stopped." (7 s with 14 days seeded).
+WITH_TEARDOWN_MARK = (
+    "import atexit, runpy, sys; atexit.register(lambda: print('interpreter teardown', flush=True)); "
+    "sys.argv = ['demo', *sys.argv[1:]]; runpy.run_module('demo', run_name='__main__', alter_sys=True)"
+)
+
+
 @contextmanager
 def demo_serve(*args: str, **env: str) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "demo", "serve", "--days", "1", *args],
+        [sys.executable, "-c", WITH_TEARDOWN_MARK, "serve", "--days", "1", *args],
         cwd=ROOT,
         env=clean_environment(**env),
         stdout=subprocess.PIPE,
@@ -72,9 +80,13 @@ def served_port(lines: Sequence[str]) -> int:
 
 
 def stop_with(process: subprocess.Popen[bytes], signum: signal.Signals) -> str:
+    """The signal, then what the process printed until it exited: "Stopped." last, since nothing runs after it (no
+    interpreter teardown that keeps the terminal waiting on a process that said it stopped)."""
     process.send_signal(signum)
     rest, _ = process.communicate(timeout=EXITS_WITHIN)  # raises TimeoutExpired if the signal is ignored
     assert process.returncode == 0, rest.decode()
+    assert rest.decode().rstrip().endswith("Stopped."), rest.decode()
+    assert "interpreter teardown" not in rest.decode()
     return rest.decode()
 
 
@@ -101,6 +113,17 @@ def test_a_taken_port_gives_way_to_a_free_one_and_sigterm_ends_it() -> None:
         assert port != taken
         assert f"Port {taken} is in use" in "".join(printed) and f"serving on {port} instead" in "".join(printed)
         assert "Stopped." in stop_with(process, signal.SIGTERM)
+
+
+def test_the_export_line_points_a_shell_at_the_local_aws_and_at_nothing_that_outlives_it() -> None:
+    """The line a newcomer pastes into their shell: endpoint, dummy keys, region. No per-service endpoint (a closed
+    Price List API port, say) stays behind to break the real AWS in that shell once the local one stops."""
+    with demo_serve("--port", "0") as process:
+        printed = read_until(process, "export ")
+
+        exports = dict(item.split("=", 1) for item in printed[-1].split()[1:])
+        assert set(exports) == {"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "TZ"}
+        assert "Stopped." in stop_with(process, signal.SIGINT)
 
 
 def test_port_from_the_environment_is_honoured_and_ctrl_c_ends_it() -> None:
