@@ -26,6 +26,7 @@ from rightsizer.cli_output import Output, UsageError
 from rightsizer.domain.findings import FINDINGS
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
+from rightsizer.services.approvals import action_risks
 from rightsizer.services.formatting import printable, sparkline, usd
 from rightsizer.services.report import FleetReport, build_report, recommendation_json
 from rightsizer.settings import SETTINGS, ConfigError, SetBy, Settings
@@ -467,12 +468,12 @@ def _stack_dry_run(args: argparse.Namespace) -> DryRun:
         if args.remove_schedule:
             record = _schedule_of(deployment, args.host)
             started = remove_dry(record, input_of, now, deployment.store)
-            host = record.instance_id
+            host, risks = record.instance_id, tuple[str, ...]()
         else:
             rec = stored_host(deployment, args.host)
             started = approve_dry(rec, deployment.settings, input_of, now, deployment.store)
-            host = rec.instance_id
-    return _walked(started, host, lambda region: _deployed_definition(args, deployment, region))
+            host, risks = rec.instance_id, action_risks(rec)
+    return _walked(started, host, lambda region: _deployed_definition(args, deployment, region), risks)
 
 
 def _live_dry_run(args: argparse.Namespace, err: TextIO, output: Output) -> DryRun:
@@ -488,13 +489,15 @@ def _live_dry_run(args: argparse.Namespace, err: TextIO, output: Output) -> DryR
         resize_state_machine_arn=f"arn:aws:states:{rec.region}:{rec.account_id}:stateMachine:gpu-rightsizer-resize",
     )
     started = approve_dry(rec, settings, _input_builder(settings, None, rec.region), datetime.now(UTC))
-    return _walked(started, rec.instance_id, lambda region: _file_definition(definition_file))
+    return _walked(started, rec.instance_id, lambda region: _file_definition(definition_file), action_risks(rec))
 
 
 Definition = tuple[Any, str]  # the state machine's definition (JSON) and where it came from
 
 
-def _walked(started: Started, host: str, definition_of: Callable[[str], Definition]) -> DryRun:
+def _walked(
+    started: Started, host: str, definition_of: Callable[[str], Definition], risks: Sequence[str] = ()
+) -> DryRun:
     from rightsizer.cli_dryrun import DryRunError, Refused, dry_run
 
     if isinstance(started, Refused):
@@ -502,7 +505,7 @@ def _walked(started: Started, host: str, definition_of: Callable[[str], Definiti
     approval, execution_input = started
     definition, source = definition_of(approval.region)
     try:
-        return dry_run(approval, execution_input, definition, source)
+        return dry_run(approval, execution_input, definition, source, risks)
     except DryRunError as error:
         raise CommandFailed(f"cannot dry-run {source}: {error}") from None
 
@@ -585,8 +588,9 @@ def dry_run_text(run: DryRun) -> str:
         "",
         *call_lines(run.calls),
     ]
-    if approval.capacity_risk_confirmed:
-        lines += ["", f"Slack first asks the approver to confirm that {approval.from_type} may not start again."]
+    if run.risks:
+        lines += ["", "Slack's confirmation first asks the approver to accept these risks:"]
+        lines += [f"  ! {printable(risk)}" for risk in run.risks]
     return "\n".join(lines) + "\n"
 
 

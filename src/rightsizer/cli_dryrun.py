@@ -656,6 +656,7 @@ class DryRun:
     execution_input: Mapping[str, Any]
     calls: tuple[Call, ...]
     definition: str  # where the definition came from
+    risks: tuple[str, ...] = ()  # what Slack's confirmation asks the approver to accept (approvals.action_risks)
 
 
 @dataclass(frozen=True)
@@ -745,9 +746,13 @@ def _refusal_words(result: ActionResult) -> str:
 
 
 def dry_run(
-    approval: Approval, execution_input: Mapping[str, Any], definition: Mapping[str, Any], source: str
+    approval: Approval,
+    execution_input: Mapping[str, Any],
+    definition: Mapping[str, Any],
+    source: str,
+    risks: Sequence[str] = (),
 ) -> DryRun:
-    return DryRun(approval, execution_input, tuple(Machine(definition).calls(execution_input)), source)
+    return DryRun(approval, execution_input, tuple(Machine(definition).calls(execution_input)), source, tuple(risks))
 
 
 def dry_run_json(run: DryRun) -> dict[str, Any]:
@@ -760,6 +765,7 @@ def dry_run_json(run: DryRun) -> dict[str, Any]:
         "account_id": run.approval.account_id,
         "region": run.approval.region,
         "change": run.execution_input.get("change"),
+        "risks": list(run.risks),
         "definition": run.definition,
         "approval": to_jsonable(run.approval),
         "execution_input": dict(run.execution_input),

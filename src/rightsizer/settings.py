@@ -9,7 +9,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum, StrEnum
 from typing import Any, Generic, TypeVar
 
-from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY, Policy
+from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY, Policy, TimeZones
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 
 T = TypeVar("T")
@@ -117,6 +117,10 @@ class Settings:
             # One key for the workflow's check and the analyzer's: the report offers one click exactly where the
             # workflow may act. The settings' key wins (it is what the stack passes the workflow).
             object.__setattr__(self, "policy", replace(self.policy, managed_tag_key=self.managed_tag_key))
+        zones = TimeZones(self.schedule_time_zone, tuple(sorted(self.team_time_zones.items())))
+        if self.policy.time_zones != zones:
+            # The zones schedules are created in are the ones the analyzer prices them in.
+            object.__setattr__(self, "policy", replace(self.policy, time_zones=zones))
         if not self.regions:
             raise ConfigError("at least one region is required")
         if not 1 <= self.shard_size <= 5000:
@@ -166,7 +170,7 @@ class Settings:
 
     def time_zone_of(self, team: str) -> str:
         """A team's time zone for its schedules: TEAM_TIME_ZONES, else the stack's ScheduleTimezone."""
-        return self.team_time_zones.get(team, self.schedule_time_zone)
+        return self.policy.time_zones.of(team)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -324,7 +324,7 @@ def test_the_json_validates_against_the_schema_and_rounds_money_to_cents(served:
     document = json.loads(result.out)
 
     Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER).validate(document)
-    assert document["schema_version"] == "1.3"
+    assert document["schema_version"] == "1.4"
     scope = document["scope"]
     assert scope["regions"] is None and scope["home_account"] == document["home_account"], "the CLI: any region"
     assert scope["description"] == f"one click counted in account {document['home_account']}, any region"

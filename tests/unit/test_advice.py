@@ -29,7 +29,7 @@ from demo.fleet import (
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation, UsageSummary
-from rightsizer.domain.policy import Policy
+from rightsizer.domain.policy import Policy, TimeZones
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.wording import usd
 from tests.factories import NOW, instance
@@ -216,8 +216,9 @@ def test_a_weekly_one_hour_job_is_schedulable_not_idle() -> None:
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.evidence.schedule == "Sun 02:00-03:00 UTC"
     assert rec.evidence.idle_hours_per_week == 167
-    # Idle 167 of 168 hours, stopped 167 - 2.75 (boot, late work, clock-change margins): 734.38 x 164.25 / 168.
-    assert rec.monthly_savings == Decimal("717.99")
+    # Idle 167 of 168 hours; the pair runs in UTC (the default zone, no clock change), so it keeps 0.75 hours of
+    # margins (boot 15 minutes, late work 30): stopped 166.25, 734.38 x 166.25 / 168.
+    assert rec.monthly_savings == Decimal("726.73")
     assert no_reason_with(rec, "terminate")
 
 
@@ -397,8 +398,24 @@ def test_office_hours_on_a_g5_are_schedulable_with_high_confidence() -> None:
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.confidence is Confidence.HIGH
     assert rec.evidence.idle_hours_per_week == 168 - 55
-    # Five windows, each 2.75 hours of margins: 113 - 13.75 stopped hours a week.
+    # Five windows in UTC (no clock change), each 0.75 hours of margins: 113 - 3.75 stopped hours a week.
+    assert rec.monthly_savings == (fx.monthly("g5.xlarge") * Decimal("109.25") / 168).quantize(Decimal("0.01"))
+    assert rec.evidence.schedule_plan == "starts 07:45 Mon-Fri, stops 19:30 Mon-Fri (UTC)"
+
+
+def test_a_schedule_is_priced_as_the_pair_its_team_zone_creates() -> None:
+    """The approval writes the pair in the team's zone (Europe/Berlin changes its clock: an hour's margin each side),
+    so the saving counts the hours that pair stops the host, and the evidence carries the pair the approver sees."""
+    berlin = Policy(time_zones=TimeZones("UTC", (("research", "Europe/Berlin"),)))
+    host = replace(instance("g5.xlarge"), tags={"team": "research"})
+
+    rec = advise(host, Workload(gpus=(OFFICE_GPU,), cpu=OFFICE_CPU), policy=berlin)
+
+    # Five windows, each 2.75 hours of margins (boot 15 minutes, late work 30, the clock change 60 each side).
     assert rec.monthly_savings == (fx.monthly("g5.xlarge") * Decimal("99.25") / 168).quantize(Decimal("0.01"))
+    plan = "starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, an hour's margin each side for the clock change)"
+    assert rec.evidence.schedule_plan == plan
+    reason_with(rec, "the saving counts the 99.25 hours a week", plan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,7 +588,8 @@ def test_a_schedule_for_a_type_no_longer_offered_names_the_risk() -> None:
 
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.confidence is Confidence.MEDIUM
-    reason_with(rec, "no longer offered here", "may not start again")
+    reason_with(rec, "g5.xlarge is no longer offered in us-east-1", "may not get its type back")
+    assert len([r for r in rec.reasons if "no longer offered" in r]) == 1, "said once"
 
 
 def test_an_idle_auto_scaling_member_is_told_to_scale_the_group_not_to_stop_the_host() -> None:

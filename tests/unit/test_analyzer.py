@@ -179,6 +179,9 @@ def test_idle_p3_8xlarge_saves_everything_and_notes_the_type_is_no_longer_offere
     assert has_reason(rec, "14.0 days observed", "100% coverage")
     assert has_reason(rec, "stop the host (one click", "never terminates", "terminate it by hand if nobody claims it")
     assert has_reason(rec, "p3.8xlarge is no longer offered in us-east-1", "stopping it is still the advice")
+    assert len([reason for reason in rec.reasons if "no longer offered" in reason]) == 1, "said once"
+    # ...and in the few words every confirmation of the stop lists.
+    assert rec.risks == ("p3.8xlarge is no longer offered in us-east-1: once stopped, it may not start again",)
     # No instance store and not a scarce family: stopping it risks nothing more.
     assert not has_reason(rec, "instance store")
     assert not has_reason(rec, "InsufficientInstanceCapacity")
@@ -350,10 +353,10 @@ def test_schedulable_business_hours_saves_the_idle_hours() -> None:
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.target_type is None
     assert rec.monthly_cost == Decimal("734.38")  # 1.006 x 730
-    # Idle 113 hours; stopped 113 less 2.75 hours of margins per window (boot 15 minutes, late work 30, an hour
-    # each side where the team's clock changes): 734.38 x 99.25 / 168 = 433.85.
-    assert rec.monthly_savings == Decimal("433.85")
-    assert rec.monthly_cost_after == Decimal("300.53")
+    # Idle 113 hours; stopped 113 less 0.75 hours of margins per window (boot 15 minutes, late work 30) in the zone
+    # the pair runs in, UTC here (no clock change, so no extra hour each side): 734.38 x 109.25 / 168 = 477.57.
+    assert rec.monthly_savings == Decimal("477.57")
+    assert rec.monthly_cost_after == Decimal("256.81")
     assert rec.action is ActionKind.SCHEDULE  # one click creates the stop/start pair: the hours repeat
     assert rec.confidence is Confidence.HIGH  # the same hours in both weeks
     assert rec.evidence.idle_hours_per_week == 168 - 5 * 11  # Mon-Fri 08-19 busy
@@ -365,9 +368,13 @@ def test_schedulable_business_hours_saves_the_idle_hours() -> None:
         "CPU below 10% and network below 0.01 Gbps in those hours",
     )
     assert has_reason(
-        rec, "the saving counts 99 stopped hours a week", "15 minutes to boot, 30 for work that runs late"
+        rec,
+        "the saving counts the 109.25 hours a week that the pair an approval creates keeps the host stopped",
+        "15 minutes' lead to boot, 30 for work that runs late",
+        "starts 07:45 Mon-Fri, stops 19:30 Mon-Fri (UTC)",
     )
     assert has_reason(rec, "250 GB of instance store (local NVMe) is wiped on every stop")
+    assert rec.risks == ("its 250 GB instance store (local NVMe) is wiped when it stops",)
     assert has_reason(rec, "EventBridge Scheduler stop/start pair")
     assert not has_reason(rec, "InsufficientInstanceCapacity")  # g5 is not a scarce family
 
@@ -378,10 +385,10 @@ def test_schedule_beats_a_smaller_resize_and_mentions_the_resize() -> None:
     )
     rec = analyze(instance("g5.12xlarge"), repeating_weeks(summary))
 
-    # Stopping 99.25 of 168 hours saves 4140.56 x 99.25 / 168 = 2446.13; resizing to g5.8xlarge saves 2353.52.
+    # Stopping 109.25 of 168 hours saves 4140.56 x 109.25 / 168 = 2692.60; resizing to g5.8xlarge saves 2353.52.
     assert rec.finding is Finding.SCHEDULABLE
     assert rec.target_type is None
-    assert rec.monthly_savings == Decimal("2446.13")
+    assert rec.monthly_savings == Decimal("2692.60")
     assert rec.confidence is Confidence.HIGH
     assert has_reason(rec, "also possible: resizing to g5.8xlarge", "$2,353.52/month")
     assert has_reason(rec, "3,800 GB of instance store")
@@ -398,12 +405,14 @@ def test_a_resize_that_saves_more_than_a_schedule_names_the_schedule() -> None:
     )
     rec = analyze(instance("g5.12xlarge"), repeating_weeks(summary))
 
-    # Resizing saves 4140.56 - 734.38 (1.006 x 730) = 3406.18; stopping 99.25 of 168 hours only 2446.13.
+    # Resizing saves 4140.56 - 734.38 (1.006 x 730) = 3406.18; stopping 109.25 of 168 hours only 2692.60.
     assert rec.finding is Finding.OVERPROVISIONED
     assert rec.target_type == "g5.xlarge"
     assert rec.monthly_savings == Decimal("3406.18")
+    # The resize stops the host to change its type: its instance store does not survive it.
+    assert rec.risks == ("its 3,800 GB instance store (local NVMe) is wiped when it stops",)
     assert rec.actionable is True
-    assert has_reason(rec, "also possible: a stop schedule (busy only Mon-Fri 08:00-19:00 UTC)", "$2,446.13/month")
+    assert has_reason(rec, "also possible: a stop schedule (busy only Mon-Fri 08:00-19:00 UTC)", "$2,692.60/month")
 
 
 def test_schedule_needs_a_full_week_of_history() -> None:
@@ -1257,7 +1266,7 @@ def test_recommendation_id_is_stable_and_follows_the_target() -> None:
             "11890.24",
             "0.00",
         ),
-        # 1.006 x 730 = 734.38, less 99.25 of 168 stopped hours (433.85)
+        # 1.006 x 730 = 734.38, less 109.25 of 168 stopped hours in UTC (477.57)
         (
             "g5.xlarge",
             usage(
@@ -1268,7 +1277,7 @@ def test_recommendation_id_is_stable_and_follows_the_target() -> None:
             ),
             Finding.SCHEDULABLE,
             "734.38",
-            "300.53",
+            "256.81",
         ),
     ],
     ids=["overprovisioned", "not-gpu-bound", "out-of-memory", "pinned", "optimized", "idle", "schedulable"],

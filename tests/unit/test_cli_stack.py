@@ -15,6 +15,7 @@ import pytest
 from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
+from rightsizer.adapters.slack import blocks
 from rightsizer.cli_commands import CHECKOUT_DEFINITION
 from rightsizer.cli_dryrun import substituted
 from rightsizer.domain.models import DecisionKind, Finding, Recommendation
@@ -64,7 +65,11 @@ RESIZE, STOP, SCHEDULE, STOPPED_RESIZE, UNTAGGED = (
 )
 ENDPOINT, NOTEBOOK = endpoint(6), notebook(7)
 SCHEDULED = recommendation(8, name="office-hours")
-SCARCE = replace(idle(10, instance_type="p4d.24xlarge", cost="23922.80"), instance_name="scarce")
+SCARCE = replace(
+    idle(10, instance_type="p4d.24xlarge", cost="23922.80"),
+    instance_name="scarce",
+    risks=("its 8,000 GB instance store (local NVMe) is wiped when it stops",),
+)
 
 
 @dataclass(frozen=True)
@@ -367,15 +372,25 @@ def test_the_dry_run_for_people(deployment: Deployment) -> None:
     assert any("ec2:ModifyInstanceAttribute" in line and "changes" in line for line in result.lines)
 
 
-def test_stopping_a_scarce_type_says_slack_asks_for_confirmation_first(deployment: Deployment) -> None:
+def test_the_dry_run_lists_every_risk_slacks_confirmation_asks_the_approver_to_accept(deployment: Deployment) -> None:
+    """The scarce type's restart (no capacity reservation holds it) and what the analysis found: the same list as the
+    Approve button's confirmation, in the same words."""
     scarce = stack("act", "scarce", "--dry-run")
     plain = stack("act", "training-2", "--dry-run")
+    document = json.loads(stack("act", "scarce", "--dry-run", "--output", "json").out)
 
-    assert "confirm that p4d.24xlarge may not start again" in scarce.out
-    assert "may not start again" not in plain.out
-    assert json.loads(stack("act", "scarce", "--dry-run", "--output", "json").out)["approval"][
-        "capacity_risk_confirmed"
+    risks = [
+        "restart capacity is not guaranteed: p4d.24xlarge is scarce, a stopped host may not start again",
+        "its 8,000 GB instance store (local NVMe) is wiped when it stops",
     ]
+    assert scarce.lines[-3:] == [
+        "Slack's confirmation first asks the approver to accept these risks:",
+        *(f"  ! {risk}" for risk in risks),
+    ]
+    assert document["risks"] == risks and document["approval"]["capacity_risk_confirmed"]
+    confirm = blocks.approve_confirm(SCARCE).to_dict()["text"]["text"]
+    assert all(risk in confirm for risk in risks)
+    assert "risks" not in plain.out and "may not start again" not in plain.out
 
 
 def test_a_query_over_the_dry_run(deployment: Deployment) -> None:

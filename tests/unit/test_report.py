@@ -179,7 +179,7 @@ def test_the_json_validates_against_the_schema_in_the_repository() -> None:
 
     validate(document)
     validate(report_json(build_report([], NOW, 3)))
-    assert document["schema_version"] == "1.3"
+    assert document["schema_version"] == "1.4"
 
 
 def test_the_schema_lists_every_finding_confidence_and_category() -> None:

@@ -105,7 +105,7 @@ def test_a_scarce_host_in_a_capacity_reservation_takes_a_plain_approve_without_t
     confirm = approve["confirm"]["text"]["text"]
     assert "not guaranteed" not in confirm and "held for it by capacity reservation cr-0p4d" in confirm
     assert blocks.ACTION_APPROVE not in risky, "without a reservation the risk keeps its own button"
-    assert "Restart capacity is not guaranteed" in risky[blocks.ACTION_APPROVE_SCARCE]["confirm"]["text"]["text"]
+    assert "restart capacity is not guaranteed" in risky[blocks.ACTION_APPROVE_SCARCE]["confirm"]["text"]["text"]
     assert (blocks.capacity_at_risk(reserved), blocks.capacity_at_risk(spare)) == (False, True)
 
 

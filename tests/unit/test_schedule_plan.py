@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rightsizer.domain.schedule_plan import NoSchedulePair, busy_runs, one_pair_fits, schedule_plan, stopped_hours
+from rightsizer.domain.schedule_plan import (
+    NoSchedulePair,
+    busy_runs,
+    one_pair_fits,
+    pair_stopped_hours,
+    schedule_plan,
+    stopped_hours,
+)
 from rightsizer.domain.scope import ActionScope
 from rightsizer.settings import ConfigError, Settings
 
@@ -75,6 +82,24 @@ def test_idle_gaps_the_margins_would_eat_get_no_pair_and_the_saving_counts_stopp
     assert stopped_hours(busy_runs(OFFICE)) == 113 - 5 * 2.75
 
 
+@pytest.mark.parametrize(
+    ("zone", "stopped"),
+    [("UTC", 113 - 5 * 0.75), ("Asia/Tokyo", 113 - 5 * 0.75), ("Europe/Berlin", 113 - 5 * 2.75)],
+)
+def test_a_pair_stops_the_host_for_the_idle_hours_less_the_margins_its_zone_keeps(zone: str, stopped: float) -> None:
+    """What the saving of a schedule counts: the pair approving it creates, in its zone. A zone without summer time
+    needs no clock-change hour either side; the least over every zone stays `stopped_hours`."""
+    plan = schedule_plan(busy_runs(OFFICE), zone, WINTER)
+
+    assert pair_stopped_hours(busy_runs(OFFICE), zone, WINTER) == stopped
+    running = 168 - stopped  # ...which is what the pair's own clock times keep it running: 5 days of start to stop
+    start, stop = (int(cron.split()[1]) * 60 + int(cron.split()[0][5:]) for cron in (plan.start_cron, plan.stop_cron))
+    assert running == 5 * ((stop - start) % (24 * 60)) / 60  # Tokyo: 17:00 to 04:00 the next day
+    assert pair_stopped_hours(busy_runs(OFFICE), zone, WINTER) >= stopped_hours(busy_runs(OFFICE))
+    with pytest.raises(NoSchedulePair, match="not an IANA time zone"):
+        pair_stopped_hours(busy_runs(OFFICE), "Mars/Olympus", WINTER)
+
+
 def test_hours_that_differ_from_day_to_day_or_an_unknown_zone_get_no_pair() -> None:
     uneven = busy_runs(week((0, 8, 19), (1, 10, 19)))
     assert not one_pair_fits(uneven)
@@ -100,6 +125,11 @@ def test_settings_say_where_one_click_acts_and_which_zone_a_team_lives_in() -> N
         "111122223333", {"us-east-1", "eu-west-1", "us-west-2"}, member_accounts=True
     )
     assert settings.time_zone_of("research") == "Europe/Berlin" and settings.time_zone_of("") == "Asia/Tokyo"
+    # The analyzer prices each schedule in the zone the approval creates it in: the same zones, in its policy.
+    assert settings.policy.time_zones.of("research") == "Europe/Berlin"
+    assert (
+        settings.policy.time_zones.of("ads") == "America/New_York" and settings.policy.time_zones.of("") == "Asia/Tokyo"
+    )
     with pytest.raises(ConfigError, match="TEAM_TIME_ZONES must be comma-separated key=value pairs"):
         Settings.from_env({**env, "TEAM_TIME_ZONES": "research"})
 

@@ -21,7 +21,7 @@ from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
-from tests.slack_double import NOW, no_data, recommendation, schedulable, schedule_record
+from tests.slack_double import NOW, idle, no_data, recommendation, schedulable, schedule_record
 
 INSTANCE = re.compile(r"i-[0-9a-f]{17}")
 SNOOZE, DISMISS = DecisionKind.SNOOZE, DecisionKind.DISMISS
@@ -160,6 +160,42 @@ def test_buttons_carry_only_the_recommendation_id_and_approve_confirms_the_chang
     assert "g5.12xlarge → g5.xlarge" in confirm
     assert "stopped and started" in confirm and "few minutes" in confirm
     assert "$3,406.00/month" in confirm
+
+
+def test_the_approve_confirmation_lists_every_risk_of_the_advice() -> None:
+    """`show legacy-train-01` says p3.8xlarge is no longer offered: the Approve stop confirmation says it too."""
+    gone = "p3.8xlarge is no longer offered in us-east-1: once stopped, it may not start again"
+    rec = replace(idle(1), instance_name="legacy-train-01", risks=(gone,))
+
+    approve = blocks.recommendation_actions(rec).to_dict()["elements"][0]
+    confirm = approve["confirm"]["text"]["text"]
+
+    assert approve["action_id"] == blocks.ACTION_APPROVE  # not a scarce family: the plain button
+    assert confirm.startswith("i-00000000000000001 (legacy-train-01): stop the p3.8xlarge (never terminated")
+    assert confirm.endswith(f"⚠ Risk: {gone}.")
+
+
+def test_a_confirmation_with_many_risks_keeps_them_within_slacks_300_characters() -> None:
+    risks = tuple(f"risk number {n}: " + "x" * 60 for n in range(6))
+    rec = replace(idle(1, instance_type="p4d.24xlarge"), instance_name="n" * 60, risks=risks)
+
+    text = blocks.approve_confirm(rec).to_dict()["text"]["text"]  # to_dict() raises past Slack's limits
+
+    assert len(text) <= blocks.CONFIRM_TEXT_MAX
+    assert "restart capacity is not guaranteed: p4d.24xlarge is scarce" in text  # the first risk
+    shown = [risk for risk in risks if risk in text]
+    assert shown == list(risks[: len(shown)]), "the next risks in order, each whole"
+    assert f"And {len(risks) - len(shown)} more risk(s): /gpu show i-00000000000000001 lists them." in text
+
+
+def test_the_schedule_confirmation_shows_the_pair_it_creates_in_its_zone() -> None:
+    plan = "starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, an hour's margin each side for the clock change)"
+    rec = replace(schedulable(1, team="research"), evidence=replace(schedulable(1).evidence, schedule_plan=plan))
+
+    text = blocks.approve_confirm(rec).to_dict()["text"]["text"]
+
+    assert f"stop and start the g5.xlarge on a schedule ({plan})." in text
+    assert "08:00-19:00 UTC" not in text  # the busy hours are not what gets created
 
 
 def test_no_approve_button_without_an_in_place_resize() -> None:

@@ -116,6 +116,7 @@ def analyze_instance(
         managed=instance.tags.get(policy.managed_tag_key) == "true",
         capacity_reservation=_reservation(instance, cover),
         would_be=draft.would_be,
+        risks=draft.risks,
     )
 
 
@@ -173,6 +174,7 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
         idle_hours_per_week=draft.pattern.idle_hours if draft.pattern else None,
         schedule=draft.pattern.windows if draft.pattern else None,
         busy_windows=busy_runs(draft.pattern.busy) if draft.pattern else (),
+        schedule_plan=draft.plan.description if draft.plan else None,
     )
 
 

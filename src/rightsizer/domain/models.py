@@ -412,6 +412,9 @@ class Evidence:
     # The busy hours of the week as (first hour of week, hours) runs, Monday 00:00 UTC = 0: what a stop/start
     # schedule is built from (in the team's time zone, when it is approved).
     busy_windows: tuple[tuple[int, int], ...] = ()
+    # The stop/start pair approving the schedule creates, in its zone with its margins, as the saving prices it
+    # ("starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, ...)"). None: no schedule, or stored before.
+    schedule_plan: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,6 +473,10 @@ class Recommendation:
     # A host someone else launches (a node group, Spot): the finding the rules gave it before they reported it as
     # `excluded`, e.g. idle. The node-group pass (domain/node_groups.py) reads it. None: not owned elsewhere.
     would_be: Finding | None = None
+    # What carrying out the advice risks besides downtime, each in a few words ("its 900 GB instance store is wiped
+    # when it stops", "p3.8xlarge is no longer offered in us-east-1: once stopped, it may not start again"): each is
+    # explained in `reasons` too, and every confirmation (Slack's, `act --dry-run`) lists them.
+    risks: tuple[str, ...] = ()
 
     @property
     def monthly_savings(self) -> Decimal | None:

@@ -10,6 +10,18 @@ DEFAULT_MANAGED_TAG_KEY = "rightsizer:managed"
 
 
 @dataclass(frozen=True)
+class TimeZones:
+    """The time zones stop/start schedules are written in: a team's (its team tag's value), else the default. The
+    analyzer prices a schedule in the zone its approval creates it in (settings: ScheduleTimezone, TeamTimeZones)."""
+
+    default: str = "UTC"
+    teams: tuple[tuple[str, str], ...] = ()  # (team tag value, IANA zone)
+
+    def of(self, team: str) -> str:
+        return dict(self.teams).get(team, self.default)
+
+
+@dataclass(frozen=True)
 class Policy:
     """Thresholds, all overridable from settings. Percentages are 0-100."""
 
@@ -76,3 +88,5 @@ class Policy:
     team_tag: str = "team"
     # Hosts tagged `<managed_tag_key>=true` are the ones one click may act on (the workflow refuses the others).
     managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
+    # Where a team's stop/start schedule runs (settings' ScheduleTimezone and TeamTimeZones, copied here).
+    time_zones: TimeZones = TimeZones()

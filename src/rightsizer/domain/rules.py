@@ -41,8 +41,12 @@ from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import (
     BOOT_LEAD_MINUTES,
     STOP_GRACE_MINUTES,
+    NoSchedulePair,
+    SchedulePlan,
     busy_runs,
     one_pair_fits,
+    pair_stopped_hours,
+    schedule_plan,
     stopped_hours,
 )
 from rightsizer.domain.sizing import (
@@ -76,9 +80,15 @@ class Draft:
     held_back: str | None = None  # why a target is not one click, in a few words for tables
     net_savings: Decimal | None = None  # None: the list-price savings are what the bill saves
     would_be: Finding | None = None  # owned elsewhere: the finding its usage gave before `excluded` replaced it
+    risks: tuple[str, ...] = ()  # what carrying the advice out risks besides downtime, briefly (Recommendation.risks)
+    plan: SchedulePlan | None = None  # a schedule's pair, as approving it creates it (Evidence.schedule_plan)
 
     def noting(self, reason: str, *, first: bool = False) -> Draft:
         return replace(self, reasons=(reason, *self.reasons) if first else (*self.reasons, reason))
+
+    def risking(self, reason: str, risk: str) -> Draft:
+        """A risk of acting on the advice: explained among the reasons, and said briefly where people approve it."""
+        return replace(self.noting(reason), risks=(*self.risks, risk))
 
     def capped(self, level: Confidence) -> Draft:
         return replace(self, confidence=self.confidence.at_most(level))
@@ -254,22 +264,27 @@ GATES: tuple[Gate, ...] = (
 # Findings from measured usage.
 
 
-def _stop_risks(m: Measured) -> list[str]:
-    """What stopping this host costs besides downtime."""
-    risks = []
-    if m.spec.instance_storage_gb:
-        risks.append(
-            f"its {m.spec.instance_storage_gb:,} GB of instance store (local NVMe) is wiped on every stop: "
-            "keep data on EBS or S3"
-        )
+def _with_stop_risks(m: Measured, draft: Draft) -> Draft:
+    """What stopping this host costs besides downtime, in the reasons and, briefly, in its risks. A type no longer
+    offered is `no_longer_offered`'s to say (for every finding); a scarce type's restart is confirmed apart, where no
+    capacity reservation holds it (services.approvals.needs_capacity_confirmation)."""
+    draft = _instance_store_risk(m.spec, draft)
     if m.scarce:
-        risks.append(
+        draft = draft.noting(
             f"{m.spec.family} capacity is scarce: once stopped, a start can fail with InsufficientInstanceCapacity "
             "(a Capacity Reservation or Capacity Block keeps it available)"
         )
-    if m.facts.catalog.is_offered(m.spec.instance_type) is False:
-        risks.append(f"{m.spec.instance_type} is no longer offered here: once stopped, it may not start again")
-    return risks
+    return draft
+
+
+def _instance_store_risk(spec: InstanceTypeSpec, draft: Draft) -> Draft:
+    if not spec.instance_storage_gb:
+        return draft
+    return draft.risking(
+        f"its {spec.instance_storage_gb:,} GB of instance store (local NVMe) is wiped on every stop: keep data on EBS "
+        "or S3",
+        f"its {spec.instance_storage_gb:,} GB instance store (local NVMe) is wiped when it stops",
+    )
 
 
 def _may_not_restart(m: Measured) -> bool:
@@ -452,22 +467,23 @@ def idle(m: Measured) -> Draft | None:
     if m.accelerators_active or m.host_busy:
         return None
     loaded = _loaded_text(m)
-    risks = _stop_risks(m)
     draft = Draft(
         Finding.IDLE,
-        (f"{_quiet_units_text(m)}; {m.host_text}", m.observed_text, *([loaded] if loaded else []), *risks),
+        (f"{_quiet_units_text(m)}; {m.host_text}", m.observed_text, *([loaded] if loaded else [])),
         cost_after=ZERO if m.cost_now is not None else None,
         confidence=m.data_confidence,
         actionable=True,
         advice="stop the host (one click: a guarded stop that never terminates and keeps its EBS volumes), or "
         "terminate it by hand if nobody claims it (snapshot its volumes first)",
     )
+    draft = _with_stop_risks(m, draft)
     held = m.host_memory_held
     if held is not None:
         ram = m.spec.memory_mib * held / 100
-        draft = draft.noting(
+        draft = draft.risking(
             f"host RAM is {held:.0f}% used ({gib(ram)} of {gib(m.spec.memory_mib)}): a process holds state (a cache, "
-            "an index, a loaded model) that a stop loses: check that nothing calls it"
+            "an index, a loaded model) that a stop loses: check that nothing calls it",
+            f"host RAM is {held:.0f}% used: what a process holds in it is lost when it stops",
         )
     if m.cpu_p95 is None or loaded or held is not None:
         draft = draft.capped(Confidence.MEDIUM)
@@ -757,13 +773,33 @@ def pinned(m: Measured) -> Draft | None:
     )
 
 
+@dataclass(frozen=True)
+class Pair:
+    """The stop/start pair approving a schedule creates (None: no single pair in the team's zone), and the hours a
+    week it keeps the host stopped: what the advice prices."""
+
+    plan: SchedulePlan | None
+    stopped_hours: float
+
+
+def _pair(m: Measured, pattern: WeeklyPattern) -> Pair:
+    """The pair in the zone the approval writes it in (the team's, Policy.time_zones), at the window's end."""
+    windows = busy_runs(pattern.busy)
+    zone = m.policy.time_zones.of(m.instance.tags.get(m.policy.team_tag, ""))
+    try:
+        at = m.usage.window_end
+        return Pair(schedule_plan(windows, zone, at), pair_stopped_hours(windows, zone, at))
+    except NoSchedulePair:
+        return Pair(None, stopped_hours(windows))  # the least any zone's pair stops it
+
+
 def _schedule_saving(m: Measured, pattern: WeeklyPattern) -> Decimal | None:
     """On the full-time basis the rules price in (see analyzer.part_time): the idle hours are hours the host ran,
     so on a host that runs part of the time they are a larger share of what it costs."""
     if m.cost_now is None:
         return None
     # The stopped hours, not the idle ones: the pair starts early for the boot and stops late for a long run.
-    share = min(1.0, stopped_hours(busy_runs(pattern.busy)) / HOURS_PER_WEEK / m.facts.running_share)
+    share = min(1.0, _pair(m, pattern).stopped_hours / HOURS_PER_WEEK / m.facts.running_share)
     return (m.cost_now * Decimal(str(share))).quantize(CENT)
 
 
@@ -801,13 +837,12 @@ def schedulable(m: Measured) -> Draft | None:
     if resize_saving is not None and (saved is None or resize_saving > saved):
         return None  # the resize saves more: `overprovisioned` answers and names the schedule
     policy = m.policy
+    pair = _pair(m, pattern)
     reasons = [
         f"busy only {pattern.windows}; idle {pattern.idle_hours} of {HOURS_PER_WEEK} hours a week (every "
         f"{m.unit} below {policy.idle_util_pct:g}%, CPU below {policy.cpu_idle_pct:g}% and network below "
         f"{policy.network_active_gbps:g} Gbps in those hours)",
-        f"the saving counts {stopped_hours(busy_runs(pattern.busy)):.0f} stopped hours a week: each busy window "
-        f"keeps {BOOT_LEAD_MINUTES} minutes to boot, {STOP_GRACE_MINUTES} for work that runs late and, where the "
-        "team's clock changes, an hour each side",
+        _pair_text(pair),
         m.units_text,
         m.host_text,
         m.observed_text,
@@ -815,7 +850,8 @@ def schedulable(m: Measured) -> Draft | None:
     confidence, doubt = _pattern_confidence(m, pattern)
     if doubt:
         reasons.append(doubt)
-    reasons.extend(_stop_risks(m))
+    risked = _with_stop_risks(m, Draft(Finding.SCHEDULABLE, tuple(reasons)))
+    reasons = list(risked.reasons)
     if _may_not_restart(m):
         confidence = confidence.at_most(Confidence.MEDIUM)  # the schedule itself may leave the host down
     one_click = False
@@ -836,8 +872,24 @@ def schedulable(m: Measured) -> Draft | None:
         else "stop the host outside the busy hours (an EventBridge Scheduler stop/start pair), allowing a few "
         "minutes for it to boot",
         actionable=one_click,
+        risks=risked.risks,
+        plan=pair.plan,
     )
     return _video_unknown(m, draft)
+
+
+def _pair_text(pair: Pair) -> str:
+    hours = f"{pair.stopped_hours:g}"
+    if pair.plan is None:
+        return (
+            f"the saving counts {hours} stopped hours a week: each busy window keeps {BOOT_LEAD_MINUTES} minutes to "
+            f"boot, {STOP_GRACE_MINUTES} for work that runs late and, where the team's clock changes, an hour each side"
+        )
+    return (
+        f"the saving counts the {hours} hours a week that the pair an approval creates keeps the host stopped "
+        f"({BOOT_LEAD_MINUTES} minutes' lead to boot, {STOP_GRACE_MINUTES} for work that runs late): it "
+        f"{pair.plan.description}"
+    )
 
 
 def _one_click_schedule(pattern: WeeklyPattern) -> tuple[bool, str | None]:
@@ -1093,13 +1145,23 @@ def no_longer_offered(facts: Facts, draft: Draft) -> Draft:
     gone = f"{where}: once stopped, this host may not get its type back"
     if draft.finding is Finding.IDLE:
         # Nobody uses it: stopping it is still the advice, with the risk in plain sight (and in the confirmation).
-        return draft.noting(f"{gone}; nothing uses it, so stopping it is still the advice")
+        return draft.risking(
+            f"{gone}; nothing uses it, so stopping it is still the advice",
+            f"{instance.instance_type} is no longer offered in {instance.region}: once stopped, it may not start again",
+        )
     draft = draft.noting(f"{gone}, so no one-click resize or schedule is offered (migrate in a maintenance window)")
     if not draft.actionable and draft.target is None:
         return draft
     held_back = f"{instance.instance_type} is no longer offered here: migrate in a maintenance window"
     capped = draft.capped(Confidence.MEDIUM) if draft.target is not None else draft
     return replace(capped, actionable=False, held_back=held_back)
+
+
+def resize_stops_the_host(facts: Facts, draft: Draft) -> Draft:
+    """A resize stops the host to change its type: whatever its instance store holds is gone after it."""
+    if draft.target is None or facts.spec is None:
+        return draft
+    return _instance_store_risk(facts.spec, draft)
 
 
 def billed_platform(facts: Facts, draft: Draft) -> Draft:
@@ -1235,6 +1297,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     resized_in_window,
     unread_sources,
     agent_went_silent,
+    resize_stops_the_host,
     no_longer_offered,
     billed_platform,
     unpriced,

@@ -97,13 +97,10 @@ def schedule_plan(windows: Sequence[tuple[int, int]], time_zone: str, at: dateti
     """
     if not windows:
         raise NoSchedulePair("the host has no busy hours to schedule around")
-    try:
-        zone = ZoneInfo(time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise NoSchedulePair(f"{time_zone!r} is not an IANA time zone (e.g. Europe/Berlin)") from None
+    zone = _zone(time_zone)
     offset = at.astimezone(zone).utcoffset()
     shift = int(offset.total_seconds() // 60) if offset is not None else 0
-    clock_margin = CLOCK_CHANGE_MARGIN_MINUTES if changes_clock(zone, at.year) else 0
+    clock_margin = _clock_margin(zone, at)
     lead, grace = BOOT_LEAD_MINUTES + clock_margin, STOP_GRACE_MINUTES + clock_margin
     _check_stopped_time(windows, lead + grace)
     shapes: set[tuple[int, int]] = set()
@@ -129,6 +126,27 @@ def schedule_plan(windows: Sequence[tuple[int, int]], time_zone: str, at: dateti
         + (", an hour's margin each side for the clock change)" if clock_margin else ")")
     )
     return SchedulePlan(stop_cron=stop_cron, start_cron=start_cron, time_zone=time_zone, description=description)
+
+
+def _zone(time_zone: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise NoSchedulePair(f"{time_zone!r} is not an IANA time zone (e.g. Europe/Berlin)") from None
+
+
+def _clock_margin(zone: ZoneInfo, at: datetime) -> int:
+    return CLOCK_CHANGE_MARGIN_MINUTES if changes_clock(zone, at.year) else 0
+
+
+def pair_stopped_hours(windows: Sequence[tuple[int, int]], time_zone: str, at: datetime) -> float:
+    """The hours a week the pair `schedule_plan(windows, time_zone, at)` keeps the host stopped: the idle hours less
+    the margins that zone's pair keeps (boot lead, late-work grace, and the clock-change hour each side only where the
+    clock changes). What approving it saves. Raises NoSchedulePair for an unknown zone."""
+    clock_margin = _clock_margin(_zone(time_zone), at)
+    margin = BOOT_LEAD_MINUTES + STOP_GRACE_MINUTES + 2 * clock_margin
+    running = sum(hours * 60 + margin for _, hours in windows)
+    return max(0.0, (_MINUTES_PER_WEEK - running) / 60)
 
 
 def changes_clock(zone: ZoneInfo, year: int) -> bool:
@@ -161,7 +179,8 @@ def one_pair_fits(windows: Sequence[tuple[int, int]]) -> bool:
 
 
 def stopped_hours(windows: Sequence[tuple[int, int]]) -> float:
-    """The hours a week a pair keeps the host stopped at least: the idle hours less every margin, in any zone."""
+    """The hours a week a pair keeps the host stopped at least: the idle hours less every margin, in any zone (where
+    the zone is known, `pair_stopped_hours` is exact)."""
     idle = _HOURS_PER_WEEK - sum(hours for _, hours in windows)
     return max(0.0, idle - len(windows) * MARGIN_HOURS_PER_WINDOW)
 

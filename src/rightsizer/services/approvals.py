@@ -142,6 +142,19 @@ def can_act(rec: Recommendation, scope: ActionScope | None = None) -> bool:
     return rec.action is not None and in_scope
 
 
+CAPACITY_RISK = "restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again"
+
+
+def action_risks(rec: Recommendation) -> tuple[str, ...]:
+    """Every risk of carrying out `rec`'s one-click action besides downtime, a few words each: a scarce type's restart
+    where no capacity reservation holds it, then what the analysis found (`Recommendation.risks`: an instance store
+    wiped, a type no longer offered, state in host RAM). Slack's confirmation and `act --dry-run` list them all."""
+    if rec.action is None:
+        return ()
+    capacity = (CAPACITY_RISK.format(type=rec.instance_type),) if needs_capacity_confirmation(rec) else ()
+    return (*capacity, *rec.risks)
+
+
 def needs_capacity_confirmation(rec: Recommendation) -> bool:
     """Stopping a scarce type (p4d, p5, trn...) may leave it without capacity to start again: a person must say
     they know (Slack shows a second, explicit button for it)."""

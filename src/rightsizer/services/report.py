@@ -25,7 +25,8 @@ from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-SCHEMA_VERSION = "1.3"  # 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope
+# 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope; 1.4: risks, schedule_plan
+SCHEMA_VERSION = "1.4"
 
 
 # A daily report shows the day's analysis; one whose data is older than this says so.
@@ -389,6 +390,7 @@ EVIDENCE_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("idle_hours_per_week", "idle_hours_per_week", 0),
     ("schedule", "schedule", -1),  # text: as is
     ("busy_windows_utc", "busy_windows", -1),  # [first hour of the week, hours] pairs: as is
+    ("schedule_plan", "schedule_plan", -1),  # text: as is
 )
 
 
@@ -430,6 +432,7 @@ def recommendation_json(
         "action": rec.action.value if one_click(rec, scope) and rec.action else None,
         "not_actionable_reason": not_actionable_reason(rec, scope, managed_tag_key),
         "reasons": list(rec.reasons),
+        "risks": list(rec.risks),
         "alternatives": [
             {
                 "instance_type": alt.instance_type,

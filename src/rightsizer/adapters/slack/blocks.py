@@ -31,7 +31,7 @@ from rightsizer.domain.findings import ATTENTION, FINDINGS, NO_METRICS, Finding,
 from rightsizer.domain.models import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import REPORT_ONLY, ActionScope
-from rightsizer.services.approvals import hidden_by, needs_capacity_confirmation, split_hidden
+from rightsizer.services.approvals import action_risks, hidden_by, needs_capacity_confirmation, split_hidden
 from rightsizer.services.formatting import printable, shorten, sparkline, usd
 from rightsizer.services.ports import Approval, Decision, ScheduleRecord
 from rightsizer.services.report import (
@@ -61,7 +61,7 @@ ACTION_REMOVE_SCHEDULE = "rightsizer_remove_schedule"
 SNOOZE_BUTTON_DAYS = 7
 
 AGENT_POINTER = "install the CloudWatch agent with its NVIDIA GPU plugin (agent/README.md)"
-CAPACITY_RISK = "Restart capacity is not guaranteed: {type} is scarce, a stopped host may not start again."
+CONFIRM_TEXT_MAX = 300  # Slack's limit for a confirmation dialog's text
 CAPACITY_HELD = "Restart capacity is held for it by capacity reservation {reservation}."
 
 
@@ -195,28 +195,55 @@ def capacity_at_risk(rec: Recommendation) -> bool:
     return needs_capacity_confirmation(rec)
 
 
-def _capacity_words(rec: Recommendation) -> str:
-    if rec.action is None or not ACTIONS[rec.action].stops_host:
+def _capacity_held(rec: Recommendation) -> str:
+    """Reassurance where a stop's restart capacity is held: said where a risk would otherwise be."""
+    if rec.action is None or not ACTIONS[rec.action].stops_host or not rec.capacity_reservation:
         return ""
-    if capacity_at_risk(rec):
-        return f" {CAPACITY_RISK.format(type=rec.instance_type)}"
-    if rec.capacity_reservation:
-        return f" {CAPACITY_HELD.format(reservation=rec.capacity_reservation)}"
-    return ""
+    return f" {CAPACITY_HELD.format(reservation=rec.capacity_reservation)}"
+
+
+def change_words(rec: Recommendation) -> str:
+    """What approving does, in the action's words; a schedule as the pair it creates (zone, margins) where the
+    analysis priced that pair, else the busy hours."""
+    if rec.action is None:
+        raise ValueError(f"{rec.recommendation_id} offers no one-click action")
+    schedule = rec.evidence.schedule_plan or rec.evidence.schedule
+    return ACTIONS[rec.action].confirm_text.format(type=rec.instance_type, target=rec.target_type, schedule=schedule)
+
+
+def risk_words(risks: Sequence[str]) -> str:
+    return "".join(f" ⚠ Risk: {risk}." for risk in risks)
 
 
 def approve_confirm(rec: Recommendation) -> ConfirmObject:
+    """The Approve button's confirmation: the change, its money and every risk (services.approvals.action_risks), in
+    Slack's 300 characters. The risks are never the part cut: the name goes first, then the change's detail, and past
+    that the risks the dialog has no room for are counted and pointed to."""
     if rec.action is None:
         raise ValueError(f"{rec.recommendation_id} offers no one-click action to confirm")
     spec = ACTIONS[rec.action]
-    name = f" ({shorten(printable(rec.instance_name), 40)})" if printable(rec.instance_name) else ""
-    change = spec.confirm_text.format(type=rec.instance_type, target=rec.target_type, schedule=rec.evidence.schedule)
-    risk = _capacity_words(rec)
+    shown = printable(rec.instance_name)
+    name = f" ({shorten(shown, 40)})" if shown else ""
+    money = f"{_money_words(rec).capitalize()}."
+    risks = action_risks(rec)
+    held = _capacity_held(rec)
+    brief = f"{rec.instance_id}: {spec.name}, {rec.instance_type} → {spec.becomes.format(target=rec.target_type)}."
+    tries = (
+        f"{rec.instance_id}{name}: {change_words(rec)} {money}{held}{risk_words(risks)}",
+        f"{rec.instance_id}: {change_words(rec)} {money}{held}{risk_words(risks)}",
+        f"{brief} {money}{held}{risk_words(risks)}",
+        f"{brief} {money}{risk_words(risks)}",
+    )
+    text = next((t for t in tries if len(t) <= CONFIRM_TEXT_MAX), None)
+    for kept in range(len(risks) - 1, -1, -1):
+        if text is not None:
+            break
+        more = f" ⚠ And {len(risks) - kept} more risk(s): /gpu show {rec.instance_id} lists them."
+        text = f"{brief} {money}{risk_words(risks[:kept])}{more}"
+        text = text if len(text) <= CONFIRM_TEXT_MAX else None
     return ConfirmObject(
         title=PlainTextObject(text=spec.confirm_title),
-        text=PlainTextObject(
-            text=shorten(f"{rec.instance_id}{name}: {change} {_money_words(rec).capitalize()}.{risk}", 300)
-        ),
+        text=PlainTextObject(text=shorten(text or tries[-1], CONFIRM_TEXT_MAX)),
         confirm=PlainTextObject(text=spec.confirm_button),
         deny=PlainTextObject(text="Cancel"),
     )
