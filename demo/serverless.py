@@ -53,6 +53,7 @@ DEMO_ENVIRONMENT = {
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
 _EMPTY_ZIP = b"PK\x05\x06" + b"\x00" * 18  # an empty zip archive: the demo runs the handlers in-process
+TEAM_ZONE = PARAMETERS["TeamTimeZones"]  # the notebooks team works in Berlin
 
 
 @dataclass

@@ -254,6 +254,14 @@ def add_where_options(parser: argparse.ArgumentParser, *, stack: bool = False) -
         help="days of CloudWatch history, 3-62 (default 14; the analyzer needs 3 days of GPU history)",
     )
     parser.add_argument(
+        "--time-zone",
+        action="append",
+        metavar="[TEAM=]ZONE",
+        help="the IANA time zone stop/start schedules run in, as a deployment's ScheduleTimezone (ZONE) and "
+        "TeamTimeZones (TEAM=ZONE, for hosts whose team tag is TEAM), repeatable: a schedule's saving counts the pair "
+        "an approval would create there (default UTC)",
+    )
+    parser.add_argument(
         "--prices",
         choices=[mode.value for mode in PriceMode],
         default=PriceMode.AUTO.value,
@@ -504,6 +512,7 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
     CommandFailed when nothing can be analysed."""
     try:
         Settings(lookback_days=args.lookback_days)  # checks the range before any AWS call
+        time_zones(args.time_zone or ())
         from rightsizer.services.pipeline import role_account
 
         roles = tuple(dict.fromkeys(_checked_role_arn(arn) for arn in args.account_role_arn or ()))
@@ -569,6 +578,7 @@ def _checked(regions: Sequence[str], known: frozenset[str]) -> tuple[str, ...]:
 
 
 def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str, ...]) -> Settings:
+    default, teams = time_zones(args.time_zone or ())
     return Settings(
         regions=tuple(regions),
         lookback_days=args.lookback_days,
@@ -576,7 +586,27 @@ def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str
         policy=Policy(lookback_days=args.lookback_days),
         account_role_arns=roles,
         role_session_name="gpu-rightsizer-cli",
+        schedule_time_zone=default,
+        team_time_zones=teams,
     )
+
+
+def time_zones(given: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """--time-zone ZONE and TEAM=ZONE: the default zone and the teams'; a UsageError for a zone IANA does not know."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    default, teams = "UTC", {}
+    for item in given:
+        team, _, zone = item.rpartition("=")
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"--time-zone {item}: {zone!r} is not an IANA time zone (e.g. Europe/Berlin)") from None
+        if team:
+            teams[team] = zone
+        else:
+            default = zone
+    return default, teams
 
 
 def print_warnings(err: TextIO, warnings: Sequence[str]) -> None:

@@ -514,3 +514,17 @@ def test_a_missing_definition_file_is_a_usage_error_before_any_aws_call(
 
 def test_removing_a_schedule_needs_the_stack() -> None:
     assert_one_error(run("act", "training-2", "--dry-run", "--remove-schedule"), 2, "--stack")
+
+
+def test_time_zones_say_where_schedules_run_as_a_deployments_settings_do() -> None:
+    """--time-zone ZONE is ScheduleTimezone, TEAM=ZONE TeamTimeZones: the analysis prices schedules there."""
+    args = cli.build_parser().parse_args(
+        ["analyze", "--region", "us-east-1", "--time-zone", "Asia/Tokyo", "--time-zone", "notebooks=Europe/Berlin"]
+    )
+
+    settings = cli._settings(args, ["us-east-1"], ())
+
+    assert settings.policy.time_zones.of("notebooks") == "Europe/Berlin"
+    assert settings.policy.time_zones.of("") == settings.policy.time_zones.of("ads") == "Asia/Tokyo"
+    with pytest.raises(cli.UsageError, match="--time-zone research=Mars/Olympus: 'Mars/Olympus' is not an IANA"):
+        cli.time_zones(["research=Mars/Olympus"])
