@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from rightsizer import __version__, cli_output
 from rightsizer.cli_output import Output, Paint, UsageError
-from rightsizer.domain.findings import FINDINGS
+from rightsizer.domain.findings import FINDINGS, Severity
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.services.formatting import (
@@ -35,6 +35,7 @@ from rightsizer.services.formatting import (
     SPARK_BARS,
     printable,
     shorten,
+    shorten_middle,
     sparkline,
     spreadsheet_text,
     usd,
@@ -42,6 +43,7 @@ from rightsizer.services.formatting import (
 from rightsizer.services.report import (
     FleetReport,
     build_report,
+    count_sentence,
     money_sentences,
     not_actionable_reason,
     report_json,
@@ -314,7 +316,14 @@ def add_report_outputs(parser: argparse.ArgumentParser, table: str) -> None:
         help="table for people (default), json (schema/report.schema.json), csv for spreadsheets, or html: the "
         "report page, self-contained (no script, nothing fetched)",
     )
-    cli_output.add_output_options(parser, table=table)
+    cli_output.add_output_options(parser, (*cli_output.OUTPUTS, "wide"), table=table)
+    parser.add_argument(
+        "--columns",
+        metavar="KEY[,KEY...]",
+        help=f"the table's columns, in order, shown whatever the terminal's width: {', '.join(COLUMNS)} "
+        "(default: those that fit, dropping the sparkline, confidence and list-price columns first; NAME, FINDING, "
+        "TARGET and NET/MO last)",
+    )
     parser.add_argument("--html", metavar="FILE", help="also write the report page to FILE")
 
 
@@ -643,14 +652,21 @@ def _html(report: FleetReport, output: Output, out: TextIO, page: Page) -> None:
 
 def _document(report: FleetReport, output: Output, out: TextIO, page: Page) -> None:
     def table() -> str:
-        return render_table(report, width=output.width, charset=Charset.of(out), paint=Paint(output.color))
+        return render_table(
+            report,
+            width=output.width,
+            charset=Charset.of(out),
+            paint=Paint(output.color),
+            columns=output.columns,
+            wide=output.format == "wide",
+        )
 
     cli_output.write_document(report_json(report), output, out, table=table)
 
 
 Writer = Callable[[FleetReport, Output, TextIO, Page], None]
 WRITERS: dict[str, Writer] = {
-    **dict.fromkeys(cli_output.OUTPUTS, _document),
+    **dict.fromkeys((*cli_output.OUTPUTS, *cli_output.TABLES), _document),
     "csv": lambda report, output, out, page: write_csv(report, out),
     "html": _html,
 }
@@ -715,7 +731,8 @@ def write_csv(report: FleetReport, out: TextIO) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # The table: as many columns as the terminal allows (COLUMNS, else its width), then a reason line under each host.
-# Written to a file or a pipe it has no width: every column, every value whole.
+# Written to a file or a pipe it has no width: every column, every value whole. `--output wide` adds the columns a
+# terminal's table leaves out and cuts nothing; `--columns` picks them.
 
 
 @dataclass(frozen=True)
@@ -724,6 +741,7 @@ class Column:
     cell: Callable[[Recommendation, Charset, FleetReport], str]
     numeric: bool = False
     style: Callable[[Recommendation, str], str] = lambda rec, text: ""  # its colour (cli_output.ANSI), if any
+    wide: bool = False  # only in `--output wide` (or when --columns names it)
 
 
 def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
@@ -736,8 +754,7 @@ def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
 
 
 def _finding_style(rec: Recommendation, text: str) -> str:
-    spec = FINDINGS[rec.finding]
-    return "yellow" if spec.attention else ("green" if spec.needs_nothing else "dim")
+    return FINDING_STYLES[FINDINGS[rec.finding].severity]
 
 
 def _money_style(rec: Recommendation, text: str) -> str:
@@ -749,42 +766,85 @@ COLUMNS: dict[str, Column] = {
     "instance": Column("INSTANCE", lambda r, c, _: r.instance_id),
     "name": Column("NAME", lambda r, c, _: r.instance_name),
     "region": Column("REGION", lambda r, c, _: r.region),
+    "team": Column("TEAM", lambda r, c, _: r.team, wide=True),
     "type": Column("TYPE", lambda r, c, _: r.instance_type),
     "finding": Column("FINDING", lambda r, c, _: r.finding.value, style=_finding_style),
     "target": Column("TARGET", lambda r, c, _: r.target_type or "-"),
     "cost": Column("NOW/MO", lambda r, c, _: usd(r.monthly_cost), numeric=True),
-    "saves": Column("SAVES/MO", lambda r, c, _: usd(r.monthly_savings), numeric=True, style=_money_style),
     # NET: what the bill drops by, net of Reserved Instances, Savings Plans and capacity reservations (the JSON's
     # monthly_savings_net_usd; the table is sorted by it). SAVES is the same change at list prices.
     "net": Column("NET/MO", lambda r, c, _: usd(r.net_savings), numeric=True, style=_money_style),
+    "saves": Column("SAVES/MO", lambda r, c, _: usd(r.monthly_savings), numeric=True, style=_money_style),
     "confidence": Column("CONF", lambda r, c, _: r.confidence.value),
     "act": Column("ACT", _act, style=lambda rec, text: "green" if text == "yes" else "dim"),
     "days": Column("DAYS", _days),
 }
+FINDING_STYLES = {Severity.RISK: "red", Severity.WASTE: "yellow", Severity.OK: "green", Severity.INFO: "dim"}
 NAME_WIDTH, NAME_MIN_WIDTH = 20, 10  # a terminal's NAME column; it narrows to the minimum before columns go
-NARROW_NAMES = "(narrow the names)"
-# The steps taken, in order, until the table fits the terminal: the sparkline first; NAME and REGION survive at 100
-# columns; what is left at the end always identifies and answers (INSTANCE, FINDING, SAVES/MO, ACT).
-DROP_ORDER = ("days", "confidence", "cost", "type", NARROW_NAMES, "target", "account", "net", "region", "name")
+ID_WIDTH = 19  # an instance id's length: longer resource ids are shortened to it (in the middle) before columns go
+NARROW_NAMES, SHORT_IDS = "(narrow the names)", "(shorten the ids)"
+# What a table too wide for the terminal gives up, in order: the sparkline, the confidence, the list-price and the
+# current cost, long resource ids, then the columns that place a host, down to what answers "what should I do about
+# which host, and what does it save": NAME (the id where a host has none), FINDING, TARGET and NET/MO are never dropped.
+ALWAYS = ("name", "finding", "target", "net")
+DROP_ORDER = (
+    "days",
+    "confidence",
+    "saves",
+    "cost",
+    SHORT_IDS,
+    "type",
+    "region",
+    "account",
+    "team",
+    "act",
+    NARROW_NAMES,
+    "instance",
+)
 
 
-def _fit(keys: list[str], widths: dict[str, int], width: int) -> list[str]:
-    """The columns that fit `width`, dropping (and narrowing NAME) in DROP_ORDER; `widths` is updated."""
+@dataclass(frozen=True)
+class Layout:
+    """The columns a table shows, their widths, and what it gave up to fit the terminal."""
+
+    keys: list[str]
+    widths: dict[str, int]
+    dropped: list[str]
+    ids_shortened: bool = False
+
+
+def _fit(keys: list[str], widths: dict[str, int], width: int) -> Layout:
+    """The columns that fit `width`, dropping (and narrowing ids and names) in DROP_ORDER."""
 
     def total(chosen: list[str]) -> int:
         return sum(widths[key] for key in chosen) + 2 * (len(chosen) - 1)
 
-    chosen = list(keys)
+    chosen, dropped, shortened = list(keys), [], False
     for step in DROP_ORDER:
         excess = total(chosen) - width
         if excess <= 0:
             break
         if step == NARROW_NAMES:
-            if "name" in chosen:
-                widths["name"] = max(min(widths["name"], NAME_MIN_WIDTH), widths["name"] - excess)
+            widths["name"] = max(min(widths["name"], NAME_MIN_WIDTH), widths["name"] - excess)
+        elif step == SHORT_IDS:
+            shortened = "instance" in chosen and widths["instance"] > ID_WIDTH
+            widths["instance"] = min(widths["instance"], ID_WIDTH)
         elif step in chosen:
             chosen.remove(step)
-    return chosen
+            dropped.append(step)
+    return Layout(chosen, widths, dropped, shortened)
+
+
+def table_columns(report: FleetReport, chosen: Sequence[str] = (), *, wide: bool = False) -> list[str]:
+    """The table's columns: --columns as given (checked), else the default ones (ACCOUNT only for several accounts),
+    or every one for --output wide."""
+    if chosen:
+        unknown = [key for key in chosen if key not in COLUMNS]
+        if unknown:
+            raise UsageError(f"--columns: no column {', '.join(unknown)} (the columns: {', '.join(COLUMNS)})")
+        return list(dict.fromkeys(chosen))
+    accounts = len({r.account_id for r in report.recommendations}) > 1
+    return [key for key, column in COLUMNS.items() if wide or (not column.wide and (key != "account" or accounts))]
 
 
 def render_table(
@@ -792,21 +852,35 @@ def render_table(
     width: int | None = DEFAULT_COLUMNS,
     charset: Charset = Charset(SPARK_BARS, ELLIPSIS),
     paint: Paint = NO_PAINT,
+    *,
+    columns: Sequence[str] = (),
+    wide: bool = False,
 ) -> str:
-    """The table for people. `width`: the terminal's columns; None (a file or a pipe): every column, nothing cut."""
-    keys = [key for key in COLUMNS if key != "account" or len({r.account_id for r in report.recommendations}) > 1]
+    """The table for people. `width`: the terminal's columns; None (a file, a pipe, `--output wide`): every column,
+    nothing cut. `columns`: --columns (shown as given, lines cut to the terminal); `wide`: every column."""
+    keys = table_columns(report, columns, wide=wide)
     headers = {key: COLUMNS[key].header for key in keys}
-    headers["days"] = f"{report.lookback_days} DAYS"
+    if "days" in headers:
+        headers["days"] = f"{report.lookback_days} DAYS"
     # Every cell and note is `printable`: a tag's newline, tab or bidi override cannot forge rows or disguise a host.
     cells = [
         {key: printable(COLUMNS[key].cell(rec, charset, report)) for key in keys} for rec in report.recommendations
     ]
     widths = {key: max([len(headers[key]), *(len(row[key]) for row in cells)]) for key in keys}
+    layout = Layout(keys, widths, [])
     if width is not None:
-        widths["name"] = min(widths["name"], max(NAME_WIDTH, len(headers["name"])))
-        keys = _fit(keys, widths, width)
+        if "name" in widths:
+            widths["name"] = min(widths["name"], max(NAME_WIDTH, len(headers["name"])))
+        if not columns:
+            layout = _fit(keys, widths, width)
+    keys = layout.keys
+    if "name" in keys and "instance" not in keys:  # the id stands in for a host without a Name tag
+        for rec, row in zip(report.recommendations, cells, strict=True):
+            row["name"] = row["name"] or rec.instance_id
 
     def fitted(key: str, value: str) -> str:
+        if key == "instance" and layout.ids_shortened:
+            value = shorten_middle(value, widths[key], charset.ellipsis)
         value = shorten(value, widths[key], charset.ellipsis)
         return value.rjust(widths[key]) if COLUMNS[key].numeric else value.ljust(widths[key])
 
@@ -830,8 +904,23 @@ def render_table(
         if why_not and why_not != first and not FINDINGS[rec.finding].needs_nothing:
             out.append(note(f"ACT no: {why_not}", "dim"))
     out.append("")
+    out.extend(_layout_lines(layout, width, paint))
     out.extend(footer_lines(report, width, paint))
     return "\n".join(out) + "\n"
+
+
+def _layout_lines(layout: Layout, width: int | None, paint: Paint) -> list[str]:
+    """What the table gave up to fit the terminal, and how to see it: nothing is hidden without a word."""
+    if width is None or not (layout.dropped or layout.ids_shortened):
+        return []
+    gave_up = [COLUMNS[key].header for key in layout.dropped]
+    parts = [
+        f"columns {', '.join(gave_up)} hidden" if gave_up else "",
+        "long ids shortened" if layout.ids_shortened else "",
+    ]
+    said = "; ".join(part for part in parts if part)
+    text = f"To fit {width} columns: {said}. --output wide shows every column whole; --columns picks them."
+    return [paint("dim", line) for line in textwrap.wrap(text, max(20, width))] + [""]
 
 
 def _plain(key: str, text: str) -> str:
@@ -845,12 +934,11 @@ def _styles_of(rec: Recommendation) -> Callable[[str, str], str]:
 def footer_lines(report: FleetReport, width: int | None = DEFAULT_COLUMNS, paint: Paint = NO_PAINT) -> list[str]:
     """The totals under the table, in the words of the Slack report (wrapped to a terminal's width only)."""
     totals = report.totals
-    unpriced = f" ({totals.unpriced} without a price)" if totals.unpriced else ""
     counts = ", ".join(f"{name} {count}" for name, count in totals.by_finding.items() if count)
     money = money_sentences(totals, managed_tag_key=report.managed_tag_key)
     scope = scope_sentence(report.action_scope)
     footer = [
-        f"{totals.instances} instances, {usd(totals.monthly_cost)}/month{unpriced}.",
+        f"{count_sentence(totals)}.",
         *money,
         *([scope] if scope else []),
         f"Findings: {counts or 'none'}.",

@@ -28,7 +28,7 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import action_risks
 from rightsizer.services.formatting import printable, sparkline, usd
-from rightsizer.services.report import FleetReport, build_report, recommendation_json
+from rightsizer.services.report import FleetReport, build_report, money_phrase, recommendation_json
 from rightsizer.settings import SETTINGS, ConfigError, SetBy, Settings
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ def host_text(view: HostView, width: int | None = None) -> str:
         "",
         f"FINDING  {FINDINGS[rec.finding].label}{target} (confidence {rec.confidence.value})",
         f"COST     {usd(rec.monthly_cost)}/month now, {usd(rec.monthly_cost_after)}/month after",
-        f"SAVES    {usd(rec.monthly_savings)}/month at list prices, NET {usd(rec.net_savings)}/month",
+        f"MONEY    {money_phrase(rec.monthly_savings, rec.net_savings)}",
         f"ACT      {'yes: ' + str(document['action']) + ' with one click in Slack' if act is None else 'no'}",
     ]
     if act is not None:

@@ -21,6 +21,7 @@ from rightsizer.services.formatting import printable
 from rightsizer.settings import Terminal
 
 OUTPUTS = ("json", "text", "table", "yaml")
+TABLES = ("table", "wide")  # a report's table, and kubectl's `-o wide`: every column, every value whole
 COLORS = ("on", "off", "auto")
 CLI_EXTRA = "pip install 'gpu-rightsizer[cli]'"  # pyproject.toml's optional dependency `cli`
 
@@ -114,6 +115,7 @@ class Output:
     query: Any = None
     color: bool = False
     width: int | None = None
+    columns: tuple[str, ...] = ()  # --columns: the table's columns, in order (empty: the verb's default)
 
     @classmethod
     def of(cls, args: argparse.Namespace, out: TextIO, *, default: str = "table") -> Output:
@@ -124,8 +126,11 @@ class Output:
             raise UsageError(f"--output {chosen} and --format {legacy} disagree: give one of them")
         fmt = chosen or legacy or default
         expression = getattr(args, "query", None)
-        if expression is not None and fmt not in OUTPUTS:
+        if expression is not None and fmt not in (*OUTPUTS, *TABLES):
             raise UsageError(f"--query applies to --output {', '.join(OUTPUTS)}, not {fmt}")
+        columns = tuple(c.strip().lower() for c in (getattr(args, "columns", None) or "").split(",") if c.strip())
+        if columns and fmt not in TABLES:
+            raise UsageError(f"--columns applies to --output {' or '.join(TABLES)}, not {fmt}")
         if fmt == "yaml":
             yaml_module()
         terminal = Terminal.from_env()
@@ -133,7 +138,8 @@ class Output:
             format=fmt,
             query=compile_query(expression) if expression is not None else None,
             color=wants_color(getattr(args, "color", "auto"), out, terminal),
-            width=table_width(out, terminal),
+            width=None if fmt == "wide" else table_width(out, terminal),
+            columns=columns,
         )
 
 

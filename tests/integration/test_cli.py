@@ -204,14 +204,14 @@ class TestSmallFleet:
         savings = [row["monthly_savings_usd"] for row in document["recommendations"]]
         assert savings == sorted(savings, reverse=True)
         totals = document["totals"]
-        assert any(re.match(rf"^{len(SMALL_FLEET)} instances, \$[\d,]+\.\d\d/month\.$", line) for line in lines)
+        assert any(re.match(rf"^{len(SMALL_FLEET)} EC2 hosts costing \$[\d,]+\.\d\d/month\.$", line) for line in lines)
         summary = re.compile(
-            r"^\$([\d,]+\.\d\d)/month can be saved across \d+ recommendation\(s\) "
+            r"^\$([\d,]+\.\d\d)/month can be saved across \d+ recommendation\(s\), net of reservations "
             r"\(\$([\d,]+\.\d\d)/month with one click\)\.$"
         )
         (match,) = [m for m in map(summary.match, lines) if m]
-        assert float(match.group(1).replace(",", "")) == totals["monthly_savings_usd"]
-        assert float(match.group(2).replace(",", "")) == totals["actionable_savings_usd"]
+        assert float(match.group(1).replace(",", "")) == totals["monthly_savings_net_usd"]
+        assert float(match.group(2).replace(",", "")) == totals["actionable_savings_net_usd"]
         assert "Findings: idle 1, overprovisioned 1, insufficient_data 1, excluded 1." in lines
         assert not any(line.startswith("warning:") for line in lines)
 

@@ -240,8 +240,8 @@ def test_the_table_has_net_beside_saves(analysed: list[argparse.Namespace]) -> N
     header = result.lines[0].split()
     reserved = next(line for line in result.lines if line.startswith("i-00000000000000005"))
 
-    assert header.index("NET/MO") == header.index("SAVES/MO") + 1
-    assert re.search(r"\$2,000\.00\s+\$0\.00\s", reserved)
+    assert header.index("SAVES/MO") == header.index("NET/MO") + 1  # net first, the list-price savings beside it
+    assert re.search(r"\$0\.00\s+\$2,000\.00\s", reserved)
 
 
 def cell(table: list[str], header: str, row: str) -> str:
@@ -262,7 +262,7 @@ def test_net_is_the_json_net_saving(analysed: list[argparse.Namespace]) -> None:
     assert cell(table, "NET/MO", rows["i-00000000000000005"]) == "$0.00"
 
 
-def test_at_100_columns_name_and_region_survive_the_sparkline_goes(
+def test_at_100_columns_the_table_keeps_what_matters_and_says_what_it_hid(
     analysed: list[argparse.Namespace], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "100")
@@ -270,9 +270,71 @@ def test_at_100_columns_name_and_region_survive_the_sparkline_goes(
     result = run("analyze")
 
     header = result.lines[0].split()
-    assert {"INSTANCE", "NAME", "REGION", "FINDING", "SAVES/MO", "NET/MO", "ACT"} <= set(header)
-    assert "DAYS" not in header
+    assert {"INSTANCE", "NAME", "REGION", "FINDING", "TARGET", "NET/MO", "ACT"} <= set(header)
+    assert not {"DAYS", "CONF", "SAVES/MO", "NOW/MO"} & set(header)  # the sparkline and the secondary figures go first
     assert max(len(line) for line in result.lines) <= 100
+    said = " ".join(result.out.split("\n\n")[1].split())
+    assert said == (
+        "To fit 100 columns: columns DAYS, CONF, SAVES/MO, NOW/MO, TYPE hidden. --output wide shows every column "
+        "whole; --columns picks them."
+    )
+
+
+def test_at_any_width_name_finding_target_and_net_stay_and_rows_follow_net(
+    analysed: list[argparse.Namespace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host is named (by its id where it has no Name tag), with its finding, target and net saving: the figure the
+    rows are sorted by is never the one hidden."""
+    for columns in (50, 60, 70):
+        monkeypatch.setenv("COLUMNS", str(columns))
+
+        lines = run("analyze", "--color", "off").lines
+
+        assert {"NAME", "FINDING", "TARGET", "NET/MO"} <= set(lines[0].split()), columns
+        assert columns > 50 or lines[0].split() == ["NAME", "FINDING", "TARGET", "NET/MO"]
+        assert max(len(line) for line in lines) <= columns
+        rows = [line for line in lines[2:] if line and not line.startswith(" ") and "$" in line]
+        nets = [Decimal(row.split("$")[-1].replace(",", "").rstrip("…")) for row in rows[:3]]
+        assert nets == sorted(nets, reverse=True)
+
+
+def test_long_resource_ids_are_shortened_in_the_middle_before_columns_go() -> None:
+    rec = replace(recommendation(9, name="chat"), instance_id="sagemaker-endpoint/chat-summarizer/AllTraffic")
+    report = build_report([rec], NOW, 14)
+
+    lines = cli.render_table(report, width=118).splitlines()
+
+    assert lines[2].startswith("sagemaker…llTraffic  chat")
+    assert "long ids shortened" in " ".join(lines)
+    assert "sagemaker-endpoint/chat-summarizer/AllTraffic" in cli.render_table(report, width=None)
+
+
+def test_output_wide_shows_every_column_whole(
+    analysed: list[argparse.Namespace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+
+    result = run("analyze", "--output", "wide")
+
+    header = result.lines[0].split()
+    assert header == [
+        "ACCOUNT", "INSTANCE", "NAME", "REGION", "TEAM", "TYPE", "FINDING", "TARGET", "NOW/MO", "NET/MO", "SAVES/MO",
+        "CONF", "ACT", "14", "DAYS",
+    ]  # fmt: skip
+    assert LONG_NAME in result.out and "…" not in result.out and "To fit" not in result.out
+
+
+def test_columns_picks_the_columns_in_order(
+    analysed: list[argparse.Namespace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+    result = run("analyze", "--columns", "net,name,target")
+
+    assert result.lines[0].split() == ["NET/MO", "NAME", "TARGET"]
+    assert result.lines[2].split()[:2] == ["$8,935.20", "training-2"]
+    assert_one_error(run("analyze", "--columns", "name,price"), 2, "--columns: no column price", "instance, name")
+    assert_one_error(run("analyze", "--output", "json", "--columns", "name"), 2, "--columns applies to")
 
 
 @pytest.mark.parametrize("columns", [60, 80, 100, 132, 250])
@@ -283,7 +345,7 @@ def test_the_table_fits_the_terminal(monkeypatch: pytest.MonkeyPatch, columns: i
     cli.write_report(the_report(), cli_output.Output("table", width=columns), out)
 
     assert max(len(line) for line in out.getvalue().splitlines()) <= columns
-    assert {"INSTANCE", "FINDING", "SAVES/MO", "ACT"} <= set(out.getvalue().splitlines()[0].split())
+    assert {"NAME", "FINDING", "TARGET", "NET/MO"} <= set(out.getvalue().splitlines()[0].split())
 
 
 def test_a_file_gets_every_value_whole(analysed: list[argparse.Namespace]) -> None:

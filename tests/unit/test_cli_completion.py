@@ -74,7 +74,8 @@ def test_bash_completes_the_verbs_and_an_options_values(tmp_path: Path) -> None:
         return done.stdout.split()
 
     assert set(complete("")) >= set(cli.verbs())
-    assert complete("analyze", "--output", "") == list(OUTPUTS)
+    assert complete("analyze", "--output", "") == [*OUTPUTS, "wide"]  # a report also has kubectl's wide table
+    assert complete("act", "--output", "") == list(OUTPUTS)
     assert "--dry-run" in complete("act", "--d")
 
 

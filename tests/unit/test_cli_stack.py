@@ -136,7 +136,8 @@ def test_report_reads_the_ranking_the_pipeline_stored(deployment: Deployment) ->
     assert lines[0].split()[:3] == ["INSTANCE", "NAME", "REGION"]
     listed = [line.split()[0] for line in lines if line.startswith(("i-", "sagemaker-"))]
     assert "i-00000000000000002" in listed  # the idle host: the largest saving
-    assert any(line.startswith("9 instances, $") for line in lines)  # the whole fleet's totals
+    # The whole fleet's totals, counted by kind: the SageMaker endpoint variant and notebook apart from the hosts.
+    assert any(line.startswith("7 EC2 hosts and 2 other resources (1 SageMaker endpoint variant, 1 ") for line in lines)
     assert "report-only" in result.out  # the stack's ActionsEnabled=false, in every ACT no
 
 

@@ -682,6 +682,11 @@ def test_empty_report_totals_are_zero_with_every_finding_key() -> None:
     assert document["warnings"] == ["w", "v"]
     assert document["totals"] == {
         "instances": 0,
+        "hosts": 0,
+        "other_resources": 0,
+        "node_groups": 0,
+        "by_kind": {},
+        "count": "0 EC2 hosts costing $0.00/month",
         "monthly_cost_usd": 0.0,
         "unpriced_instances": 0,
         "monthly_savings_usd": 0.0,

@@ -142,14 +142,14 @@ def test_the_slack_report_and_the_cli_print_the_same_totals() -> None:
     slack = blocks.summary_text(blocks.ReportView.of(report, []))
     footer = table.split("\n\n", 1)[1]
 
-    words = ("can be saved", "Net of reservations", "owner", "upsize")
+    words = ("can be saved", "At list price", "owner", "upsize")
     money_lines = [line for line in footer.splitlines() if any(word in line for word in words)]
-    assert len(money_lines) == 4
-    assert [line.replace("*", "") for line in slack.splitlines()[:4]] == money_lines
-    assert amounts(money_lines[0]) == ["$12,341.20", "$12,341.20"]
-    assert amounts(money_lines[1]) == ["$12,341.20", "$12,341.20"]  # list and net side by side
-    assert amounts(money_lines[2]) == ["$4,134.46", "$4,134.46"]
-    assert amounts(money_lines[3]) == ["$203.52"]
+    assert len(money_lines) == 3  # no reservation pays for these hosts: no list-price line beside the net one
+    assert [line.replace("*", "") for line in slack.splitlines()[:3]] == money_lines
+    assert money_lines[0].endswith("net of reservations ($12,341.20/month with one click).")
+    assert amounts(money_lines[0]) == ["$12,341.20", "$12,341.20"]  # net first: all of it, and one click's part
+    assert amounts(money_lines[1]) == ["$4,134.46"]
+    assert amounts(money_lines[2]) == ["$203.52"]
     totals = report_json(report)["totals"]
     assert (totals["monthly_savings_usd"], totals["actionable_savings_usd"]) == (12341.20, 12341.20)
     assert (totals["monthly_savings_net_usd"], totals["actionable_savings_net_usd"]) == (12341.20, 12341.20)
@@ -269,7 +269,7 @@ def test_the_table_fits_the_terminal_width(width: int) -> None:
 
     assert max(len(line) for line in table.splitlines()) <= width
     header = table.splitlines()[0].split()
-    assert {"INSTANCE", "FINDING", "SAVES/MO", "ACT"} <= set(header)
+    assert {"NAME", "FINDING", "TARGET", "NET/MO"} <= set(header)  # what is never dropped
     assert ("DAYS" in header) == (width >= 160)
 
 

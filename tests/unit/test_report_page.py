@@ -87,12 +87,16 @@ def test_the_page_is_rendered_from_the_report_document(the_sample: Sample, html:
     report = the_sample.report
     sentences = money_sentences(report.totals, managed_tag_key=report.managed_tag_key)
     scope = "Scope: one click counted in account 123456789012, any region."
+    count = (
+        "5 EC2 hosts and 2 other resources (1 SageMaker endpoint variant, 1 SageMaker notebook instance) costing "
+        "$20,700.00/month; 2 node groups advised as a whole (their nodes are among the hosts)."
+    )
 
     assert html == page.render(
         report_json(report),
         series=the_sample.series,
         slack_messages=the_sample.messages,
-        sentences=[*sentences, scope],
+        sentences=[count, *sentences, scope],
     )
     assert '<p class="sentence">$16,000.00/month can be saved across 5 recommendation(s)' in html
     assert f'<p class="sentence">{scope}</p>' in html, "the totals name where they count one click"

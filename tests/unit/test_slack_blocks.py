@@ -289,7 +289,7 @@ def test_a_recommendation_a_reservation_pays_for_shows_list_and_net_savings() ->
     # What the bill drops by comes first (the report ranks on it), the list price beside it.
     assert "*saves $0.00/month net* ($3,406.00 at list price" in text
     confirm = blocks.approve_confirm(rec).to_dict()["text"]["text"]
-    assert "Saves $0.00/month net of reservations ($3,406.00 at list price)" in confirm
+    assert "Saves $0.00/month net ($3,406.00 at list price)." in confirm
 
 
 def test_the_schedules_listing_stays_within_slacks_limits() -> None:

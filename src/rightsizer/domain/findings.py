@@ -38,6 +38,15 @@ class Finding(StrEnum):
     HELD_UNUSED = "held_unused"
 
 
+class Severity(StrEnum):
+    """What a finding means for the fleet, at a glance: the colour (and the mark) every surface gives it."""
+
+    RISK = "risk"  # the work is at risk: out of memory, starved by its CPU (the advice costs money, for a reason)
+    WASTE = "waste"  # money is spent on nothing: idle, oversized, idle hours, hosts to consolidate, left running
+    OK = "ok"  # right-sized
+    INFO = "info"  # not judged: no metrics, excluded
+
+
 @dataclass(frozen=True, slots=True)
 class FindingSpec:
     finding: Finding
@@ -53,25 +62,48 @@ class FindingSpec:
     # Where its rules say why its action is held back, when `held_back` does not: the last reason (what they
     # append to advice they hold back) rather than the first.
     held_back_last: bool = False
+    severity: Severity = Severity.INFO
 
 
 FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
     {
-        Finding.IDLE: FindingSpec(Finding.IDLE, "idle", attention=True, action=ActionKind.STOP),
+        Finding.IDLE: FindingSpec(
+            Finding.IDLE, "idle", attention=True, action=ActionKind.STOP, severity=Severity.WASTE
+        ),
         Finding.OVERPROVISIONED: FindingSpec(
-            Finding.OVERPROVISIONED, "over-provisioned", attention=True, action=ActionKind.RESIZE, held_back_last=True
+            Finding.OVERPROVISIONED,
+            "over-provisioned",
+            attention=True,
+            action=ActionKind.RESIZE,
+            held_back_last=True,
+            severity=Severity.WASTE,
         ),
         Finding.UNDERPROVISIONED: FindingSpec(
-            Finding.UNDERPROVISIONED, "under-provisioned", attention=True, action=ActionKind.RESIZE, held_back_last=True
+            Finding.UNDERPROVISIONED,
+            "under-provisioned",
+            attention=True,
+            action=ActionKind.RESIZE,
+            held_back_last=True,
+            severity=Severity.RISK,
         ),
         Finding.NOT_GPU_BOUND: FindingSpec(
-            Finding.NOT_GPU_BOUND, "not GPU-bound", attention=True, action=ActionKind.RESIZE, held_back_last=True
+            Finding.NOT_GPU_BOUND,
+            "not GPU-bound",
+            attention=True,
+            action=ActionKind.RESIZE,
+            held_back_last=True,
+            severity=Severity.RISK,
         ),
         Finding.SCHEDULABLE: FindingSpec(
-            Finding.SCHEDULABLE, "schedulable", attention=True, action=ActionKind.SCHEDULE, held_back_last=True
+            Finding.SCHEDULABLE,
+            "schedulable",
+            attention=True,
+            action=ActionKind.SCHEDULE,
+            held_back_last=True,
+            severity=Severity.WASTE,
         ),
         Finding.OPTIMIZED: FindingSpec(
-            Finding.OPTIMIZED, "right-sized", no_action="it is right-sized", needs_nothing=True
+            Finding.OPTIMIZED, "right-sized", no_action="it is right-sized", needs_nothing=True, severity=Severity.OK
         ),
         Finding.INSUFFICIENT_DATA: FindingSpec(
             Finding.INSUFFICIENT_DATA, "no GPU metrics", no_action="no GPU metrics to size it on", no_metrics=True
@@ -83,12 +115,14 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             "consolidate",
             attention=True,
             no_action="consolidation is advice only: the team moves the work, then stops the freed hosts",
+            severity=Severity.WASTE,
         ),
         Finding.LEFT_RUNNING: FindingSpec(
             Finding.LEFT_RUNNING,
             "left running",
             attention=True,
             no_action="its use is not measured, so nothing stops it on a guess: an idle auto-stop configuration does",
+            severity=Severity.WASTE,
         ),
         Finding.GPU_LOST: FindingSpec(
             Finding.GPU_LOST,

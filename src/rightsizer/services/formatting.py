@@ -35,6 +35,16 @@ def shorten(text: str, width: int, ellipsis: str = ELLIPSIS) -> str:
     return text if len(text) <= width else text[: max(0, width - len(ellipsis))] + ellipsis
 
 
+def shorten_middle(text: str, width: int, ellipsis: str = ELLIPSIS) -> str:
+    """`text` cut in the middle to `width`: an id keeps its kind (the start) and its most specific part (the end),
+    e.g. "sagemaker…AllTraffic"."""
+    if len(text) <= width:
+        return text
+    room = max(0, width - len(ellipsis))
+    tail = room // 2 + room % 2
+    return text[: room - tail] + ellipsis + text[len(text) - tail :]
+
+
 # ---------------------------------------------------------------------------------------------
 # Text from outside (tags, AWS error messages) shown to people, and cells written for spreadsheets.
 

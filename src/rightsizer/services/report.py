@@ -19,13 +19,14 @@ from typing import Any
 from rightsizer.domain.findings import FINDINGS, advised_action
 from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
-from rightsizer.domain.resources import RESOURCES
+from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-# 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope; 1.4: risks, schedule_plan
+# 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope; 1.4: risks, schedule_plan,
+# the totals' hosts, other_resources, node_groups, by_kind and count
 SCHEMA_VERSION = "1.4"
 
 
@@ -138,7 +139,7 @@ def not_actionable_reason(
 
 @dataclass(frozen=True)
 class Totals:
-    instances: int
+    instances: int  # every resource with a cost of its own: EC2 hosts and other resources, not node groups
     monthly_cost: Decimal
     unpriced: int
     monthly_savings: Decimal  # Category.SAVING: what people here can save, at list prices
@@ -158,6 +159,24 @@ class Totals:
     untagged_savings: Decimal = Decimal(0)
     untagged_savings_net: Decimal = Decimal(0)
     untagged_count: int = 0
+    # Recommendations by ResourceKind value: EC2 hosts, SageMaker resources, node groups (whose nodes are EC2 hosts
+    # of their own). Empty in totals stored before kinds were counted.
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def hosts(self) -> int:
+        """EC2 hosts (a node group's nodes among them)."""
+        return self.by_kind.get(ResourceKind.EC2.value, 0) if self.by_kind else self.instances
+
+    @property
+    def groups(self) -> int:
+        """Node groups advised as a whole: their cost is their nodes', counted among the hosts."""
+        return sum(count for kind, count in self.by_kind.items() if RESOURCES[ResourceKind(kind)].node_group)
+
+    @property
+    def other_resources(self) -> int:
+        """Resources with a cost of their own that are not EC2 hosts (SageMaker endpoints, notebooks, ...)."""
+        return self.instances - self.hosts
 
     def _combine(self, other: Totals, sign: int) -> Totals:
         """Field by field: totals of disjoint sets of recommendations add up (a fleet from its shards) and
@@ -218,6 +237,7 @@ def fleet_totals(
             untagged_net += rec.net_savings or Decimal(0)
             untagged_count += 1
     findings = Counter(rec.finding for rec in recs)
+    kinds = Counter(rec.kind.value for rec in recs)
     totals = Totals(
         instances=hosts,
         monthly_cost=cost,
@@ -237,6 +257,7 @@ def fleet_totals(
         untagged_savings=untagged,
         untagged_savings_net=untagged_net,
         untagged_count=untagged_count,
+        by_kind=dict(kinds),
     )
     return totals.rounded() if rounded else totals
 
@@ -248,19 +269,26 @@ def _plain(text: str) -> str:
 def money_sentences(
     totals: Totals, strong: Callable[[str], str] = _plain, managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY
 ) -> list[str]:
-    """The totals in words, shared by the CLI's table footer and the Slack summary (`strong`: Slack's bold).
-    List-price and net savings side by side: net counts the Reserved Instances, Savings Plans and capacity
-    reservations that keep costing whatever one does to the hosts they pay for."""
+    """The totals in words, shared by the CLI's table footer, the Slack summary and the page (`strong`: Slack's bold).
+    Net first: what the bill drops by, once the Reserved Instances, Savings Plans and capacity reservations that keep
+    costing whatever one does to the hosts they pay for are counted; the list-price figure beside it where it
+    differs."""
     lines = [
-        f"{strong(usd(totals.monthly_savings) + '/month')} can be saved across {strong(str(totals.savings_count))} "
-        f"recommendation(s) ({strong(usd(totals.actionable_savings) + '/month')} with one click).",
-        f"Net of reservations and Savings Plans: {strong(usd(totals.monthly_savings_net) + '/month')} "
-        f"({usd(totals.actionable_savings_net)}/month with one click).",
+        f"{strong(usd(totals.monthly_savings_net) + '/month')} can be saved across "
+        f"{strong(str(totals.savings_count))} recommendation(s), net of reservations "
+        f"({strong(usd(totals.actionable_savings_net) + '/month')} with one click)."
     ]
-    if totals.other_owner_count:
+    listed = (totals.monthly_savings, totals.actionable_savings)
+    if listed != (totals.monthly_savings_net, totals.actionable_savings_net):
         lines.append(
-            f"{strong(usd(totals.other_owner_savings) + '/month')} more ({usd(totals.other_owner_savings_net)} net) "
-            f"needs another owner: {totals.other_owner_count} for node or Auto Scaling groups, Spot or out of reach."
+            f"At list price: {usd(listed[0])}/month ({usd(listed[1])}/month with one click): Reserved Instances, "
+            "Savings Plans and capacity reservations pay the difference whatever is done to the hosts."
+        )
+    if totals.other_owner_count:
+        beside = _at_list(totals.other_owner_savings, totals.other_owner_savings_net)
+        lines.append(
+            f"{strong(usd(totals.other_owner_savings_net) + '/month')} more{beside} needs another owner: "
+            f"{totals.other_owner_count} for node or Auto Scaling groups, Spot or out of reach."
         )
     if totals.upsize_count:
         lines.append(
@@ -270,10 +298,64 @@ def money_sentences(
     if totals.untagged_count:
         lines.append(
             f"Tagging {strong(str(totals.untagged_count))} host(s) `{managed_tag_key}=true` would unlock "
-            f"{strong(usd(totals.untagged_savings) + '/month')} more with one click "
-            f"({usd(totals.untagged_savings_net)}/month net): the instance workflow acts only on tagged hosts."
+            f"{strong(usd(totals.untagged_savings_net) + '/month')} more with one click"
+            f"{_at_list(totals.untagged_savings, totals.untagged_savings_net)}: the instance workflow acts only on "
+            "tagged hosts."
         )
     return lines
+
+
+Money = Decimal | float | None  # a Recommendation's Decimal, or a JSON document's number
+
+
+def money_phrase(savings: Money, net: Money, strong: Callable[[str], str] = _plain, *, detail: bool = True) -> str:
+    """One piece of advice's money in words, net first, for every surface (Slack's sections and confirmations, the
+    page, the CLI): "saves $2,955.04/month", "costs $203.52/month more" (never "saves -$203.52"), or where a
+    reservation or plan pays for the host "saves $0.00/month net ($16,029.08 at list price: ...)". `detail`: say why
+    net and list differ."""
+    listed = None if savings is None else Decimal(str(savings))
+    bill = listed if net is None else Decimal(str(net))
+    if listed is None or bill is None:
+        return "savings unknown (no price)"
+    if listed < 0 and bill == listed:
+        return strong(f"costs {usd(-listed)}/month more")
+    if bill == listed:
+        return strong(f"saves {usd(listed)}/month")
+    words = f"saves {usd(bill)}/month net" if bill >= 0 else f"costs {usd(-bill)}/month more net"
+    why = ": a reservation or plan pays for the host" if detail else ""
+    return f"{strong(words)} ({usd(listed)} at list price{why})"
+
+
+def _at_list(listed: Decimal, net: Decimal) -> str:
+    """The list-price figure beside a net one, where they differ."""
+    return "" if listed == net else f" ({usd(listed)}/month at list price)"
+
+
+def _counted(count: int, label: str) -> str:
+    return f"{count} {label}" + ("" if count == 1 or label.endswith("s") else "s")
+
+
+def count_sentence(totals: Totals) -> str:
+    """What the fleet is, counted once for every surface: EC2 hosts and the other resources apart, each kind named,
+    what they cost; node groups, whose nodes are among the hosts, said apart. "21 EC2 hosts and 3 other resources
+    (2 SageMaker endpoint variants, 1 SageMaker notebook instance) costing $93,437.49/month; 2 node groups ..."."""
+    unpriced = f" ({totals.unpriced} without a price)" if totals.unpriced else ""
+    if totals.instances and not totals.by_kind:  # totals stored before kinds were counted
+        return f"{totals.instances} instance(s) costing {usd(totals.monthly_cost)}/month{unpriced}"
+    hosts = _counted(totals.hosts, "EC2 host")
+    others = [
+        _counted(count, RESOURCES[ResourceKind(kind)].label)
+        for kind, count in sorted(totals.by_kind.items())
+        if count and kind != ResourceKind.EC2.value and not RESOURCES[ResourceKind(kind)].node_group
+    ]
+    what = (
+        f"{hosts} and {_counted(totals.other_resources, 'other resource')} ({', '.join(others)})" if others else hosts
+    )
+    sentence = f"{what} costing {usd(totals.monthly_cost)}/month{unpriced}"
+    if totals.groups:
+        groups = "node group" if totals.groups == 1 else "node groups"
+        sentence += f"; {totals.groups} {groups} advised as a whole (their nodes are among the hosts)"
+    return sentence
 
 
 @dataclass(frozen=True)
@@ -460,6 +542,11 @@ def consolidation_json(plan: Consolidation | None) -> dict[str, Any] | None:
 def totals_json(totals: Totals) -> dict[str, Any]:
     return {
         "instances": totals.instances,
+        "hosts": totals.hosts,
+        "other_resources": totals.other_resources,
+        "node_groups": totals.groups,
+        "by_kind": dict(sorted(totals.by_kind.items())),
+        "count": count_sentence(totals),
         "monthly_cost_usd": _usd(totals.monthly_cost),
         "unpriced_instances": totals.unpriced,
         "monthly_savings_usd": _usd(totals.monthly_savings),

@@ -96,8 +96,8 @@ def alt_text(document: Mapping[str, Any], limit: int = 3) -> str:
     text = (
         f"Bar chart of monthly savings by host, net of reservations: the first {min(len(rows), ROWS)} of "
         f"{len(rows)} host(s) whose advice changes the bill. Largest: {top}. In all "
-        f"{svg.money(totals['monthly_savings_usd'])}/month can be saved "
-        f"({svg.money(totals.get('monthly_savings_net_usd'))} net)."
+        f"{svg.money(totals.get('monthly_savings_net_usd', totals['monthly_savings_usd']))}/month can be saved net "
+        f"({svg.money(totals['monthly_savings_usd'])} at list price)."
     )
     text = printable(text)
     return text if len(text) <= 1000 else text[:999] + "…"

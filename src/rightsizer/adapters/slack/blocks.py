@@ -38,7 +38,9 @@ from rightsizer.services.report import (
     FleetReport,
     Totals,
     actions_off,
+    count_sentence,
     fleet_totals,
+    money_phrase,
     money_sentences,
     one_click,
     outside,
@@ -128,16 +130,7 @@ def target_text(rec: Recommendation) -> str:
 def money_text(rec: Recommendation) -> str:
     """What the bill drops by (what the report ranks on), with the list-price savings beside it where a reservation
     or plan pays for the host."""
-    savings = rec.monthly_savings
-    if savings is None:
-        return "savings unknown (no price)"
-    if savings < 0:
-        return f"*costs {usd(-savings)}/month more*"
-    net = rec.net_savings
-    if net is not None and net != savings:
-        bill = f"saves {usd(net)}/month net" if net >= 0 else f"costs {usd(-net)}/month more net"
-        return f"*{bill}* ({usd(savings)} at list price: a reservation or plan pays for the host, see why)"
-    return f"*saves {usd(savings)}/month*"
+    return money_phrase(rec.monthly_savings, rec.net_savings, _bold)
 
 
 def spark_text(rec: Recommendation) -> str:
@@ -177,18 +170,6 @@ def recommendation_section(rec: Recommendation) -> SectionBlock:
     return _section(text, block_id=section_id(rec))
 
 
-def _money_words(rec: Recommendation) -> str:
-    savings, net = rec.monthly_savings, rec.net_savings
-    if savings is None:
-        return "cost change unknown"
-    if savings < 0:
-        return f"costs {usd(-savings)}/month more"
-    if net is None or net == savings:
-        return f"saves {usd(savings)}/month"
-    bill = f"saves {usd(net)}/month net of reservations" if net >= 0 else f"costs {usd(-net)}/month more net"
-    return f"{bill} ({usd(savings)} at list price)"
-
-
 def capacity_at_risk(rec: Recommendation) -> bool:
     """Stopping (or scheduling) a scarce type whose restart capacity nothing holds: the host is in no On-Demand
     Capacity Reservation or Capacity Block. Such advice takes the button that names the risk."""
@@ -224,7 +205,8 @@ def approve_confirm(rec: Recommendation) -> ConfirmObject:
     spec = ACTIONS[rec.action]
     shown = printable(rec.instance_name)
     name = f" ({shorten(shown, 40)})" if shown else ""
-    money = f"{_money_words(rec).capitalize()}."
+    words = money_phrase(rec.monthly_savings, rec.net_savings, detail=False)
+    money = f"{words[:1].upper()}{words[1:]}."
     risks = action_risks(rec)
     held = _capacity_held(rec)
     brief = f"{rec.instance_id}: {spec.name}, {rec.instance_type} → {spec.becomes.format(target=rec.target_type)}."
@@ -460,11 +442,7 @@ def summary_text(view: ReportView) -> str:
         lines.extend(money_sentences(view.totals, _bold, view.report.managed_tag_key))
     else:
         lines.append("Nothing to act on: every host is right-sized, decided on, or waiting for data.")
-    lines.append(
-        f"Fleet: {totals.instances} instance(s) costing {usd(totals.monthly_cost)}/month"
-        + (f" ({totals.unpriced} without a price)" if totals.unpriced else "")
-        + f", analysed over {view.report.lookback_days} days."
-    )
+    lines.append(f"Fleet: {count_sentence(totals)}, analysed over {view.report.lookback_days} days.")
     scope = scope_sentence(view.scope or view.report.action_scope)
     if scope:
         lines.append(scope)
