@@ -18,7 +18,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -49,6 +49,7 @@ from rightsizer.services.report import (
     report_json,
     scope_sentence,
 )
+from rightsizer.services.showback import BY_TEAM, Filters, GroupBy, Showback, filters_of, host_words, showback
 from rightsizer.settings import ConfigError, PriceMode, Settings, environment_region
 
 if TYPE_CHECKING:
@@ -327,9 +328,74 @@ def add_report_outputs(parser: argparse.ArgumentParser, table: str) -> None:
     parser.add_argument("--html", metavar="FILE", help="also write the report page to FILE")
 
 
+def add_narrowing_options(parser: argparse.ArgumentParser) -> None:
+    """A report's filters and its showback (services.showback: the same as `/gpu top`'s words)."""
+    parser.add_argument(
+        "--group-by",
+        metavar="team|account|region|tag:KEY",
+        help="showback: each group's spend, waste (idle, oversized, idle hours) and net savings, with the resources "
+        "behind them, instead of one line per resource",
+    )
+    narrow = parser.add_argument_group("filters (all must hold; a repeated one: any of its values)")
+    narrow.add_argument("--finding", action="append", metavar="FINDING", help="e.g. idle, overprovisioned")
+    narrow.add_argument("--min-savings", metavar="USD", help="net savings of at least USD a month, e.g. 100")
+    narrow.add_argument("--team", action="append", metavar="TEAM", help="the team tag's value")
+    narrow.add_argument("--tag", action="append", metavar="KEY=VALUE", help="a tag the resource carries")
+    narrow.add_argument("--kind", action="append", metavar="KIND", help="e.g. ec2, sagemaker-endpoint, eks-nodegroup")
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """What --group-by and the filters ask of a report; checked before any AWS call."""
+
+    filters: Filters
+    group_by: GroupBy | None  # None: one line per resource
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Narrowing:
+        terms = [
+            (name, value)
+            for name, values in (
+                ("finding", args.finding),
+                ("min-savings", [args.min_savings] if args.min_savings is not None else None),
+                ("team", args.team),
+                ("tag", args.tag),
+                ("kind", args.kind),
+            )
+            for value in values or ()
+        ]
+        try:
+            return cls(filters_of(terms), GroupBy.parse(args.group_by) if args.group_by else None)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+
+    @property
+    def reads_everything(self) -> bool:
+        """Filters, or groups other than the teams a stored ranking keeps: every recommendation is needed."""
+        return bool(self.filters) or self.group_by not in (None, BY_TEAM)
+
+    def apply(self, report: FleetReport) -> FleetReport:
+        """The report narrowed to what the filters keep, its totals those of what is kept, grouped as asked."""
+        if not self.filters and self.group_by is None:
+            return report
+        kept = tuple(self.filters.apply(report.recommendations)) if self.filters else report.recommendations
+        grouped = report.showback
+        if self.filters or (self.group_by is not None and self.group_by != BY_TEAM) or grouped is None:
+            grouped = showback(kept, self.group_by or BY_TEAM)
+        return replace(
+            report,
+            recommendations=kept,
+            fleet=None if self.filters else report.fleet,
+            showback=grouped,
+            filtered=self.filters.describe(),
+            grouped=self.group_by is not None,
+        )
+
+
 def _analyze_options(parser: argparse.ArgumentParser) -> None:
     add_where_options(parser)
     add_report_outputs(parser, "sorted by savings, the totals under it")
+    add_narrowing_options(parser)
     add_connection_options(parser)
 
 
@@ -429,12 +495,14 @@ def _drop_output(out: TextIO) -> None:
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     output = Output.of(args, out)  # --output, --format, --query and --color are checked before any AWS call
     page_file = html_target(args)
+    narrowing = Narrowing.of(args)
     live = live_report(args, err, color=output.color, keep_series=output.format == "html" or page_file is not None)
     page = Page(series=live.series)
-    write_report(live.report, output, out, page=page)
+    report = narrowing.apply(live.report)
+    write_report(report, output, out, page=page)
     out.flush()
     if page_file is not None:
-        write_page_file(page_file, live.report, page)
+        write_page_file(page_file, report, page)
     print_warnings(err, live.warnings)
     return EXIT_OK
 
@@ -697,6 +765,8 @@ def _csv_value(key: str, value: Any) -> str:
         return str(value)
     if isinstance(value, list):
         return spreadsheet_text("; ".join(_csv_cell(item) for item in value))
+    if isinstance(value, dict):  # tags
+        return spreadsheet_text("; ".join(f"{name}={text}" for name, text in value.items()))
     return spreadsheet_text(str(value))
 
 
@@ -858,6 +928,8 @@ def render_table(
 ) -> str:
     """The table for people. `width`: the terminal's columns; None (a file, a pipe, `--output wide`): every column,
     nothing cut. `columns`: --columns (shown as given, lines cut to the terminal); `wide`: every column."""
+    if report.grouped and report.showback is not None:
+        return render_showback(report, report.showback, width, paint)
     keys = table_columns(report, columns, wide=wide)
     headers = {key: COLUMNS[key].header for key in keys}
     if "days" in headers:
@@ -909,6 +981,48 @@ def render_table(
     return "\n".join(out) + "\n"
 
 
+SHOWBACK_HEADERS = ("RESOURCES", "SPEND/MO", "WASTE/MO", "NET SAVINGS/MO")
+
+
+def render_showback(report: FleetReport, grouped: Showback, width: int | None, paint: Paint = NO_PAINT) -> str:
+    """`--group-by`: a line per group (its spend, the waste in it, the net savings its advice makes available), the
+    resources behind those numbers under it, largest first; then the totals."""
+    head = grouped.by.name.upper()
+    rows = [
+        (
+            printable(group.key),
+            str(group.resources),
+            usd(group.spend) + ("*" if group.unpriced else ""),
+            usd(group.waste),
+            usd(group.net_savings),
+        )
+        for group in grouped.groups
+    ]
+    widths = [max(len(text) for text in column) for column in zip((head, *SHOWBACK_HEADERS), *rows, strict=True)]
+
+    def line(cells: Sequence[str], style: str = "") -> str:
+        text = "  ".join(
+            cell.ljust(size) if n == 0 else cell.rjust(size)
+            for n, (cell, size) in enumerate(zip(cells, widths, strict=True))
+        )
+        return paint(style, shorten(text, width) if width is not None else text)
+
+    out = [line((head, *SHOWBACK_HEADERS), "bold"), line(["-" * size for size in widths])]
+    for group, row in zip(grouped.groups, rows, strict=True):
+        out.append(line(row))
+        behind = ", ".join(printable(host_words(host)) for host in group.hosts)
+        more = group.resources - len(group.hosts)
+        if behind:
+            text = f"behind it: {behind}" + (f" ({more} more without savings or not listed)" if more > 0 else "")
+            wrapped = textwrap.wrap(text, max(20, width - 6)) if width is not None else [text]
+            out.extend("      " + paint("dim", piece) for piece in wrapped)
+    if any(group.unpriced for group in grouped.groups):
+        out.append("* some of the group's resources have no price: their cost is not in SPEND/MO")
+    out.append("")
+    out.extend(footer_lines(report, width, paint))
+    return "\n".join(out) + "\n"
+
+
 def _layout_lines(layout: Layout, width: int | None, paint: Paint) -> list[str]:
     """What the table gave up to fit the terminal, and how to see it: nothing is hidden without a word."""
     if width is None or not (layout.dropped or layout.ids_shortened):
@@ -937,7 +1051,9 @@ def footer_lines(report: FleetReport, width: int | None = DEFAULT_COLUMNS, paint
     counts = ", ".join(f"{name} {count}" for name, count in totals.by_finding.items() if count)
     money = money_sentences(totals, managed_tag_key=report.managed_tag_key)
     scope = scope_sentence(report.action_scope)
+    only = [f"Only {report.filtered}: the totals are those of what is kept."] if report.filtered else []
     footer = [
+        *only,
         f"{count_sentence(totals)}.",
         *money,
         *([scope] if scope else []),

@@ -364,6 +364,7 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
         help="every latest recommendation (the daily report lists the ranking's head, the whole fleet's totals)",
     )
     cli.add_report_outputs(parser, "the ranking, the fleet's totals under it")
+    cli.add_narrowing_options(parser)
     cli.add_connection_options(parser)
 
 
@@ -372,9 +373,12 @@ def _report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("report reads a deployment: pass --stack NAME (`rightsizer analyze` analyses live)")
     output = Output.of(args, out)
     page_file = cli.html_target(args)
+    narrowing = cli.Narrowing.of(args)
     deployment = open_deployment(args)
     now = datetime.now(UTC)
-    report, hidden = stored_report(deployment, now, every=args.all)
+    # Filters and groups other than the ranking's teams are exact only over every latest recommendation.
+    report, hidden = stored_report(deployment, now, every=args.all or narrowing.reads_everything)
+    report = narrowing.apply(report)
     page = cli.Page()  # the table keeps no per-GPU series: the page draws each host's daily means
     cli.write_report(report, output, out, page=page)
     out.flush()

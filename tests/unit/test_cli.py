@@ -590,3 +590,42 @@ def test_time_zones_say_where_schedules_run_as_a_deployments_settings_do() -> No
     assert settings.policy.time_zones.of("") == settings.policy.time_zones.of("ads") == "Asia/Tokyo"
     with pytest.raises(cli.UsageError, match="--time-zone research=Mars/Olympus: 'Mars/Olympus' is not an IANA"):
         cli.time_zones(["research=Mars/Olympus"])
+
+
+# ---------------------------------------------------------------------------------------------
+# showback and filters (services.showback, as the daily report and /gpu top)
+
+
+def test_group_by_prints_each_groups_money_and_the_hosts_behind_it(
+    analysed: list[argparse.Namespace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+    result = run("analyze", "--group-by", "region", "--color", "off")
+    document = json.loads(run("analyze", "--group-by", "region", "--output", "json").out)
+
+    assert result.lines[0].split() == ["REGION", "RESOURCES", "SPEND/MO", "WASTE/MO", "NET", "SAVINGS/MO"]
+    assert result.lines[2].split() == ["us-east-1", "5", "$20,949.58", "$14,835.16", "$12,835.16"]
+    assert result.lines[3].strip().startswith("behind it: training-2 $8,935.20, ")
+    assert "training-5 $0.00 net ($2,000.00 wasted at list price)" in result.lines[3]
+    assert document["showback"]["group_by"] == "region"
+    assert [group["key"] for group in document["showback"]["groups"]] == ["us-east-1"]
+    assert len(document["recommendations"]) == 5  # the JSON keeps every recommendation beside the groups
+
+
+def test_filters_narrow_the_report_and_its_totals_and_say_so(analysed: list[argparse.Namespace]) -> None:
+    document = json.loads(
+        run("analyze", "--finding", "overprovisioned", "--min-savings", "1000", "--output", "json").out
+    )
+    table = run("analyze", "--finding", "overprovisioned", "--min-savings", "1000")
+
+    assert [rec["instance_id"] for rec in document["recommendations"]] == ["i-00000000000000001"]
+    assert document["totals"]["savings_recommendations"] == 1
+    assert document["filters"] == "finding overprovisioned; net savings of at least $1,000.00/month"
+    assert (
+        "Only finding overprovisioned; net savings of at least $1,000.00/month: the totals are those of what is "
+        in (" ".join(table.lines))
+    )
+    assert_one_error(run("analyze", "--finding", "busy"), 2, "no finding 'busy'")
+    assert_one_error(run("analyze", "--group-by", "colour"), 2, "cannot group by 'colour'")
+    assert_one_error(run("analyze", "--tag", "env"), 2, "tag 'env' is not KEY=VALUE")

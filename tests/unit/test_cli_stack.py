@@ -442,3 +442,17 @@ def test_each_stack_setting_is_read_from_the_output_template_yaml_gives_it() -> 
         "PLAN_BUCKET",
         "REGIONAL_TABLE_NAME",
     }
+
+
+def test_report_filters_and_groups_read_every_stored_recommendation(deployment: Deployment) -> None:
+    """A filter's totals must be those of everything it keeps, not of the ranking's head: `report` then reads every
+    latest recommendation, as --all does."""
+    document = json.loads(stack("report", "--finding", "idle", "--kind", "ec2", "--output", "json").out)
+    grouped = json.loads(stack("report", "--group-by", "account", "--output", "json").out)
+
+    assert sorted(rec["instance_id"] for rec in document["recommendations"]) == sorted(
+        rec.instance_id for rec in (STOP, SCARCE)
+    )
+    assert document["totals"]["by_finding"]["idle"] == 2 and document["filters"] == "finding idle; kind ec2"
+    (account,) = grouped["showback"]["groups"]
+    assert (account["key"], account["resources"]) == (ACCOUNT, 9)

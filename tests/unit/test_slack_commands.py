@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,19 @@ from rightsizer.adapters.slack.commands.top import Top
 from rightsizer.adapters.slack.commands.verb import Defaults
 from rightsizer.adapters.slack.commands.why import Why
 from rightsizer.adapters.slack.deps import Ack, Respond
+from rightsizer.domain.models import Finding
+from rightsizer.domain.resources import ResourceKind
+from rightsizer.services.showback import Filters
 from tests.slack_double import NOW, schedulable, schedule_record
+
+TOP_EXAMPLE = "`top 5 finding=idle team=search min-savings=100 tag=env=prod kind=ec2`"
 
 ROOT = Path(__file__).resolve().parents[2]
 HELP = (
     "*/gpu*: GPU right-sizing. Commands:\n"
     "• `/gpu report`: the fleet summary\n"
-    "• `/gpu top [N]`: the N biggest savings, with buttons (default 10, at most 25)\n"
+    "• `/gpu top [N] [finding=… team=… tag=KEY=VALUE min-savings=… kind=…]`: the N biggest savings, with buttons "
+    "(default 10, at most 25), of those the filters keep\n"
     "• `/gpu show <instance-id>`: one host's advice and evidence\n"
     "• `/gpu why <instance-id>`: the reasoning behind the advice\n"
     "• `/gpu snooze <instance-id> <duration>`: hide a host's advice for e.g. 12h, 3d or 2w (at most 90d)\n"
@@ -49,6 +56,20 @@ HELP = (
         ("schedules", Schedules()),
         ("top", Top(10)),
         ("TOP 3", Top(3)),
+        (
+            "top 5 finding=idle team=search tag=env=prod min-savings=$1,500 kind=ec2 finding=schedulable",
+            Top(
+                5,
+                Filters(
+                    findings=frozenset({Finding.IDLE, Finding.SCHEDULABLE}),
+                    min_savings=Decimal(1500),
+                    teams=frozenset({"search"}),
+                    tags=(("env", "prod"),),
+                    kinds=frozenset({ResourceKind.EC2}),
+                ),
+            ),
+        ),
+        ("top team=ml", Top(10, Filters(teams=frozenset({"ml"})))),
         ("show i-0123456789abcdef0", Show("i-0123456789abcdef0")),
         ("why  I-0123456789ABCDEF0", Why("i-0123456789abcdef0")),
         ("snooze i-0123456789abcdef0 2w", Snooze("i-0123456789abcdef0", timedelta(weeks=2))),
@@ -87,9 +108,16 @@ def needs_an_id(verb: str, example: str, got: str = "") -> str:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("top zero", "`top` takes one optional positive number, e.g. `top 5`."),
-        ("top 0", "`top` takes one optional positive number, e.g. `top 5`."),
-        ("top ¹", "`top` takes one optional positive number, e.g. `top 5`."),
+        ("top zero", f"`top` takes a number and filters written name=value (got `zero`), e.g. {TOP_EXAMPLE}."),
+        ("top 0", f"`top` takes a positive number, e.g. {TOP_EXAMPLE}."),
+        ("top ¹", f"`top` takes a number and filters written name=value (got `¹`), e.g. {TOP_EXAMPLE}."),
+        (
+            "top 5 finding=busy",
+            "`top`: no finding 'busy': one of idle, overprovisioned, underprovisioned, "
+            "not_gpu_bound, schedulable, optimized, insufficient_data, excluded, consolidate, left_running.",
+        ),
+        ("top min-savings=lots", "`top`: min-savings 'lots' is not an amount of dollars a month (e.g. 100 or $1,500)."),
+        ("top colour=red", "`top`: no filter 'colour': use finding, min-savings, team, tag, kind."),
         ("show", needs_an_id("show", "show i-0123456789abcdef0")),
         ("show banana", needs_an_id("show", "show i-0123456789abcdef0", "banana")),
         ("why i-012 extra", needs_an_id("why", "why i-0123456789abcdef0", "i-012")),

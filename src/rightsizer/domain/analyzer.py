@@ -117,6 +117,7 @@ def analyze_instance(
         capacity_reservation=_reservation(instance, cover),
         would_be=draft.would_be,
         risks=draft.risks,
+        tags=dict(instance.tags),
     )
 
 

@@ -477,6 +477,9 @@ class Recommendation:
     # when it stops", "p3.8xlarge is no longer offered in us-east-1: once stopped, it may not start again"): each is
     # explained in `reasons` too, and every confirmation (Slack's, `act --dry-run`) lists them.
     risks: tuple[str, ...] = ()
+    # The resource's tags as collected (a node group's: those every node shares): showback groups and filters read
+    # them (`--group-by tag:KEY`, `--tag KEY=VALUE`). Stored before tags were kept: none.
+    tags: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def monthly_savings(self) -> Decimal | None:

@@ -532,7 +532,15 @@ class _Group:
             monthly_savings_net=sum(nets, ZERO) if nets else (saved if saved is not None else None),
             managed=None,
             kind=self.kind,
+            tags=self._shared_tags(),
         )
+
+    def _shared_tags(self) -> dict[str, str]:
+        """The tags every node carries, with the same value: the group's, for showback and filters."""
+        shared = dict(self.nodes[0].instance.tags) if self.nodes else {}
+        for node in self.nodes[1:]:
+            shared = {key: value for key, value in shared.items() if node.instance.tags.get(key) == value}
+        return shared
 
     def _evidence(self) -> Evidence:
         judged = self.judged

@@ -415,7 +415,6 @@ def held_unused(m: Measured) -> Draft | None:
             f"holding {'it' if one else 'them'} costs {usd(m.cost_now)}/month: what stopping the host saves if nothing "
             "needs it"
         )
-    reasons.extend(_stop_risks(m))
     draft = Draft(
         Finding.HELD_UNUSED,
         tuple(reasons),
@@ -425,6 +424,7 @@ def held_unused(m: Measured) -> Draft | None:
         "calls it (the service's request logs, its load balancer or endpoint, the notebook's last cell run); if "
         "nothing does, shut the process down and stop the host (a stop keeps its EBS volumes)",
     )
+    draft = _with_stop_risks(m, draft)
     return draft.noting(m.video_unknown_text) if m.video_unknown else draft
 
 

@@ -488,6 +488,7 @@ def _build(
         managed=tags.get(policy.managed_tag_key) == "true",
         kind=kind,
         sagemaker=detail,
+        tags=dict(tags),
     )
 
 

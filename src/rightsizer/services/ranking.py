@@ -20,6 +20,7 @@ from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import FleetReport, Totals, build_report, fleet_totals, savings_key
+from rightsizer.services.showback import BY_TEAM, GROUP_HOSTS, Showback, showback
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
 RANKING_SIZE = 50
@@ -34,6 +35,9 @@ class Ranking:
     warnings: tuple[str, ...] = ()
     run: str = ""  # the run whose analysis this is (its UTC day); "" in a shard's ranking, and before runs were kept
     collected_at: datetime | None = None  # when its data was collected (the earliest plan); None: not known
+    # The money by team (the report's "by team" section), of every recommendation ranked; each group names its
+    # largest savings. Empty in a ranking stored before showback.
+    teams: Showback = field(default_factory=Showback)
 
     @classmethod
     def of(
@@ -52,6 +56,7 @@ class Ranking:
             totals=fleet_totals(recs, scope, rounded=False),
             warnings=tuple(warnings),
             collected_at=collected_at,
+            teams=showback(recs, BY_TEAM, GROUP_HOSTS),
         )
 
     @classmethod
@@ -66,12 +71,16 @@ class Ranking:
         no_data = sorted((r for ranking in rankings for r in ranking.no_data), key=lambda r: r.instance_id)
         warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
         collected = [ranking.collected_at for ranking in rankings if ranking.collected_at is not None]
+        teams = rankings[0].teams
+        for ranking in rankings[1:]:
+            teams = teams.merged(ranking.teams)
         return cls(
             tuple(listed),
             tuple(no_data[:NO_DATA_SAMPLE]),
             totals,
             tuple(warnings),
             collected_at=min(collected, default=None),
+            teams=teams,
         )
 
     def report(
@@ -94,6 +103,7 @@ class Ranking:
             managed_tag_key=managed_tag_key,
             run=self.run,
             collected_at=self.collected_at,
+            showback=self.teams,
         )
 
 

@@ -22,11 +22,12 @@ from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
+from rightsizer.services.showback import BY_TEAM, GroupBy, Showback, showback
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
-# 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope; 1.4: risks, schedule_plan,
-# the totals' hosts, other_resources, node_groups, by_kind and count
+# 1.1: kind and resource_id (resources other than EC2 hosts); 1.2: owner; 1.3: scope; 1.4: risks, schedule_plan, tags,
+# the totals' hosts, other_resources, node_groups, by_kind and count, showback
 SCHEMA_VERSION = "1.4"
 
 
@@ -401,6 +402,11 @@ class FleetReport:
             "finished, so today's changes are not in it (docs/operations.md: the daily collection did not run)"
         )
 
+    # The fleet's money by team (or what `--group-by` asked): the report's "by team" section. None: not grouped.
+    showback: Showback | None = None
+    filtered: str = ""  # what the report was narrowed to (services.showback.Filters.describe); "" for the whole fleet
+    grouped: bool = False  # `--group-by`: the table shows the groups of `showback`, not one line per resource
+
     @property
     def action_scope(self) -> ActionScope | None:
         if self.scope is not None:
@@ -422,16 +428,19 @@ def build_report(
     failures: Sequence[TargetFailure] = (),
     scope: ActionScope | None = None,
     managed_tag_key: str = DEFAULT_MANAGED_TAG_KEY,
+    group_by: GroupBy = BY_TEAM,
 ) -> FleetReport:
+    recs = tuple(sorted(recommendations, key=savings_key))
     return FleetReport(
         generated_at=generated_at,
         lookback_days=lookback_days,
-        recommendations=tuple(sorted(recommendations, key=savings_key)),
+        recommendations=recs,
         warnings=tuple(dict.fromkeys(warnings)),
         home_account=(scope.home_account if scope else home_account) or None,
         failures=tuple(failures),
         scope=scope,
         managed_tag_key=managed_tag_key,
+        showback=showback(recs, group_by),
     )
 
 
@@ -515,6 +524,7 @@ def recommendation_json(
         "not_actionable_reason": not_actionable_reason(rec, scope, managed_tag_key),
         "reasons": list(rec.reasons),
         "risks": list(rec.risks),
+        "tags": dict(rec.tags),
         "alternatives": [
             {
                 "instance_type": alt.instance_type,
@@ -602,5 +612,37 @@ def report_json(report: FleetReport) -> dict[str, Any]:
         "warnings": [*([report.stale] if report.stale else []), *report.warnings],
         "failed_targets": [
             {"account_id": f.account_id, "region": f.region, "error": f.message} for f in report.failures
+        ],
+        "showback": showback_json(report.showback),
+        "filters": report.filtered or None,
+    }
+
+
+def showback_json(grouped: Showback | None) -> dict[str, Any] | None:
+    """The money per group: spend, waste (idle, oversized, idle hours: list prices), net savings, and the resources
+    behind them (all of them in a live report; the largest of each group in a deployment's ranking)."""
+    if grouped is None:
+        return None
+    return {
+        "group_by": grouped.by.name,
+        "groups": [
+            {
+                "key": group.key,
+                "monthly_cost_usd": _usd(group.spend),
+                "waste_usd": _usd(group.waste),
+                "net_savings_usd": _usd(group.net_savings),
+                "resources": group.resources,
+                "unpriced_resources": group.unpriced,
+                "behind": [
+                    {
+                        "resource_id": host.resource_id,
+                        "name": host.name,
+                        "waste_usd": _usd(host.waste),
+                        "net_savings_usd": _usd(host.net),
+                    }
+                    for host in group.hosts
+                ],
+            }
+            for group in grouped.groups
         ],
     }

@@ -47,6 +47,9 @@ from rightsizer.services.report import (
     scope_sentence,
     untagged_refusal,
 )
+from rightsizer.services.showback import Filters, Showback, host_words
+
+NO_FILTERS = Filters()
 
 MAX_BLOCKS = 50  # Slack rejects longer messages; slack_sdk does not check it
 SECTION_TEXT_MAX = 3000
@@ -457,6 +460,30 @@ def counts_text(report: FleetReport) -> str:
     return "Findings · " + " · ".join(parts) if parts else "Findings · none"
 
 
+SHOWBACK_GROUPS = 6  # groups the report's "by team" section names; the page lists every one
+
+
+def showback_text(grouped: Showback, limit: int = SHOWBACK_GROUPS) -> str | None:
+    """The report's "by team" section: each team's spend, the waste in it and the net savings its advice makes
+    available, with the resources behind them; None when the fleet has no teams to tell apart."""
+    if not grouped.grouped:
+        return None
+    lines = [f"*By {escape(grouped.by.name)}* · spend · waste (idle, oversized, idle hours) · net savings available"]
+    for group in grouped.groups[:limit]:
+        behind = ", ".join(_clean(host_words(host)) for host in group.hosts[:3])
+        more = len(group.hosts) - 3
+        lines.append(
+            f"• *{_clean(shorten(group.key, 60))}*: {usd(group.spend)}/month · waste {usd(group.waste)} · "
+            f"*{usd(group.net_savings)}* net"
+            + (f" · {behind}" + (f" and {more} more" if more > 0 else "") if behind else "")
+        )
+    if len(grouped.groups) > limit:
+        lines.append(
+            f"and {len(grouped.groups) - limit} more (`rightsizer report --group-by {grouped.by.name}` lists all)"
+        )
+    return "\n".join(lines)
+
+
 def summary_blocks(view: ReportView) -> list[Block]:
     stale = view.report.stale
     blocks: list[Block] = [
@@ -465,6 +492,9 @@ def summary_blocks(view: ReportView) -> list[Block]:
         _section(summary_text(view)),
         _context(counts_text(view.report)),
     ]
+    by_team = showback_text(view.report.showback) if view.report.showback is not None else None
+    if by_team is not None:
+        blocks.append(_section(by_team, block_id="showback"))
     if actions_off(view.scope or view.report.action_scope):
         blocks.append(_context(f":information_source: No Approve buttons: {REPORT_ONLY}."))
     if view.no_data:
@@ -565,18 +595,25 @@ def top_messages(
     scope: ActionScope | None = None,
     hidden_elsewhere: Iterable[Recommendation] = (),
     approvals: Mapping[str, Approval] | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> list[Message]:
     """`/gpu top N`: the N largest savings with buttons (an approval's state where one was approved), split into
-    messages of at most 50 blocks."""
+    messages of at most 50 blocks; with `filters`, the largest of those they keep (of a ranking: among its head, the
+    fleet's largest)."""
     view = ReportView.of(report, decisions, now, scope, hidden_elsewhere)
     count = max(1, min(n, MAX_TOP))
-    chosen = view.listed[:count]
+    listed = filters.apply(view.listed) if filters else list(view.listed)
+    chosen = listed[:count]
+    matching = ""
+    if filters:
+        among = " among the fleet's largest" if report.fleet is not None else ""
+        matching = f" matching {escape(filters.describe())}{among}"
     if not chosen:
-        text = "Nothing to act on right now." + (
+        text = f"Nothing{matching} to act on right now." + (
             f" ({len(view.hidden)} hidden: snoozed or dismissed.)" if view.hidden else ""
         )
         return [Message(text, (_section(text),))]
-    note = f"Top {len(chosen)} of {view.listed_count} recommendation(s)"
+    note = f"Top {len(chosen)} of {len(listed) if filters else view.listed_count} recommendation(s){matching}"
     if n > MAX_TOP:
         note += f" (at most {MAX_TOP} here; the daily report lists more)"
     if view.hidden:
