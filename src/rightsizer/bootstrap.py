@@ -551,7 +551,7 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
     settings = wiring.settings
     scope = settings.report_scope
     if payload.get("action") == "rank":
-        return rank_run(payload.get("run") or None, wiring.store, scope).summary()
+        return rank_run(payload.get("run") or None, wiring.store, scope, now).summary()
     if "shard" in payload:
         return analyze_shard(ShardTask.from_dict(payload), wiring.store, settings.policy, now, scope)
     return start_pipeline(wiring, now, Mode.ANALYZE)

@@ -19,6 +19,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CoverRef, HostCover, coverage, resolve_covers
 from rightsizer.domain.guards import Gap, Source
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
@@ -26,8 +27,17 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.analyze import analyze_hosts
 from rightsizer.services.collect import PlannedShard, RegionContext, shard_instances, summarise_usage
-from rightsizer.services.ports import SourceUnavailable, UsageSource
+from rightsizer.services.ports import Approval, SourceUnavailable, UsageSource, Written
 from rightsizer.services.ranking import Ranking
+from rightsizer.services.since import (
+    TREND_RUNS,
+    SinceLastTime,
+    TrendPoint,
+    advice_changes,
+    moves,
+    resolved_by,
+    with_trend,
+)
 from rightsizer.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -70,7 +80,7 @@ class RunStore(Protocol):
     def previous_members(self, run: str, account_id: str, region: str) -> set[str] | None: ...
     def put_usage(self, run: str, context: RegionContext, usage: Mapping[str, UsageSummary]) -> None: ...
     def usage(self, run: str, account_id: str, region: str, instance_ids: Sequence[str]) -> dict[str, UsageSummary]: ...
-    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> int: ...
+    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> Written: ...
     def forget_instances(self, instance_ids: Iterable[str]) -> None: ...
     def put_shard_ranking(
         self, run: str, account_id: str, region: str, index: int, ranking: Ranking, now: datetime
@@ -80,6 +90,11 @@ class RunStore(Protocol):
     def put_ranking(self, run: str, ranking: Ranking) -> None: ...
     def put_sagemaker(self, run: str, data: SageMakerData, collected_at: datetime) -> None: ...
     def sagemaker(self, run: str, account_id: str, region: str) -> SageMakerData | None: ...
+    def put_moves(self, run: str, account_id: str, region: str, moved: SinceLastTime, now: datetime) -> None: ...
+    def moves(self, run: str) -> list[SinceLastTime]: ...
+    def put_trend_point(self, point: TrendPoint, now: datetime) -> None: ...
+    def trend(self, limit: int) -> list[TrendPoint]: ...
+    def approval(self, recommendation_id: str) -> Approval | None: ...
 
 
 class Mode(StrEnum):
@@ -189,8 +204,10 @@ def plan_target(
         covers = coverage(instances, context.commitments, context.prices.on_demand)
         previous = store.previous_members(run, target.account_id, target.region)
         store.put_region(run, context, shards, {iid: CoverRef.of(cover) for iid, cover in covers.items()})
+        members = {instance.instance_id for instance in instances}
+        store.put_moves(run, target.account_id, target.region, moves(previous, members), context.collected_at)
         if previous:
-            store.forget_instances(previous - {instance.instance_id for instance in instances})
+            store.forget_instances(previous - members)
         count = len(shards)
     total = count + 1 if sagemaker else count
     tasks = [
@@ -303,13 +320,19 @@ def _analyse_sagemaker(
 
     recommendations = analyze_region_sagemaker(data, context.catalog, policy, now)
     written = store.put_recommendations(task.run, recommendations, now)
-    ranking = Ranking.of(recommendations, scope, list(data.warnings), context.collected_at)
+    ranking = Ranking.of(
+        recommendations,
+        scope,
+        list(data.warnings),
+        context.collected_at,
+        since=advice_changes(written.previous, recommendations),
+    )
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
         **task.to_dict(),
         "instances": len(data.resources),
         "with_accelerator_data": len(data.usage),
-        "recommendations_written": written,
+        "recommendations_written": written.count,
         "warnings": list(data.warnings)[:20],
         "status": "collected" if task.mode is Mode.COLLECT else "analysed",
     }
@@ -358,13 +381,14 @@ def _analyse(
         instances, usage, context.catalog, context.prices, policy, now, covers, context.gaps
     )
     written = store.put_recommendations(task.run, recommendations, now)
-    ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings], context.collected_at)
+    changes = advice_changes(written.previous, recommendations)
+    ranking = Ranking.of(recommendations, scope, [*context.warnings, *warnings], context.collected_at, since=changes)
     store.put_shard_ranking(task.run, task.account_id, task.region, task.shard, ranking, now)
     return {
         **task.to_dict(),
         "instances": len(instances),
         "with_accelerator_data": sum(1 for u in usage.values() if u.devices),
-        "recommendations_written": written,
+        "recommendations_written": written.count,
         "warnings": list(warnings)[:20],
         "status": "collected" if task.mode is Mode.COLLECT else "analysed",
     }
@@ -396,9 +420,11 @@ class RunAnalysis:
 MAX_RUN_WARNINGS = 20  # the ranking item must not grow with the number of targets
 
 
-def rank_run(run: str | None, store: RunStore, scope: ActionScope | None) -> RunAnalysis:
+def rank_run(run: str | None, store: RunStore, scope: ActionScope | None, now: datetime) -> RunAnalysis:
     """Merge the shards' rankings of `run` (default: the latest) into the fleet's ranking; failed shards and
-    plans become warnings."""
+    plans become warnings. The ranking says what changed since the previous run (services.since): the shards' new
+    and resolved advice (who resolved it, from its approval), the regions' hosts that came and went, and the trend
+    of the last runs, this one's point stored for the next."""
     chosen = run or store.latest_run()
     if chosen is None:
         return RunAnalysis(run="", ranking=Ranking.merge((), scope))
@@ -407,9 +433,31 @@ def rank_run(run: str | None, store: RunStore, scope: ActionScope | None) -> Run
     warnings = (*failed, *merged.warnings)
     if len(warnings) > MAX_RUN_WARNINGS:
         warnings = (*warnings[: MAX_RUN_WARNINGS - 1], f"and {len(warnings) - MAX_RUN_WARNINGS + 1} more warnings")
-    ranking = replace(merged, warnings=warnings, run=chosen)
+    ranking = replace(merged, warnings=warnings, run=chosen, since=_since(chosen, merged, store, now))
     store.put_ranking(chosen, ranking)
     return RunAnalysis(run=chosen, ranking=ranking)
+
+
+def _since(run: str, merged: Ranking, store: RunStore, now: datetime) -> SinceLastTime:
+    """What changed since the previous run; before a previous run was ranked, only the trend's first point."""
+    groups = merged.teams.groups
+    point = TrendPoint(
+        run, sum((g.waste for g in groups), Decimal(0)), sum((g.net_savings for g in groups), Decimal(0))
+    )
+    earlier = [p for p in store.trend(TREND_RUNS) if p.run < run]
+    store.put_trend_point(point, now)
+    trend = [*earlier[: TREND_RUNS - 1], point]
+    if not earlier:  # the first run: nothing to compare with
+        return with_trend(SinceLastTime(), trend, "")
+    since = merged.since
+    for moved in store.moves(run):
+        since = since.merged(moved)
+    resolved = []
+    for change in since.resolved:
+        approval = store.approval(change.recommendation_id)
+        done = approval is not None and approval.status is ApprovalStatus.SUCCEEDED
+        resolved.append(resolved_by(change, approval.approver if done and approval is not None else None))
+    return with_trend(replace(since, resolved=tuple(resolved)), trend, earlier[0].run)
 
 
 def _failure_text(failure: Mapping[str, str]) -> str:

@@ -13,9 +13,19 @@ from rightsizer.domain.commitments import CapacityReservation, ReservedInstances
 from rightsizer.domain.models import ActionKind, DecisionKind, Instance, InstanceTypeSpec, Resize
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
+from rightsizer.services.since import Prior
 
 if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
     from rightsizer.domain.usage import RawUsage
+
+
+@dataclass(frozen=True)
+class Written:
+    """What storing a shard's recommendations did: how many were written (advice that changed), and the advice each
+    instance had before from an earlier run (by resource id), which "since last time" compares with."""
+
+    count: int
+    previous: Mapping[str, Prior]
 
 
 class SourceUnavailable(Exception):

@@ -21,6 +21,7 @@ from rightsizer.services.approvals import hidden_by
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import FleetReport, Totals, build_report, fleet_totals, savings_key
 from rightsizer.services.showback import BY_TEAM, GROUP_HOSTS, Showback, showback
+from rightsizer.services.since import SinceLastTime
 
 # Twice what `/gpu top` shows at most (25): room for the ones people snoozed or dismissed.
 RANKING_SIZE = 50
@@ -38,6 +39,9 @@ class Ranking:
     # The money by team (the report's "by team" section), of every recommendation ranked; each group names its
     # largest savings. Empty in a ranking stored before showback.
     teams: Showback = field(default_factory=Showback)
+    # What changed since the previous run (services.since): the shards' new and resolved advice, merged; the
+    # pipeline's last step adds the hosts that came and went, who resolved what, and the trend.
+    since: SinceLastTime = field(default_factory=SinceLastTime)
 
     @classmethod
     def of(
@@ -46,6 +50,7 @@ class Ranking:
         scope: ActionScope | None,
         warnings: Sequence[str] = (),
         collected_at: datetime | None = None,
+        since: SinceLastTime | None = None,
     ) -> Ranking:
         recs = list(recommendations)
         listed = sorted((r for r in recs if r.finding in ATTENTION), key=savings_key)[:RANKING_SIZE]
@@ -57,6 +62,7 @@ class Ranking:
             warnings=tuple(warnings),
             collected_at=collected_at,
             teams=showback(recs, BY_TEAM, GROUP_HOSTS),
+            since=since or SinceLastTime(),
         )
 
     @classmethod
@@ -71,9 +77,9 @@ class Ranking:
         no_data = sorted((r for ranking in rankings for r in ranking.no_data), key=lambda r: r.instance_id)
         warnings = dict.fromkeys(w for ranking in rankings for w in ranking.warnings)
         collected = [ranking.collected_at for ranking in rankings if ranking.collected_at is not None]
-        teams = rankings[0].teams
+        teams, since = rankings[0].teams, rankings[0].since
         for ranking in rankings[1:]:
-            teams = teams.merged(ranking.teams)
+            teams, since = teams.merged(ranking.teams), since.merged(ranking.since)
         return cls(
             tuple(listed),
             tuple(no_data[:NO_DATA_SAMPLE]),
@@ -81,6 +87,7 @@ class Ranking:
             tuple(warnings),
             collected_at=min(collected, default=None),
             teams=teams,
+            since=since,
         )
 
     def report(
@@ -104,6 +111,7 @@ class Ranking:
             run=self.run,
             collected_at=self.collected_at,
             showback=self.teams,
+            since=self.since,
         )
 
 

@@ -23,6 +23,7 @@ from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import usd
 from rightsizer.services.showback import BY_TEAM, GroupBy, Showback, showback
+from rightsizer.services.since import AdviceChange, SinceLastTime
 
 # The JSON document's version: the major number changes when a field is removed or changes meaning;
 # fields may be added within a major version (schema/report.schema.json allows that).
@@ -406,6 +407,7 @@ class FleetReport:
     showback: Showback | None = None
     filtered: str = ""  # what the report was narrowed to (services.showback.Filters.describe); "" for the whole fleet
     grouped: bool = False  # `--group-by`: the table shows the groups of `showback`, not one line per resource
+    since: SinceLastTime | None = None  # what changed since the previous daily run (a deployment's report only)
 
     @property
     def action_scope(self) -> ActionScope | None:
@@ -615,6 +617,44 @@ def report_json(report: FleetReport) -> dict[str, Any]:
         ],
         "showback": showback_json(report.showback),
         "filters": report.filtered or None,
+        "since_last_time": since_json(report.since),
+    }
+
+
+def _change_json(change: AdviceChange) -> dict[str, Any]:
+    return {
+        "resource_id": change.resource_id,
+        "name": change.name,
+        "finding": change.finding.value,
+        "net_savings_usd": _usd(change.net),
+        "recommendation_id": change.recommendation_id,
+        "now": change.now or None,
+        "resolved_by": change.by or None,
+    }
+
+
+def since_json(since: SinceLastTime | None) -> dict[str, Any] | None:
+    """What changed since the previous daily run; None for a live analysis, which has no previous run."""
+    if since is None:
+        return None
+    return {
+        "previous_run": since.previous_run or None,
+        "new_waste": {
+            "count": since.new_waste_count,
+            "net_savings_usd": _usd(since.new_waste_net),
+            "largest": [_change_json(change) for change in since.new_waste],
+        },
+        "resolved": {
+            "count": since.resolved_count,
+            "net_savings_usd": _usd(since.resolved_net),
+            "largest": [_change_json(change) for change in since.resolved],
+        },
+        "arrived": {"count": since.arrived_count, "resource_ids": list(since.arrived)},
+        "departed": {"count": since.departed_count, "resource_ids": list(since.departed)},
+        "trend": [
+            {"run": point.run, "waste_usd": _usd(point.waste), "net_savings_usd": _usd(point.net_savings)}
+            for point in since.trend
+        ],
     }
 
 

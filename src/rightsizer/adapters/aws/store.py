@@ -56,6 +56,7 @@ from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.guards import Gap
+from rightsizer.domain.findings import Finding
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
@@ -67,7 +68,9 @@ from rightsizer.services.ports import (
     PostedMessage,
     ScheduleRecord,
     Window,
+    Written,
 )
+from rightsizer.services.since import Prior, SinceLastTime, TrendPoint
 
 if TYPE_CHECKING:  # the Slack app loads this module on its cold-start path: no collectors at import
     from rightsizer.services.collect import PlannedShard, RegionContext
@@ -138,6 +141,27 @@ def _digest(rec: Recommendation) -> str:
     content = to_jsonable(rec)
     content.pop("generated_at", None)
     return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+
+
+def _prior(item: Mapping[str, Any], run: str) -> Prior | None:
+    """The advice an instance had in the run before `run`: the latest item's own when an earlier run wrote it, else
+    (this run rewrote it: a re-run, the catch-up) the earlier advice it kept. None: none known (a host that came, or
+    advice stored before findings were kept on the item)."""
+    if str(item.get("run", "")) == run:
+        kept = item.get("prior")
+        return from_jsonable(Prior, json.loads(str(kept))) if kept else None
+    if not item.get("finding"):
+        return None
+    return Prior(
+        str(item["recommendation_id"]),
+        Finding(str(item["finding"])),
+        Decimal(str(item.get("net", "0"))),
+        str(item.get("name", "")),
+    )
+
+
+def _prior_item(prior: Prior | None) -> dict[str, str]:
+    return {} if prior is None else {"prior": json.dumps(to_jsonable(prior), separators=(",", ":"))}
 
 
 def _context_item(context: RegionContext) -> dict[str, Any]:
@@ -421,6 +445,45 @@ class DynamoStore:
     def put_ranking(self, run: str, ranking: Ranking) -> None:
         self._table.put_item(Item={**keys.key(keys.RANKING, keys.LATEST), "run": run, "data": _pack(ranking)})
 
+    def put_trend_point(self, point: TrendPoint, now: datetime) -> None:
+        """One run's fleet waste and savings, kept for the report's trend (RANKING / RUN#<run>)."""
+        self._table.put_item(
+            Item={
+                **keys.key(keys.RANKING, keys.trend_sk(point.run)),
+                "waste": str(point.waste),
+                "net": str(point.net_savings),
+                TTL_ATTRIBUTE: _expires(now, HISTORY_RETENTION),
+            }
+        )
+
+    def trend(self, limit: int) -> list[TrendPoint]:
+        """The last `limit` runs' points, newest first (one Query)."""
+        items = self._table.query(
+            KeyConditionExpression=Key(keys.PK).eq(keys.RANKING) & Key(keys.SK).begins_with(keys.TREND_PREFIX),
+            ScanIndexForward=False,
+            Limit=limit,
+        ).get("Items", [])
+        return [
+            TrendPoint(keys.trend_run(str(item[keys.SK])), Decimal(str(item["waste"])), Decimal(str(item["net"])))
+            for item in items
+        ]
+
+    def put_moves(self, run: str, account_id: str, region: str, moved: SinceLastTime, now: datetime) -> None:
+        """The resources of a region that came and went since its previous run (RUN#<run> / MOVES#...)."""
+        self._table.put_item(
+            Item={
+                **keys.key(keys.run_pk(run), keys.moves_sk(account_id, region)),
+                "data": _pack(moved),
+                TTL_ATTRIBUTE: _expires(now, RUN_RETENTION),
+            }
+        )
+
+    def moves(self, run: str) -> list[SinceLastTime]:
+        items = self._query(
+            KeyConditionExpression=Key(keys.PK).eq(keys.run_pk(run)) & Key(keys.SK).begins_with(keys.MOVES_PREFIX)
+        )
+        return [from_jsonable(SinceLastTime, _unpack(item["data"])) for item in items]
+
     def ranking(self) -> Ranking | None:
         from rightsizer.services.ranking import Ranking
 
@@ -431,13 +494,20 @@ class DynamoStore:
         # A ranking stored before it named its run: the item's attribute does.
         return ranking if ranking.run else replace(ranking, run=str(item.get("run", "")))
 
-    def _batch_get(self, wanted: Sequence[Mapping[str, str]], projection: str | None = None) -> list[dict[str, Any]]:
+    def _batch_get(
+        self,
+        wanted: Sequence[Mapping[str, str]],
+        projection: str | None = None,
+        names: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
         client = self._table.meta.client
         found: list[dict[str, Any]] = []
         for start in range(0, len(wanted), BATCH_GET):
             request: dict[str, Any] = {"Keys": list(wanted[start : start + BATCH_GET]), "ConsistentRead": True}
             if projection:
                 request["ProjectionExpression"] = projection
+            if names:
+                request["ExpressionAttributeNames"] = dict(names)
             pending: dict[str, Any] = {self._table.name: request}
             while pending:
                 answer = client.batch_get_item(RequestItems=pending)
@@ -468,20 +538,28 @@ class DynamoStore:
 
     # -- recommendations -----------------------------------------------------------------------
 
-    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> int:
+    def put_recommendations(self, run: str, recommendations: Sequence[Recommendation], now: datetime) -> Written:
         """Make these the latest recommendations of their instances; keep the by-id copies and the history.
 
         An instance whose advice did not change (same content, whatever the analysis time) is not rewritten:
-        the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written.
+        the catch-up analysis of a day costs reads, not writes. Returns how many recommendations were written, and
+        the advice each instance had before from an earlier run (what "since last time" compares with), read in the
+        same BatchGetItem.
 
         The latest item is the marker that says the rest was written: the by-id copies and the history go first, in
         batches of their own, and the latest items only once those are all in. A write cut half-way (the function
         timing out while DynamoDB leaves part of a batch unprocessed) leaves no latest item whose by-id copy or
         history is missing, so the retried shard, which skips advice whose latest item is unchanged, never skips
         a record that was not written."""
-        latest = {
-            str(item[keys.PK]): str(item.get("digest", ""))
-            for item in self._batch_get([keys.latest_key(r.instance_id) for r in recommendations], f"{keys.PK}, digest")
+        read = self._batch_get(
+            [keys.latest_key(r.instance_id) for r in recommendations],
+            f"{keys.PK}, #digest, #run, #rec, #finding, #net, #name, #prior",  # aliased: some are reserved words
+            {f"#{name}": name for name in ("digest", "run", "finding", "net", "name", "prior")}
+            | {"#rec": "recommendation_id"},
+        )
+        latest = {str(item[keys.PK]): str(item.get("digest", "")) for item in read}
+        previous = {
+            keys.latest_instance(str(item[keys.PK])): prior for item in read if (prior := _prior(item, run)) is not None
         }
         changed = [
             (rec, digest)
@@ -517,11 +595,17 @@ class DynamoStore:
                         "recommendation_id": rec.recommendation_id,
                         "digest": digest,
                         "data": packed[rec.recommendation_id],
+                        # Read back unpacked by the next run's comparison (services.since), and the advice of the
+                        # run before, which a re-run or the catch-up of this run compares with again.
+                        "finding": rec.finding.value,
+                        "net": str(rec.net_savings if rec.net_savings is not None and rec.net_savings > 0 else 0),
+                        "name": rec.instance_name,
+                        **_prior_item(previous.get(rec.instance_id)),
                         keys.GSI1PK: keys.latest_bucket(bucket),
                         keys.GSI1SK: keys.instance_sk(rec.account_id, rec.region, rec.instance_id),
                     }
                 )
-        return len(changed)
+        return Written(len(changed), previous)
 
     def forget_instances(self, instance_ids: Iterable[str]) -> None:
         """Terminated hosts leave the latest view (their history and by-id copies expire on their own)."""

@@ -7,7 +7,7 @@ the models do not check, 50 blocks per message, is enforced here by `paginate`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -48,6 +48,7 @@ from rightsizer.services.report import (
     untagged_refusal,
 )
 from rightsizer.services.showback import Filters, Showback, host_words
+from rightsizer.services.since import AdviceChange, SinceLastTime
 
 NO_FILTERS = Filters()
 
@@ -460,6 +461,60 @@ def counts_text(report: FleetReport) -> str:
     return "Findings · " + " · ".join(parts) if parts else "Findings · none"
 
 
+SINCE_NAMED = 3  # changes of each kind the report's "since" section names; the page names more
+
+
+def _change_names(changes: Sequence[AdviceChange], count: int, words: Callable[[AdviceChange], str]) -> str:
+    named = ", ".join(words(change) for change in changes[:SINCE_NAMED])
+    more = count - min(len(changes), SINCE_NAMED)
+    return named + (f" and {more} more" if more > 0 else "")
+
+
+def _moved(count: int, ids: Sequence[str], verb: str) -> str:
+    """ "2 came (`i-1`, `i-2`)": how many hosts came (or went), the first named."""
+    named = ", ".join(f"`{escape(printable(i))}`" for i in ids[:SINCE_NAMED])
+    more = count - min(len(ids), SINCE_NAMED)
+    return f"{count} {verb}" + (f" ({named}{f' and {more} more' if more > 0 else ''})" if named else "")
+
+
+def since_text(since: SinceLastTime) -> str | None:
+    """What the daily report opens with: what changed since the previous run. None before there was one."""
+    if not since.compared:
+        return None
+    lines = [f"*Since {escape(since.previous_run)}*"]
+    if since.quiet:
+        lines.append("• no new waste, nothing resolved, no host came or went")
+    if since.new_waste_count:
+        named = _change_names(
+            since.new_waste,
+            since.new_waste_count,
+            lambda c: f"{_clean(c.name or c.resource_id)} ({finding_label(c.finding)}, {usd(c.net)})",
+        )
+        lines.append(f"• *{since.new_waste_count}* new waste, *{usd(since.new_waste_net)}/month* net: {named}")
+    if since.resolved_count:
+        named = _change_names(
+            since.resolved,
+            since.resolved_count,
+            lambda c: (
+                f"{_clean(c.name or c.resource_id)} ({finding_label(c.finding)}, now {escape(c.now)})"
+                + (f" by {c.by}" if c.by else "")
+            ),
+        )
+        lines.append(f"• *{since.resolved_count}* resolved, {usd(since.resolved_net)}/month: {named}")
+    if since.arrived_count or since.departed_count:
+        came = _moved(since.arrived_count, since.arrived, "came")
+        went = _moved(since.departed_count, since.departed, "went")
+        lines.append(f"• hosts: {came}, {went}")
+    if len(since.trend) > 1:
+        wastes = [float(point.waste) for point in since.trend]
+        top = max(wastes) or 1.0
+        lines.append(
+            f"• waste over the last {len(since.trend)} runs: `{sparkline(wastes, top=top)}` "
+            f"{usd(since.trend[0].waste)} → {usd(since.trend[-1].waste)}/month"
+        )
+    return "\n".join(lines)
+
+
 SHOWBACK_GROUPS = 6  # groups the report's "by team" section names; the page lists every one
 
 
@@ -489,9 +544,11 @@ def summary_blocks(view: ReportView) -> list[Block]:
     blocks: list[Block] = [
         HeaderBlock(text=PlainTextObject(text=f"GPU fleet report · {view.report.analysis_day}")),
         *([_section(f":warning: *Not today's analysis*: {escape(stale)}.")] if stale else []),
-        _section(summary_text(view)),
-        _context(counts_text(view.report)),
     ]
+    since = since_text(view.report.since) if view.report.since is not None else None
+    if since is not None:  # the report opens with what changed
+        blocks.append(_section(since, block_id="since"))
+    blocks += [_section(summary_text(view)), _context(counts_text(view.report))]
     by_team = showback_text(view.report.showback) if view.report.showback is not None else None
     if by_team is not None:
         blocks.append(_section(by_team, block_id="showback"))

@@ -69,6 +69,24 @@ def rank_sk(account_id: str, region: str, shard: int) -> str:
     return f"{RANK_PREFIX}{account_id}#{region}#{shard:05d}"
 
 
+MOVES_PREFIX = "MOVES#"
+TREND_PREFIX = "RUN#"
+
+
+def moves_sk(account_id: str, region: str) -> str:
+    """RUN#<run> / MOVES#<acct>#<region>: the resources of a region that came and went since its previous run."""
+    return f"{MOVES_PREFIX}{account_id}#{region}"
+
+
+def trend_sk(run: str) -> str:
+    """RANKING / RUN#<run>: one run's fleet waste and savings, for the report's trend."""
+    return f"{TREND_PREFIX}{run}"
+
+
+def trend_run(sk: str) -> str:
+    return sk.removeprefix(TREND_PREFIX)
+
+
 def scope_pk(run: str, account_id: str, region: str) -> str:
     return f"SCOPE#{run}#{account_id}#{region}"
 
@@ -95,6 +113,11 @@ def prices_sk(region: str, platform: str | None) -> str:
 def latest_key(instance_id: str) -> Key:
     # By instance id alone: that is all `/gpu show <instance-id>` knows (EC2 instance ids are unique).
     return key(f"LATEST#{instance_id}", LATEST)
+
+
+def latest_instance(pk: str) -> str:
+    """The instance id of a latest-recommendation item's PK."""
+    return pk.removeprefix("LATEST#")
 
 
 def latest_bucket(bucket: int) -> str:
