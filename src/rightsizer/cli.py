@@ -819,7 +819,7 @@ def _act(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
 
 
 def _days(rec: Recommendation, charset: Charset, report: FleetReport) -> str:
-    daily = rec.evidence.daily_accelerator_mean
+    daily = rec.evidence.daily_trace
     return sparkline(daily, bars=charset.bars) if daily else ""
 
 

@@ -27,7 +27,7 @@ from rightsizer.domain.findings import FINDINGS
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import action_risks
-from rightsizer.services.formatting import printable, sparkline, usd
+from rightsizer.services.formatting import printable, spark_label, sparkline, usd
 from rightsizer.services.report import FleetReport, build_report, money_phrase, recommendation_json
 from rightsizer.settings import SETTINGS, ConfigError, SetBy, Settings
 
@@ -309,9 +309,11 @@ def host_text(view: HostView, width: int | None = None) -> str:
     lines += ["", "Why:"]
     for reason in rec.reasons:
         lines.extend(_wrapped(printable(reason), width, "  - ", "    "))
-    daily = rec.evidence.daily_accelerator_mean
+    daily = rec.evidence.daily_trace
     if daily:
-        lines.append(f"GPU use per day, oldest first (0-100 %): {sparkline(daily)}")
+        lines.append(
+            f"{spark_label(rec.evidence, len(daily)).capitalize()}, oldest first (0-100 %): {sparkline(daily)}"
+        )
     lines += ["", f"Evidence ({rec.lookback_days} days):"]
     evidence = {key: value for key, value in document["evidence"].items() if value not in (None, [], "")}
     lines.extend(f"  {key:<28} {_value(value)}" for key, value in evidence.items())

@@ -83,7 +83,8 @@ def test_the_cli_path_keeps_each_units_series_and_the_page_is_valid_and_self_con
     assert "<script" not in text and "<link" not in text and "<img" not in text and "url(" not in text
     assert not re.search(r"""\ssrc=""", text)
     one_of_four = named(built, "embeddings-api")
-    assert [unit.label for unit in built.series[one_of_four.instance_id]] == ["GPU 0", "GPU 1", "GPU 2", "GPU 3"]
+    used = [unit.label for unit in built.series[one_of_four.instance_id] if unit.measure == "use"]
+    assert used == ["GPU 0", "GPU 1", "GPU 2", "GPU 3"]
     assert all(len(unit.points) >= DAYS * 24 - 2 for unit in built.series[one_of_four.instance_id])
 
 
@@ -157,12 +158,20 @@ LAYOUT_PROBLEMS = """() => {
   }
   for (const chart of document.querySelectorAll('svg.chart')) {
     const outer = chart.getBoundingClientRect();
-    for (const text of chart.querySelectorAll('text')) {
+    const texts = [...chart.querySelectorAll('text')];
+    for (const text of texts) {
       const r = text.getBoundingClientRect();
       if (outside(r, outer) || r.top < outer.top - 0.5 || r.bottom > outer.bottom + 0.5) {
         problems.push(name(text) + ' is cut off its chart');
       }
     }
+    // No label over another: axis labels, threshold labels, a bar's name and amount.
+    texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => {
+      const p = a.getBoundingClientRect(), q = b.getBoundingClientRect();
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 0.5 && h > 0.5) problems.push(name(a) + ' overlaps ' + name(b));
+    }));
   }
   return problems;
 }"""
@@ -254,12 +263,18 @@ def test_in_chromium_every_resource_is_shown_and_each_chart_is_drawn(
     tab.close()
 
 
-def test_in_chromium_the_text_uses_its_fonts_and_the_emoji_an_emoji_font(chromium: Any, pages: dict[str, Path]) -> None:
+def test_in_chromium_the_text_uses_its_fonts_and_every_emoji_is_drawn(chromium: Any, pages: dict[str, Path]) -> None:
+    """Whatever fonts the system has (this one has no emoji font): text in the fonts its stack names, each emoji an
+    icon drawn at the size of the text around it, never an empty box."""
     tab = browser.new_page(chromium, browser.DESKTOP)
     tab.goto(pages["sample"].resolve().as_uri())
     generic = {"sans-serif", "serif", "monospace", "system-ui", "ui-monospace", "-apple-system"}
 
     used = fonts_used(tab)
+    icons = tab.evaluate(
+        "() => [...document.querySelectorAll('.emoji')].map((e) => [e.getAttribute('aria-label'), e.textContent,"
+        " e.querySelector('svg') ? e.querySelector('svg').getBoundingClientRect().width : 0])"
+    )
 
     # Text is drawn with the fonts its stack names, never with a fallback the system picked for a glyph they lack.
     strays = [
@@ -268,9 +283,26 @@ def test_in_chromium_the_text_uses_its_fonts_and_the_emoji_an_emoji_font(chromiu
         if not emoji and not {f.lower() for f in fonts} <= {n.lower() for n in names if n not in generic}
     ]
     assert strays == []
-    emoji = [(text, fonts) for text, _, fonts, is_emoji in used if is_emoji]
-    assert len(emoji) >= len(EMOJI)  # the sample shows every emoji the bot writes
-    if not emoji_font_installed():
-        pytest.skip("no colour emoji font on this machine: apt-get install -y fonts-noto-color-emoji")
-    assert [(text, fonts) for text, fonts in emoji if not all("emoji" in font.lower() for font in fonts)] == []
+    assert {label for label, _, _ in icons} >= {name.replace("_", " ") for name in EMOJI}  # every emoji the bot writes
+    assert [(label, text, width) for label, text, width in icons if text or not 12 <= width <= 24] == []
+    tab.close()
+
+
+@pytest.mark.parametrize("width", [browser.DESKTOP, browser.PHONE], ids=str)
+def test_in_chromium_the_new_sections_read_at_both_widths(chromium: Any, pages: dict[str, Path], width: int) -> None:
+    """What changed since the last run (its trend drawn), the money by team, the charts of the limiting resource."""
+    tab = browser.new_page(chromium, width)
+    tab.goto(pages["sample"].resolve().as_uri())
+
+    for selector in ("#since", "#since svg.trend", "#showback table", "#savings svg.chart"):
+        element = tab.locator(selector).first
+        element.scroll_into_view_if_needed()
+        box = element.bounding_box()
+        assert element.is_visible() and box is not None and box["width"] >= min(300, width - 40), selector
+    order = tab.evaluate("() => [...document.querySelectorAll('main > section')].map((s) => s.id)")
+    assert order[:3] == ["since", "summary", "showback"]  # the report opens with what changed
+    axes = tab.evaluate(
+        "() => [...document.querySelectorAll('section.host svg .axis-title')].map((t) => t.textContent)"
+    )
+    assert {"GPU memory (%)", "CPU use (%)", "GPU use (%)"} <= set(axes)
     tab.close()

@@ -21,7 +21,7 @@ import pytest
 
 from rightsizer.adapters.html import blocks, page, png, series, svg, theme
 from rightsizer.adapters.html.series import UnitSeries, UnitSeriesTap
-from rightsizer.domain.models import AcceleratorData, Instance, InstanceTypeSpec
+from rightsizer.domain.models import AcceleratorData, Instance, InstanceTypeSpec, Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series
@@ -88,8 +88,8 @@ def test_the_page_is_rendered_from_the_report_document(the_sample: Sample, html:
     sentences = money_sentences(report.totals, managed_tag_key=report.managed_tag_key)
     scope = "Scope: one click counted in account 123456789012, any region."
     count = (
-        "5 EC2 hosts and 2 other resources (1 SageMaker endpoint variant, 1 SageMaker notebook instance) costing "
-        "$20,700.00/month; 2 node groups advised as a whole (their nodes are among the hosts)."
+        "7 EC2 hosts and 2 other resources (1 SageMaker endpoint variant, 1 SageMaker notebook instance) costing "
+        "$21,968.74/month; 2 node groups advised as a whole (their nodes are among the hosts)."
     )
 
     assert html == page.render(
@@ -187,7 +187,7 @@ def test_accessibility_basics(tree: ET.Element) -> None:
 
 
 def test_every_kind_of_resource_is_in_the_table_with_its_kind(the_sample: Sample, tree: ET.Element) -> None:
-    (table,) = tree.iter("table")
+    (table,) = next(e for e in tree.iter("section") if e.get("id") == "recommendations").iter("table")
     rows = {
         text_of(row.find("th").find("code")): text_of(row.find("td"))  # type: ignore[union-attr, arg-type]
         for row in table.find("tbody").iter("tr")  # type: ignore[union-attr]
@@ -350,8 +350,6 @@ def test_text_and_lines_have_at_least_4_5_to_1_against_the_background(scheme: Ma
     for key in ("fg", "muted"):  # code and the APP badge sit on the soft background
         assert theme.contrast(scheme[key], scheme["soft"]) >= 4.5, key
     assert theme.contrast(scheme["mention"], scheme["mention-bg"]) >= 4.5
-    for button in ("button-primary", "button-danger"):
-        assert theme.contrast(theme.ON_BUTTON, scheme[button]) >= 4.5
 
 
 def test_the_contrast_ratio_is_wcags() -> None:
@@ -381,13 +379,17 @@ def bot_short_codes() -> set[str]:
 
 
 def test_every_short_code_the_bot_writes_is_shown_as_its_emoji() -> None:
+    """Drawn as an icon (no emoji font needed, whatever the system has) and named for screen readers, as Slack does."""
     codes = bot_short_codes()
 
     assert {"information_source", "warning", "white_check_mark", "hourglass_flowing_sand"} <= codes
     assert codes <= set(blocks.EMOJI), codes - set(blocks.EMOJI)
+    assert set(blocks.ICONS) == set(blocks.EMOJI)
     for code in codes:
         shown = str(blocks.mrkdwn(f"a :{code}: b"))
-        assert f":{code}:" not in shown and blocks.EMOJI[code] in shown
+        assert f":{code}:" not in shown
+        assert f'<span class="emoji" role="img" aria-label="{code.replace("_", " ")}"><svg ' in shown
+        assert blocks.ICONS[code] in shown
 
 
 def test_the_page_shows_no_short_code_as_text(html: str, tree: ET.Element) -> None:
@@ -395,7 +397,9 @@ def test_the_page_shows_no_short_code_as_text(html: str, tree: ET.Element) -> No
     shown = text_of(slack)
 
     assert not [code for code in blocks.EMOJI if f":{code}:" in shown]
-    assert {blocks.EMOJI[code] for code in blocks.EMOJI} <= {text_of(e) for e in find_class(slack, "span", "emoji")}
+    icons = find_class(slack, "span", "emoji")
+    assert {code.replace("_", " ") for code in blocks.EMOJI} <= {e.get("aria-label") for e in icons}
+    assert all(text_of(e) == "" and e.find("svg") is not None for e in icons)  # a drawing: no glyph to miss
     assert "08:00-19:00" in shown  # a time is not a short code
 
 
@@ -440,13 +444,11 @@ def test_the_page_uses_only_characters_its_fonts_have(tree: ET.Element) -> None:
             yield from walk(child, emoji, code)
             yield child.tail or "", in_emoji, in_code
 
-    emoji_chars = set("".join(blocks.EMOJI.values()))
     for text, emoji, code in walk(body, False, False):
-        allowed = emoji_chars if emoji else TYPOGRAPHY | (SPARK if code else set())
+        allowed = set() if emoji else TYPOGRAPHY | (SPARK if code else set())  # an emoji is an icon: no text at all
         strays += [(char, text) for char in text if not (" " <= char <= "~" or char == "\n" or char in allowed)]
     assert strays == []
     style = text_of(next(tree.iter("style")))
-    assert re.search(r'\.emoji\{font-family:[^;}]*"Noto Color Emoji"', style)
     assert re.search(r'body\{font:[^;}]*"DejaVu Sans",sans-serif', style)
 
 
@@ -463,7 +465,11 @@ def test_the_savings_picture_is_a_png_of_the_hosts_that_change_the_bill(the_samp
     assert picture is not None and picture[:8] == b"\x89PNG\r\n\x1a\n"
     image = Image.open(io.BytesIO(picture))
     rows = min(len(svg.savings_rows(document["recommendations"])), png.ROWS)
-    assert image.size == (png.WIDTH, png.TOP + png.ROW * rows + png.MARGIN)
+    assert image.size == (png.WIDTH, png.TOP + png.ROW * rows + png.LEGEND + png.MARGIN)  # the legend under the bars
+    legend = image.convert("RGB").crop((0, png.TOP + png.ROW * rows, png.WIDTH, image.size[1]))
+    drawn = {legend.getpixel((x, y)) for x in range(0, png.WIDTH, 2) for y in range(0, legend.size[1], 2)}
+    for key in ("saving", "other_owner", "upsize"):  # a swatch of each colour a bar may have, named beside it
+        assert tuple(int(theme.LIGHT[key][i : i + 2], 16) for i in (1, 3, 5)) in drawn, key
     assert png.savings_png([]) is None
 
 
@@ -516,6 +522,22 @@ def raw_usage(instance_id: str, devices: Sequence[DeviceSeries], *, neuron: bool
     )
 
 
+def test_the_tap_keeps_each_gpus_memory_as_a_share_of_its_total_for_an_out_of_memory_chart() -> None:
+    base = 3600 * 100
+    gpu = DeviceSeries(
+        "0",
+        utilization_avg=Series(300, [base], [40.0]),
+        memory_used_max=Series(3600, [base, base + 3600], [7680.0, 15000.0]),
+        memory_total_max=Series(3600, [base, base + 3600], [15360.0, 15360.0]),
+    )
+    tap = UnitSeriesTap(FakeUsage([raw_usage("i-t4", [gpu])]))
+
+    list(tap.read([instance("g4dn.xlarge", "i-t4")], catalog().specs, Window(NOW - timedelta(days=1), NOW)))
+
+    memory = next(unit for unit in tap.kept["i-t4"] if unit.measure == "memory")
+    assert memory == UnitSeries("GPU 0 memory", ((base, 50.0), (base + 3600, 15000.0 / 15360.0 * 100)), "memory")
+
+
 def test_the_tap_hands_every_read_on_and_keeps_each_units_hourly_means() -> None:
     base = 3600 * 100
     gpu = DeviceSeries("0", utilization_avg=Series(300, [base, base + 300, base + 3600], [10.0, 30.0, 50.0]))
@@ -531,10 +553,12 @@ def test_the_tap_hands_every_read_on_and_keeps_each_units_hourly_means() -> None
     passed = list(as_port.read(hosts, specs, Window(NOW - timedelta(days=1), NOW)))
 
     assert passed == raws and inner.asked == [["i-gpu", "i-inf", "i-none"]]
-    assert tap.kept["i-gpu"] == (UnitSeries("GPU 0", ((base, 20.0), (base + 3600, 50.0))),)
+    cpu = UnitSeries("CPU", ((base, 5.0), (base + 3600, 5.0), (base + 7200, 5.0)), "cpu")  # the host's, for its chart
+    assert tap.kept["i-gpu"] == (UnitSeries("GPU 0", ((base, 20.0), (base + 3600, 50.0))), cpu)
     # neuron-monitor's silence while the host runs is an idle core, as the analyzer reads it: one 5-minute reading of
     # 60 % in an hour of twelve is a mean of 5 %.
-    assert tap.kept["i-inf"] == (UnitSeries("NeuronCore 0", ((base, 0.0), (base + 3600, 0.0), (base + 7200, 5.0))),)
+    core_use = UnitSeries("NeuronCore 0", ((base, 0.0), (base + 3600, 0.0), (base + 7200, 5.0)))
+    assert tap.kept["i-inf"] == (core_use, cpu)
     assert "i-none" not in tap.kept
     assert tap.warnings == ["one metric throttled"]
     tap.warnings = []
@@ -562,3 +586,95 @@ def test_render_report_with_series_for_the_window_up_to_now(the_sample: Sample) 
     html = the_sample.html(now=later)
 
     assert f"GPU use per host, {(later - timedelta(days=DAYS)).day} Nov 2026 to 4 Dec 2026" in html
+
+
+# ---------------------------------------------------------------------------------------------
+# at a glance (issue 31): colours by severity, no dead buttons, money in words, no Markdown, the limiting resource
+
+
+def section(tree: ET.Element, section_id: str) -> ET.Element:
+    return next(e for e in tree.iter("section") if e.get("id") == section_id)
+
+
+def named(sample: Sample, name: str) -> Recommendation:
+    return next(rec for rec in sample.report.recommendations if rec.instance_name == name)
+
+
+def test_a_findings_colour_says_what_it_means(the_sample: Sample, tree: ET.Element) -> None:
+    table = section(tree, "recommendations")
+    swatches = {
+        text_of(code): classes(find_class(row, "span", "dot")[0])
+        for row in table.iter("tr")
+        for code in row.iterfind("th/code")
+    }
+
+    assert "c-risk" in swatches[named(the_sample, "llm-chat-t4").instance_id]  # under-provisioned: a risk, not green
+    assert "c-risk" in swatches[named(the_sample, "vision-train-dl").instance_id]  # CPU-bound
+    assert "c-waste" in swatches[named(the_sample, "stopped-box").instance_id]  # idle
+    assert "c-info" in swatches[named(the_sample, "render-node").instance_id]  # no metrics: not judged
+
+
+def test_a_static_page_offers_no_button_that_does_nothing(html: str, tree: ET.Element) -> None:
+    slack = section(tree, "slack")
+
+    assert not [e for e in slack.iter() if e.tag == "button" or "bk-button" in classes(e)]
+    named_only = [text_of(e) for e in find_class(slack, "p", "bk-actions")]
+    assert "In Slack: Approve resize · Dismiss · Snooze 7 days" in named_only
+
+
+def test_an_upsize_costs_more_and_never_saves_a_negative_amount(
+    the_sample: Sample, html: str, tree: ET.Element
+) -> None:
+    t4 = named(the_sample, "llm-chat-t4").instance_id
+    row = next(r for r in section(tree, "recommendations").iter("tr") if t4 in text_of(r))
+
+    assert "costs $203.52 more" in text_of(row)
+    assert "costs $203.52/month more" in text_of(card(tree, t4))
+    assert "costs $203.52/mo more" in text_of(section(tree, "savings"))
+    assert not re.search(r"saves -\$|-\$[\d,]+\.\d\d/mo", text_of(tree))
+
+
+def test_the_bots_backquotes_are_code_never_text(the_sample: Sample, tree: ET.Element) -> None:
+    untagged = card(tree, named(the_sample, "wide-untagged-trainer").instance_id)
+    (why_not,) = find_class(untagged, "p", "why-not")
+
+    assert "`" not in text_of(why_not)
+    assert (
+        next(text_of(code) for code in why_not.iter("code")) == named(the_sample, "wide-untagged-trainer").instance_id
+    )
+    assert "`" not in text_of(section(tree, "hosts"))
+
+
+def test_a_hosts_chart_is_of_what_decided_its_finding(the_sample: Sample, tree: ET.Element) -> None:
+    memory = card(tree, named(the_sample, "llm-chat-t4").instance_id)
+    cpu = card(tree, named(the_sample, "vision-train-dl").instance_id)
+    use = card(tree, named(the_sample, FORGED).instance_id)
+
+    assert "GPU memory (%)" in text_of(memory) and "out of memory 95%" in text_of(memory)
+    assert [line.get("class") for line in memory.iter("path") if "series" in classes(line)] == ["series c-s0"]
+    assert (
+        "CPU use (%)" in text_of(cpu)
+        and "CPU-bound 85%" in text_of(cpu)
+        and "CPU holding the GPUs back" in text_of(cpu)
+    )
+    assert "GPU use (%)" in text_of(use) and "idle 5%" in text_of(use)
+
+
+def test_the_page_has_the_by_team_and_the_since_last_time_sections(the_sample: Sample, tree: ET.Element) -> None:
+    by_team = section(tree, "showback")
+    since = section(tree, "since")
+
+    rows = [text_of(th) for th in by_team.iterfind("table/tbody/tr/th")]
+    # The most waste first: the resources without a team, then search's idle and oversized hosts, then ads' upsizes.
+    assert [re.split(r"\d+ resource", row)[0] for row in rows] == ["(none)", "search", "ads"]
+    assert "wide-untagged-trainer $3,000.00" in rows[1]
+    said = " ".join(text_of(since).split())
+    assert said.startswith("Since 2026-11-30")
+    assert "1 new waste, $3,000.00/month net:" in said and "1 resolved, $1,500.00/month: stopped-box (idle, now" in said
+    assert (
+        "(idle, now excluded) by an approval by @U0LEAD" in said
+        and "1 came" in said
+        and "1 went (i-0000000000000dead)" in said
+    )
+    (trend,) = find_class(since, "svg", "trend")
+    assert "over the last 30 runs" in text_of(trend.find("title"))  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ tested one by one:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -176,7 +176,20 @@ def _evidence(facts: Facts, measured: Measured | None, draft: Draft) -> Evidence
         schedule=draft.pattern.windows if draft.pattern else None,
         busy_windows=busy_runs(draft.pattern.busy) if draft.pattern else (),
         schedule_plan=draft.plan.description if draft.plan else None,
+        daily_busiest_unit=daily_busiest(usage.accelerator_hour_peaks, len(usage.daily_accelerator_mean)),
     )
+
+
+def daily_busiest(hour_peaks: Sequence[float | None], days: int) -> tuple[float | None, ...]:
+    """The busiest unit day by day: the mean of its hourly peaks over each of the last `days` days of the window
+    (oldest first; None for a day without a reading)."""
+    if not any(peak is not None for peak in hour_peaks):
+        return ()
+    end, found = len(hour_peaks), []
+    for back in range(days):
+        day = [peak for peak in hour_peaks[max(0, end - 24 * (back + 1)) : max(0, end - 24 * back)] if peak is not None]
+        found.append(round(sum(day) / len(day), 1) if day else None)
+    return tuple(reversed(found))
 
 
 def analyze_fleet(

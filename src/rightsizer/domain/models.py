@@ -415,6 +415,15 @@ class Evidence:
     # The stop/start pair approving the schedule creates, in its zone with its margins, as the saving prices it
     # ("starts 07:45 Mon-Fri, stops 21:30 Mon-Fri (Europe/Berlin, ...)"). None: no schedule, or stored before.
     schedule_plan: str | None = None
+    # The busiest unit, day by day (the mean of its hourly peaks each day, oldest first): what sparklines draw, so
+    # one GPU at 61 % on an eight-GPU host does not read as idle, as the mean of all eight does.
+    daily_busiest_unit: tuple[float | None, ...] = ()
+
+    @property
+    def daily_trace(self) -> tuple[float | None, ...]:
+        """What a sparkline draws: the busiest unit day by day, or (advice stored before it was kept, resources
+        whose metrics have no unit of their own) the mean of every unit."""
+        return self.daily_busiest_unit or self.daily_accelerator_mean
 
 
 @dataclass(frozen=True, slots=True)

@@ -571,6 +571,7 @@ class _Group:
             network_p95_gbps=top([ev.network_p95_gbps for ev in evs]),
             host_memory_peak_pct=top([ev.host_memory_peak_pct for ev in evs]),
             daily_accelerator_mean=busiest.rec.evidence.daily_accelerator_mean if busiest else (),
+            daily_busiest_unit=busiest.rec.evidence.daily_busiest_unit if busiest else (),
         )
 
 

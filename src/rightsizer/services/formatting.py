@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Protocol
 
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 ASCII_BARS = "_.:-=+*#"  # for terminals and files that cannot encode the block characters
@@ -29,6 +30,20 @@ def sparkline(values: Sequence[float | None], *, top: float = 100.0, bars: str =
         share = min(max(value / top, 0.0), 1.0)
         chars.append(bars[min(len(bars) - 1, int(share * len(bars)))])
     return "".join(chars)
+
+
+class Traced(Protocol):
+    """Evidence with a day-by-day trace (domain.models.Evidence)."""
+
+    @property
+    def daily_busiest_unit(self) -> Sequence[float | None]: ...
+
+
+def spark_label(evidence: Traced, days: int) -> str:
+    """What a sparkline of `Evidence.daily_trace` draws, in words."""
+    if evidence.daily_busiest_unit:
+        return f"busiest GPU, its peak hours day by day for {days} days"
+    return f"GPU use, daily mean of the last {days} days"
 
 
 def shorten(text: str, width: int, ellipsis: str = ELLIPSIS) -> str:

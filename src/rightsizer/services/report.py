@@ -484,6 +484,7 @@ EVIDENCE_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("schedule", "schedule", -1),  # text: as is
     ("busy_windows_utc", "busy_windows", -1),  # [first hour of the week, hours] pairs: as is
     ("schedule_plan", "schedule_plan", -1),  # text: as is
+    ("daily_busiest_unit_pct", "daily_busiest_unit", 1),
 )
 
 

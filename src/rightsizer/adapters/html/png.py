@@ -20,6 +20,7 @@ ROW = 64
 TOP = 96
 MARGIN = 32
 ROWS = 10  # bars in the picture; the page has the rest
+LEGEND = 80  # room under the bars for what their colours mean
 BACKGROUND, TEXT = LIGHT["bg"], LIGHT["fg"]
 REPLACEMENTS = {"→": "->", "…": "...", "–": "-", "—": "-", "·": "-", "‘": "'", "’": "'", "“": '"', "”": '"'}
 
@@ -65,7 +66,7 @@ def savings_png(recommendations: Sequence[Mapping[str, Any]], limit: int = ROWS)
     if not rows:
         return None
     title_font, label_font = _font(34), _font(24)
-    height = TOP + ROW * len(rows) + MARGIN
+    height = TOP + ROW * len(rows) + LEGEND + MARGIN
     image = Image.new("RGB", (WIDTH, height), BACKGROUND)
     draw = ImageDraw.Draw(image)
     draw.text((MARGIN, 24), "Savings by host, per month (net of reservations)", fill=TEXT, font=title_font)
@@ -79,7 +80,17 @@ def savings_png(recommendations: Sequence[Mapping[str, Any]], limit: int = ROWS)
         colour = LIGHT[category] if category in ("saving", "other_owner", "upsize") else LIGHT["none"]
         draw.text((MARGIN, y), drawable(svg.shorten(svg.host_label(rec), 80)), fill=TEXT, font=label_font)
         draw.rounded_rectangle((MARGIN, y + 30, MARGIN + length, y + 52), radius=4, fill=colour)
-        draw.text((MARGIN + length + 10, y + 27), f"{svg.money(amount)}/mo", fill=TEXT, font=label_font)
+        said = f"{svg.money(amount)}/mo" if amount >= 0 else f"costs {svg.money(-amount)}/mo more"
+        draw.text((MARGIN + length + 10, y + 27), said, fill=TEXT, font=label_font)
+    # What the colours mean, as on the page: where the money goes in the totals.
+    x, y = MARGIN, TOP + ROW * len(rows) + 8
+    for key, meaning in svg.CATEGORY_LEGEND:
+        draw.rounded_rectangle((x, y + 4, x + 22, y + 26), radius=4, fill=LIGHT[key])
+        words = drawable(meaning)
+        draw.text((x + 30, y), words, fill=TEXT, font=label_font)
+        x += 30 + int(draw.textlength(words, font=label_font)) + 36
+        if x > WIDTH - 300:  # the next one on a line of its own
+            x, y = MARGIN, y + 36
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=True)
     return out.getvalue()

@@ -23,10 +23,14 @@ from rightsizer.services.ports import UsageSource, Window
 
 @dataclass(frozen=True)
 class UnitSeries:
-    """One GPU's or NeuronCore's use: hourly means as (epoch seconds of the hour, percent), oldest first."""
+    """One GPU's or NeuronCore's use (or its memory, or the host's CPU): hourly values as (epoch seconds of the hour,
+    percent), oldest first."""
 
-    label: str  # "GPU 0", "NeuronCore 3"
+    label: str  # "GPU 0", "NeuronCore 3", "GPU 0 memory", "CPU"
     points: tuple[tuple[int, float], ...]
+    # What it measures: "use" (utilisation, the hourly mean), "memory" (the hourly peak, % of the unit's memory.total)
+    # or "cpu" (the host's CPU, the hourly mean): the page charts what decided the finding.
+    measure: str = "use"
 
 
 def hourly(series: Series) -> tuple[tuple[int, float], ...]:
@@ -43,13 +47,29 @@ def hourly(series: Series) -> tuple[tuple[int, float], ...]:
 
 
 def unit_series(raw: RawUsage, unit_name: str) -> tuple[UnitSeries, ...]:
-    """Each unit's hourly means, as the analyzer reads them: a NeuronCore's silence while its host runs is 0 %
-    (`RawUsage.silence_filled`)."""
-    return tuple(
+    """Each unit's hourly means, as the analyzer reads them (a NeuronCore's silence while its host runs is 0 %:
+    `RawUsage.silence_filled`), each GPU's memory peaks as a share of its memory.total, and the host's CPU."""
+    devices = raw.silence_filled().devices
+    use = tuple(
         UnitSeries(f"{unit_name} {device.index}", hourly(device.utilization_avg))
-        for device in raw.silence_filled().devices
+        for device in devices
         if device.utilization_avg
     )
+    memory = tuple(
+        UnitSeries(
+            f"{unit_name} {device.index} memory", _share(device.memory_used_max, device.memory_total_max), "memory"
+        )
+        for device in devices
+        if device.memory_used_max and device.memory_total_max
+    )
+    cpu = (UnitSeries("CPU", hourly(raw.cpu_avg), "cpu"),) if raw.cpu_avg and use else ()
+    return use + memory + cpu if use else ()
+
+
+def _share(used: Series, total: Series) -> tuple[tuple[int, float], ...]:
+    """Hourly memory in use as a percentage of the unit's memory.total (its largest reading)."""
+    size = float(total.array.max())
+    return tuple((hour, 100.0 * value / size) for hour, value in hourly(used)) if size > 0 else ()
 
 
 @dataclass

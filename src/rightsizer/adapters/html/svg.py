@@ -23,6 +23,13 @@ from rightsizer.domain.policy import Policy
 from rightsizer.services.formatting import printable
 
 WIDTH = 340
+# What a savings bar's colour says: where the money goes in the totals (services.report.Category). The page's legend
+# and the Slack picture's.
+CATEGORY_LEGEND = (
+    ("saving", "saving"),
+    ("other_owner", "needs another owner (node or Auto Scaling group, Spot, other account)"),
+    ("upsize", "upsize (costs more)"),
+)
 SAVINGS_ROWS = 15  # bars drawn; the table below the chart lists every host
 LABEL_CHARS = 48  # a bar's label past this is cut (its <title> keeps it whole)
 
@@ -31,6 +38,14 @@ def money(value: float | None) -> str:
     if value is None:
         return "n/a"
     return ("-" if value < 0 else "") + f"${abs(value):,.2f}"
+
+
+def bill(amount: float | None) -> str:
+    """What advice does to the bill a month, in words that never read "saves -$203.52": "$2,955.04", or "costs
+    $203.52 more"."""
+    if amount is not None and amount < 0:
+        return f"costs {money(-amount)} more"
+    return money(amount)
 
 
 def net(rec: Mapping[str, Any]) -> float | None:
@@ -91,13 +106,14 @@ def savings_chart(recommendations: Sequence[Mapping[str, Any]], limit: int = SAV
         label = host_label(rec)
         parts.append(
             Markup(
-                '<g class="bar"><title>{full}: {amount}/month</title>'
+                '<g class="bar"><title>{full}: {said} a month</title>'
                 '<text class="label" x="{pad}" y="{ty}">{label}</text>'
                 '<rect class="{colour}" x="{pad}" y="{by}" width="{length:.1f}" height="13" rx="2"/>'
-                '<text class="amount" x="{ax:.1f}" y="{ay}">{amount}/mo</text></g>'
+                '<text class="amount" x="{ax:.1f}" y="{ay}">{amount}</text></g>'
             ).format(
                 full=label,
-                amount=money(amount),
+                said=f"saves {money(amount)}" if amount >= 0 else f"costs {money(-amount)} more",
+                amount=f"{money(amount)}/mo" if amount >= 0 else f"costs {money(-amount)}/mo more",
                 ty=y + 12,
                 label=shorten(label, LABEL_CHARS),
                 colour=colour_class(key),
@@ -137,6 +153,28 @@ def thresholds(policy: Policy) -> tuple[Threshold, ...]:
             policy.target_max_util_pct,
         ),
     )
+
+
+def limiting_thresholds(policy: Policy) -> dict[str, tuple[Threshold, ...]]:
+    """The lines each measure is read against: utilisation the idle and target ones, GPU memory its out-of-memory
+    line, the host's CPU its CPU-bound line (domain/policy.py)."""
+    return {
+        "use": thresholds(policy),
+        "memory": (
+            Threshold(
+                f"out of memory {policy.oom_memory_pct:g}%",
+                f"out of memory: a peak at {policy.oom_memory_pct:g}% of memory.total that rises with the load",
+                policy.oom_memory_pct,
+            ),
+        ),
+        "cpu": (
+            Threshold(
+                f"CPU-bound {policy.cpu_saturated_pct:g}%",
+                f"CPU-bound: CPU p95 at {policy.cpu_saturated_pct:g}% or more",
+                policy.cpu_saturated_pct,
+            ),
+        ),
+    }
 
 
 @dataclass(frozen=True)
@@ -199,6 +237,7 @@ def utilisation_chart(
     chart_id: str,
     title: str,
     unit_name: str = "GPU",
+    axis: str = "",
 ) -> Markup:
     """Use from 0 to 100 % (the y axis) over the window's dates in UTC (the x axis), a line per unit, the thresholds
     dashed and labelled. `title` is what a screen reader says for the chart."""
@@ -227,8 +266,8 @@ def utilisation_chart(
         )
     parts.append(
         Markup(
-            '<text class="axis-title" transform="rotate(-90)" x="{x}" y="11" text-anchor="middle">{u} use (%)</text>'
-        ).format(x=-(_TOP + _BOTTOM) / 2, u=unit_name)
+            '<text class="axis-title" transform="rotate(-90)" x="{x}" y="11" text-anchor="middle">{a}</text>'
+        ).format(x=-(_TOP + _BOTTOM) / 2, a=axis or f"{unit_name} use (%)")
     )
     parts.extend(_date_ticks(start, end, x))
     parts.append(
@@ -263,3 +302,66 @@ def swatch(colour: str, dash: str = "") -> Markup:
         '<svg class="swatch" viewBox="0 0 22 10" width="22" height="10" aria-hidden="true">'
         '<line class="{}" x1="0" x2="22" y1="5" y2="5"{}/></svg>'
     ).format(colour_class(colour), extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fleet's trend, run by run
+
+
+def _thousands(value: float) -> str:
+    return f"${value / 1000:,.0f}k" if value >= 10_000 else money(value).removesuffix(".00")
+
+
+def trend_chart(points: Sequence[Mapping[str, Any]], *, chart_id: str = "trend") -> Markup:
+    """The fleet's waste (list prices) and the net savings available, one point per daily run (the report's
+    `since_last_time.trend`, oldest first), from $0; empty below two runs."""
+    if len(points) < 2:
+        return Markup("")
+    height, left, right, top, bottom = 150, 52, 334, 10, 118
+    top_value = max(max(float(p["waste_usd"]), float(p["net_savings_usd"])) for p in points) or 1.0
+    step = (right - left) / (len(points) - 1)
+
+    def y(value: float) -> float:
+        return bottom - value / top_value * (bottom - top)
+
+    waste = " ".join(
+        f"{'M' if n == 0 else 'L'}{left + n * step:.1f} {y(float(p['waste_usd'])):.1f}" for n, p in enumerate(points)
+    )
+    net_path = " ".join(
+        f"{'M' if n == 0 else 'L'}{left + n * step:.1f} {y(float(p['net_savings_usd'])):.1f}"
+        for n, p in enumerate(points)
+    )
+    first, last = points[0], points[-1]
+    title = (
+        f"Waste and net savings available over the last {len(points)} runs, {first['run']} to {last['run']}: waste "
+        f"from {money(first['waste_usd'])} to {money(last['waste_usd'])} a month, net savings from "
+        f"{money(first['net_savings_usd'])} to {money(last['net_savings_usd'])}."
+    )
+    parts = [
+        Markup(
+            '<svg class="chart trend" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+            'aria-labelledby="{id}-title"><title id="{id}-title">{t}</title>'
+        ).format(w=WIDTH, h=height, id=chart_id, t=title)
+    ]
+    for share in (0.0, 0.5, 1.0):
+        level = y(top_value * share)
+        parts.append(
+            Markup(
+                '<line class="grid" x1="{l}" x2="{r}" y1="{v:.1f}" y2="{v:.1f}"/>'
+                '<text class="axis" x="{tx}" y="{ty:.1f}" text-anchor="end">{label}</text>'
+            ).format(l=left, r=right, v=level, tx=left - 4, ty=level + 4, label=_thousands(top_value * share))
+        )
+    for x, anchor, run in ((left, "start", first["run"]), (right, "end", last["run"])):
+        parts.append(
+            Markup('<text class="axis" x="{x}" y="{y}" text-anchor="{a}">{run}</text>').format(
+                x=x, y=bottom + 16, a=anchor, run=str(run)
+            )
+        )
+    for path, key, label in ((waste, "waste", "waste"), (net_path, "saving", "net savings")):
+        parts.append(
+            Markup('<path class="series {c}" d="{d}"><title>{t}</title></path>').format(
+                c=colour_class(key), d=path, t=label
+            )
+        )
+    parts.append(Markup("</svg>"))
+    return Markup("").join(parts)

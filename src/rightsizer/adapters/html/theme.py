@@ -19,8 +19,12 @@ SERIES = tuple(f"s{n}" for n in range(8))
 DASHES = ("", "6 3", "2 2", "8 3 2 3")
 # Savings bars by where the money goes (services.report.Category).
 CATEGORIES = ("saving", "other_owner", "upsize", "none")
+# A finding's swatch by what it means (domain.findings.Severity): a risk red, waste amber, right-sized green.
+SEVERITIES = ("risk", "waste", "ok", "info")
+# The page's own colours an emoji's icon is drawn in, beside the severities' (adapters/html/blocks.ICONS).
+ICON_COLOURS = ("link", "muted", "fg")
 # What is drawn or written in a colour, and so must stand out from the background.
-FOREGROUNDS = ("fg", "muted", "link", "warn", "threshold", *SERIES, *CATEGORIES)
+FOREGROUNDS = ("fg", "muted", "link", "warn", "threshold", *SERIES, *CATEGORIES, *SEVERITIES)
 
 LIGHT: Mapping[str, str] = MappingProxyType(
     {
@@ -35,8 +39,6 @@ LIGHT: Mapping[str, str] = MappingProxyType(
         "warn": "#92400e",
         "mention-bg": "#e8f5fa",
         "mention": "#0b5394",
-        "button-primary": "#007a5a",
-        "button-danger": "#c41e53",
         "s0": "#1d4ed8",
         "s1": "#c2410c",
         "s2": "#15803d",
@@ -49,6 +51,10 @@ LIGHT: Mapping[str, str] = MappingProxyType(
         "other_owner": "#b45309",
         "upsize": "#b91c1c",
         "none": "#4b5563",
+        "risk": "#b91c1c",
+        "waste": "#b45309",
+        "ok": "#15803d",
+        "info": "#4b5563",
     }
 )
 DARK: Mapping[str, str] = MappingProxyType(
@@ -64,8 +70,6 @@ DARK: Mapping[str, str] = MappingProxyType(
         "warn": "#fcd34d",
         "mention-bg": "#1e3a5f",
         "mention": "#bfdbfe",
-        "button-primary": "#007a5a",
-        "button-danger": "#c41e53",
         "s0": "#60a5fa",
         "s1": "#fb923c",
         "s2": "#4ade80",
@@ -78,10 +82,12 @@ DARK: Mapping[str, str] = MappingProxyType(
         "other_owner": "#fbbf24",
         "upsize": "#f87171",
         "none": "#9ca3af",
+        "risk": "#f87171",
+        "waste": "#fbbf24",
+        "ok": "#4ade80",
+        "info": "#9ca3af",
     }
 )
-# Text on a coloured fill (Slack's buttons): white on both themes' button colours.
-ON_BUTTON = "#ffffff"
 
 
 def luminance(color: str) -> float:
@@ -108,7 +114,9 @@ def colour_class(key: str) -> str:
 
 def colour_rules() -> str:
     """`.c-<key>{--c:var(--<key>)}` for every keyed colour."""
-    return "".join(f".{colour_class(key)}{{--c:var(--{key})}}" for key in (*SERIES, *CATEGORIES))
+    return "".join(
+        f".{colour_class(key)}{{--c:var(--{key})}}" for key in (*SERIES, *CATEGORIES, *SEVERITIES, *ICON_COLOURS)
+    )
 
 
 def series_style(n: int) -> tuple[str, str]:

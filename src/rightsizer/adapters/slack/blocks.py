@@ -32,7 +32,7 @@ from rightsizer.domain.models import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import REPORT_ONLY, ActionScope
 from rightsizer.services.approvals import action_risks, hidden_by, needs_capacity_confirmation, split_hidden
-from rightsizer.services.formatting import printable, shorten, sparkline, usd
+from rightsizer.services.formatting import printable, shorten, spark_label, sparkline, usd
 from rightsizer.services.ports import Approval, Decision, ScheduleRecord
 from rightsizer.services.report import (
     FleetReport,
@@ -138,10 +138,10 @@ def money_text(rec: Recommendation) -> str:
 
 
 def spark_text(rec: Recommendation) -> str:
-    daily = rec.evidence.daily_accelerator_mean[-14:]
+    daily = rec.evidence.daily_trace[-14:]
     if not daily or all(value is None for value in daily):
         return "no GPU utilisation data"
-    return f"`{sparkline(daily)}` GPU use, daily mean of the last {len(daily)} days"
+    return f"`{sparkline(daily)}` {spark_label(rec.evidence, len(daily))}"
 
 
 def why_line(rec: Recommendation) -> str:
