@@ -108,7 +108,7 @@ def compare_totals(cli_document: dict[str, Any], posted: dict[str, Any]) -> None
     for surface, document in (("CLI", cli_document), ("Slack", posted)):
         totals = document["totals"]
         print(
-            f"  {surface:<5} {totals['monthly_savings_usd']:>10,.2f} USD/month can be saved "
+            f"  {surface:<5} {totals['monthly_savings_usd']:>10,.2f} USD/month can be saved at list price "
             f"({totals['actionable_savings_usd']:,.2f} with one click), {totals['other_owner_savings_usd']:,.2f} "
             f"needs another owner; {document['scope']['description']}"
         )
@@ -120,12 +120,13 @@ def compare_totals(cli_document: dict[str, Any], posted: dict[str, Any]) -> None
     )
 
 
-def post_daily_report(stack: Any, now: datetime, cli_document: dict[str, Any]) -> dict[str, Any]:
+def post_daily_report(stack: Any, now: datetime, cli_document: dict[str, Any], before: int = 0) -> dict[str, Any]:
+    """Today's run and its report (the Slack messages posted after the first `before`: yesterday's came first)."""
     from demo.slack_render import render_blocks
     from demo.world import daily_run
 
     result = daily_run(now)
-    messages = slack_messages(stack)
+    messages = slack_messages(stack)[before:]
     OUTPUT.mkdir(exist_ok=True)
     report_file = OUTPUT / "daily-report.json"
     report_file.write_text(json.dumps(messages, indent=2) + "\n")
@@ -154,7 +155,11 @@ def write_html_report(report: dict[str, Any], messages: list[dict[str, Any]], no
     html = page.render(report, series=series, slack_messages=messages, now=now, source=source)
     path.write_text(html)
     print(f"The daily report as a page (self-contained: inline SVG and CSS, no script): {path.resolve().as_uri()}")
-    parts = {"slack-report.png": ('<section id="slack"', OUTPUT / "slack-report.html")}
+    parts = {
+        "slack-report.png": ('<section id="slack"', OUTPUT / "slack-report.html"),
+        "since-last-time.png": ('<section id="since"', OUTPUT / "since-last-time.html"),
+        "by-team.png": ('<section id="showback"', OUTPUT / "by-team.html"),
+    }
     card = next((rec["instance_id"] for rec in report["recommendations"] if rec["name"] == PICTURED_HOST), None)
     if card is not None:
         parts["utilisation.png"] = (f'data-instance="{card}"', OUTPUT / "utilisation.html")
@@ -187,7 +192,10 @@ def reservation_example(report: dict[str, Any]) -> None:
 
 def main() -> int:
     with local_aws() as endpoint:
-        from demo.clicks import one_click_each
+        from moto.core.models import DEFAULT_ACCOUNT_ID
+
+        from demo import history
+        from demo.clicks import approve, one_click_each
         from demo.serverless import deployed_stack
         from demo.world import seed_world
 
@@ -195,17 +203,22 @@ def main() -> int:
         banner("1. A GPU fleet in a local AWS")
         print(f"Local AWS (moto) at {endpoint}; seeding the demo fleet with 14 days of metrics...", flush=True)
         world = seed_world(now, days=14)
-        print(f"Seeded {world.summary}.", flush=True)
+        yesterdays = history.seed_yesterdays_fleet(world.end, days=15)
+        print(f"Seeded {world.summary}, and {len(yesterdays)} hosts only yesterday's fleet had.", flush=True)
 
-        banner("2. The CLI: rightsizer analyze")
-        status, cli_document = analyze_with_cli(world.hosts, world.sagemaker)
-        if status:
-            return status
-
-        banner("3. The daily pipeline (Collect per region -> Analyze -> Report), posted to Slack")
         with deployed_stack() as stack:
-            report = post_daily_report(stack, now, cli_document)
-            daily_report = slack_messages(stack)
+            banner("1b. Yesterday: the daily pipeline's previous run, and what changed since")
+            history.yesterday(stack, DEFAULT_ACCOUNT_ID, REGIONS, now, yesterdays, approve)
+
+            banner("2. The CLI: rightsizer analyze")
+            status, cli_document = analyze_with_cli(world.hosts, world.sagemaker)
+            if status:
+                return status
+
+            banner("3. The daily pipeline (Collect per region -> Analyze -> Report), posted to Slack")
+            before = len(slack_messages(stack))
+            report = post_daily_report(stack, now, cli_document, before)
+            daily_report = slack_messages(stack)[before:]
             print("\nSavings that match the bill:")
             reservation_example(report)
             banner("4. One click for every kind of saving, through signed Slack interactions")

@@ -144,7 +144,7 @@ def section_only(page_html: str, marker: str) -> str:
     at = page_html.find(marker)
     if at < 0:
         raise ValueError(f"the page has no section with {marker!r}")
-    start = page_html.rindex("<section", 0, at)
+    start = page_html.rindex("<section", 0, at + len("<section"))  # the marker may open the section itself
     end = page_html.index("</section>", at) + len("</section>")
     head = page_html.split("<body>", 1)[0]
     return f"{head}<body>\n<main>\n{page_html[start:end]}\n</main>\n</body>\n</html>\n"

@@ -30,8 +30,10 @@ def approve(stack: Any, rec: dict[str, Any], action_id: str) -> dict[str, Any] |
     from rightsizer.adapters.aws.store import DynamoStore
 
     rec_id = rec["recommendation_id"]
-    posted_call = next(
-        call for call in stack.slack.of("chat.postMessage") if rec_id in json.dumps(call.params.get("blocks"))
+    posted_call = next(  # the latest report's message with its buttons (advice keeps its id from day to day)
+        call
+        for call in reversed(stack.slack.of("chat.postMessage"))
+        if f"act:{rec_id}" in json.dumps(call.params.get("blocks"))
     )
     posted, ts = posted_call.params, posted_call.answer["ts"]
     blocks = posted["blocks"] if isinstance(posted["blocks"], list) else json.loads(posted["blocks"])

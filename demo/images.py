@@ -22,10 +22,13 @@ PICTURES: dict[str, tuple[str, int | None]] = {
     "utilisation.png": ("utilisation.png", None),
     "report-page.png": ("report.png", 1800),  # the page's top: summary and the Slack messages
     "report-phone-dark.png": ("report-phone-dark.png", 2400),
+    "since-last-time.png": ("since-last-time.png", None),  # what the report opens with: what changed since yesterday
+    "by-team.png": ("by-team.png", None),  # showback: each team's spend, waste and net savings
 }
 # What the pictures show is made from these: the seeded fleet, and how the page and Slack's messages are drawn.
 INPUTS = (
     "demo/fleet.py",
+    "demo/history.py",
     "demo/sagemaker_fleet.py",
     "src/rightsizer/adapters/html/*.py",
     "src/rightsizer/adapters/html/templates/*",

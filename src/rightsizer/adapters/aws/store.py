@@ -55,8 +55,8 @@ from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.approval import RETRYABLE, ApprovalStatus, sources_of
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
-from rightsizer.domain.guards import Gap
 from rightsizer.domain.findings import Finding
+from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
