@@ -64,6 +64,11 @@ class FindingSpec:
     held_back_last: bool = False
     severity: Severity = Severity.INFO
 
+    @property
+    def wastes(self) -> bool:
+        """Its advice is about money spent on nothing (showback's waste, "since last time"'s new waste)."""
+        return self.severity is Severity.WASTE
+
 
 FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
     {

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from rightsizer.domain.findings import FINDINGS, Finding, Severity
+from rightsizer.domain.findings import FINDINGS, Finding
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.services.formatting import usd
@@ -112,14 +112,10 @@ KEYS: Mapping[str, Callable[[Recommendation], str]] = {
 BY_TEAM = GroupBy("team")
 
 
-def wastes(rec: Recommendation) -> bool:
-    return FINDINGS[rec.finding].severity is Severity.WASTE
-
-
 def host_money(rec: Recommendation) -> HostMoney | None:
     """What a resource puts in its group's waste and savings; None when its advice saves nothing."""
     saving = rec.monthly_savings or ZERO
-    waste = saving if saving > 0 and wastes(rec) else ZERO
+    waste = saving if saving > 0 and FINDINGS[rec.finding].wastes else ZERO
     net = rec.net_savings if saving > 0 and rec.net_savings is not None else ZERO
     if waste <= 0 and net <= 0:
         return None

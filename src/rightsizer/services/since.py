@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from rightsizer.domain.findings import FINDINGS, Finding, Severity
+from rightsizer.domain.findings import FINDINGS, Finding
 from rightsizer.domain.models import Recommendation
 
 ZERO = Decimal(0)
@@ -106,10 +106,6 @@ def _largest(changes: Iterable[AdviceChange], limit: int) -> tuple[AdviceChange,
     return tuple(sorted(changes, key=lambda c: (-c.net, c.resource_id))[:limit])
 
 
-def wastes(finding: Finding) -> bool:
-    return FINDINGS[finding].severity is Severity.WASTE
-
-
 def _net(rec: Recommendation) -> Decimal:
     net = rec.net_savings
     return net if net is not None and net > 0 else ZERO
@@ -123,7 +119,7 @@ def advice_changes(
     new, resolved = [], []
     for rec in current:
         prior = previous.get(rec.instance_id)
-        if wastes(rec.finding) and (prior is None or not wastes(prior.finding)):
+        if FINDINGS[rec.finding].wastes and (prior is None or not FINDINGS[prior.finding].wastes):
             new.append(AdviceChange(rec.instance_id, rec.instance_name, rec.finding, _net(rec), rec.recommendation_id))
         elif prior is not None and FINDINGS[prior.finding].attention and not FINDINGS[rec.finding].attention:
             resolved.append(
