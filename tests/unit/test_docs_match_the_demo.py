@@ -24,7 +24,7 @@ NUMBERS = {5: "five", 6: "six", 7: "seven"}
 
 
 def clicks() -> int:
-    """The Approve clicks of today's report: one `approve(stack, ...)` call each in the demo's clicks (demo/clicks.py)."""
+    """The Approve clicks of today's report: one `approve(stack, ...)` call each in demo/clicks.py."""
     return len(re.findall(r"\bapprove\(stack, ", (ROOT / "demo" / "clicks.py").read_text()))
 
 

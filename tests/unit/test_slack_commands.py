@@ -114,7 +114,8 @@ def needs_an_id(verb: str, example: str, got: str = "") -> str:
         (
             "top 5 finding=busy",
             "`top`: no finding 'busy': one of idle, overprovisioned, underprovisioned, "
-            "not_gpu_bound, schedulable, optimized, insufficient_data, excluded, consolidate, left_running.",
+            "not_gpu_bound, schedulable, optimized, insufficient_data, excluded, consolidate, left_running, gpu_lost, "
+            "held_unused.",
         ),
         ("top min-savings=lots", "`top`: min-savings 'lots' is not an amount of dollars a month (e.g. 100 or $1,500)."),
         ("top colour=red", "`top`: no filter 'colour': use finding, min-savings, team, tag, kind."),

@@ -677,8 +677,8 @@ def top_messages(
         note += f" · {len(view.hidden)} hidden (snoozed or dismissed)"
     key = report.managed_tag_key
     approved = approvals or {}
-    listed = [recommendation_blocks(rec, scope, key, approved.get(rec.recommendation_id)) for rec in chosen]
-    pages = paginate([[_context(note)], *listed])
+    groups = [recommendation_blocks(rec, scope, key, approved.get(rec.recommendation_id)) for rec in chosen]
+    pages = paginate([[_context(note)], *groups])
     return [Message(note, tuple(page)) for page in pages]
 
 
