@@ -167,6 +167,11 @@ TEAMS: dict[str, str] = {
     "weekly-job": "research",
     "finetune-ended": "research",
     "stopped": "research",
+    "ebs-bound": "data",
+    "network-bound": "platform",
+    "gpu-lost": "vision",
+    "held-unused": "research",
+    "graphics-workstation": "studio",
 }
 
 

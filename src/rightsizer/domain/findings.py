@@ -135,12 +135,14 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             attention=True,
             no_action="a lost GPU comes back with a stop and start on other hardware, which its owner schedules (an "
             "instance store is wiped)",
+            severity=Severity.RISK,  # hardware paid for and not usable: a fault to fix, not idle money
         ),
         Finding.HELD_UNUSED: FindingSpec(
             Finding.HELD_UNUSED,
             "held, unused",
             attention=True,
             no_action="a process holds the GPUs and may be wanted: check what it is before anything stops it",
+            severity=Severity.WASTE,  # idle in all but memory: money spent on GPUs that run nothing
         ),
     }
 )
