@@ -745,7 +745,7 @@ def test_stopping_a_scarce_type_takes_the_button_that_names_the_capacity_risk(wo
     assert blocks.ACTION_APPROVE not in buttons
     risky = buttons[blocks.ACTION_APPROVE_SCARCE]
     assert risky["text"]["text"] == "Approve stop (capacity risk)" and risky["style"] == "danger"
-    assert "Restart capacity is not guaranteed" in risky["confirm"]["text"]["text"]
+    assert "Risk: restart capacity is not guaranteed: p4d.24xlarge is scarce" in risky["confirm"]["text"]["text"]
 
     world.click(blocks.ACTION_APPROVE, host, message=message)  # a plain Approve (an old or forged button)
     assert world.workflow.started == []

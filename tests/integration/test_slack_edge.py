@@ -268,7 +268,7 @@ def test_payload_as_command_text_gets_the_help_answer(deployed: Deployed, fleet:
     response = deployed.command("top payload")
 
     assert response["statusCode"] == 200
-    assert "`top` takes one optional positive number" in json.loads(response["body"])["text"]
+    assert "`top` takes a number and filters written name=value (got `payload`)" in json.loads(response["body"])["text"]
 
 
 @pytest.mark.parametrize("count", ["¹", "①", "٣", "３", "99999", "0", "-1", "1.5", "2²"])
@@ -277,7 +277,9 @@ def test_unusual_digits_in_top_get_the_help_answer(deployed: Deployed, fleet: li
 
     assert response["statusCode"] == 200
     body = json.loads(response["body"])
-    assert "`top` takes one optional positive number" in body["text"] and "/gpu top [N]" in body["text"]
+    # Not a count: "0" is refused as one, anything else is neither a count nor a name=value filter.
+    refused = "`top` takes a positive number" if count == "0" else "`top` takes a number and filters written name=value"
+    assert body["text"].startswith(refused) and "/gpu top [N]" in body["text"]
     assert deployed.lazy.queue == [] and deployed.slack.calls == []
 
 
