@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.services.approvals import split_hidden
-from rightsizer.services.ports import OnDemandPrices, Progress, SourceUnavailable, UsageSource
+from rightsizer.services.approvals import ApprovalStore, split_hidden
+from rightsizer.services.ports import OnDemandPrices, Progress, ResizeWorkflow, SourceUnavailable, UsageSource
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
 
@@ -347,7 +347,7 @@ def slack_web_client(secret_name: str, api_url: str) -> Any:
 def slack_entry(wiring: Wiring, credentials: Any, lambda_client: Any, lambda_context: Callable[[], Any]) -> Any:
     """The Slack function's entry (a `LambdaEntry` around the Bolt app) for these credentials: the table, the
     bot's client, the resize workflow (built on first approval) and the client that runs lazy listeners."""
-    from rightsizer.adapters.slack.app import LambdaEntry, build_app, step_functions_workflow
+    from rightsizer.adapters.slack.app import LambdaEntry, build_app
     from rightsizer.adapters.slack.client import web_client
 
     settings = wiring.settings
@@ -361,6 +361,38 @@ def slack_entry(wiring: Wiring, credentials: Any, lambda_client: Any, lambda_con
         signing_secret=credentials.signing_secret,
     )
     return LambdaEntry(app, signing_secret=credentials.signing_secret, lambda_client=lambda_client)
+
+
+def step_functions_workflow(
+    settings: Settings, store: ApprovalStore, session: Any, lambda_context: Callable[[], Any]
+) -> Callable[[], ResizeWorkflow]:
+    """The Slack app's ResizeWorkflow, built on first use (an approval, in a lazy listener): the Step Functions
+    adapter and its client stay off the acknowledgement's cold start."""
+
+    def expected_state(recommendation_id: str) -> str | None:
+        # The workflow refuses a host that left the state the recommendation saw (e.g. stopped meanwhile).
+        rec = store.recommendation(recommendation_id)
+        return rec.state if rec is not None else None
+
+    def factory() -> ResizeWorkflow:
+        from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
+
+        if not settings.resize_state_machine_arn:
+            raise RuntimeError("RESIZE_STATE_MACHINE_ARN is not set")
+
+        def client_for(region: str) -> Any:  # the instance workflow of another action region
+            return session.client("stepfunctions", region_name=region)
+
+        # Two guards: the approval's conditional write elects a single starter, and Powertools idempotency
+        # (records in our table) plus the deterministic execution name make a retried start a no-op.
+        workflow = StepFunctionsResizeWorkflow.from_settings(
+            settings, client_for(settings.home_region), expected_state_of=expected_state, client_for=client_for
+        )
+        # Lets Powertools expire an in-progress idempotency record if this invocation times out.
+        workflow.register_lambda_context(lambda_context())
+        return workflow
+
+    return factory
 
 
 def start_pipeline(wiring: Wiring, now: datetime, mode: Mode | None = None) -> dict[str, Any]:

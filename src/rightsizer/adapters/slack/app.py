@@ -4,8 +4,8 @@ Slack wants an answer within 3 seconds, cold start included. So the ack path onl
 (signature and age: Bolt; replay and retry: `RequestGuard`, one conditional DynamoDB write), parses the
 command (`commands`), and acknowledges. Everything that reads data, calls Slack or starts a workflow runs in a
 lazy listener (a command's `answer`, a button's handler in `buttons`), which the Lambda adapter runs in a
-second, asynchronous invocation of this same function. The Step Functions adapter and its client, which only
-approvals need, are imported there.
+second, asynchronous invocation of this same function. The resize workflow, which only approvals need, comes
+from the `workflow_factory` the composition root hands in (bootstrap.py): it is built there, on first use.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from rightsizer.adapters.slack import buttons, commands
 from rightsizer.adapters.slack.deps import Ack, Deps, Respond, SlackStore, utc_now
 from rightsizer.adapters.slack.edge import Rejection, Verified, verify
 from rightsizer.adapters.slack.messages import MessageBoard
-from rightsizer.services import approvals
 from rightsizer.services.ports import ResizeWorkflow
 from rightsizer.settings import Settings
 
@@ -246,47 +245,6 @@ class _VerifiedRequest(BoltRequest):
         return copied
 
 
-def step_functions_workflow(
-    settings: Settings,
-    store: approvals.ApprovalStore,
-    session: Any | None = None,
-    lambda_context: Callable[[], Any] | None = None,
-) -> Callable[[], ResizeWorkflow]:
-    """The production ResizeWorkflow, built on first use: the adapter and its client stay off the ack path."""
-
-    def expected_state(recommendation_id: str) -> str | None:
-        # The workflow refuses a host that left the state the recommendation saw (e.g. stopped meanwhile).
-        rec = store.recommendation(recommendation_id)
-        return rec.state if rec is not None else None
-
-    def factory() -> ResizeWorkflow:
-        from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
-
-        if not settings.resize_state_machine_arn:
-            raise RuntimeError("RESIZE_STATE_MACHINE_ARN is not set")
-        if session is None:
-            import boto3
-
-            make: Callable[..., Any] = boto3.client
-        else:
-            make = session.client
-
-        def client_for(region: str) -> Any:  # the instance workflow of another action region
-            return make("stepfunctions", region_name=region)
-
-        # Two guards: the approval's conditional write elects a single starter, and Powertools idempotency
-        # (records in our table) plus the deterministic execution name make a retried start a no-op.
-        workflow = StepFunctionsResizeWorkflow.from_settings(
-            settings, client_for(settings.home_region), expected_state_of=expected_state, client_for=client_for
-        )
-        if lambda_context is not None:
-            # Lets Powertools expire an in-progress idempotency record if this invocation times out.
-            workflow.register_lambda_context(lambda_context())
-        return workflow
-
-    return factory
-
-
 __all__: Sequence[str] = (
     "Deps",
     "LambdaEntry",
@@ -295,5 +253,4 @@ __all__: Sequence[str] = (
     "build_app",
     "register",
     "request_digest",
-    "step_functions_workflow",
 )
