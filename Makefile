@@ -13,7 +13,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo serve images test lint typecheck unit template build bench lock clean
+.PHONY: demo serve images test lint imports typecheck unit template build bench lock clean
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,11 +45,15 @@ images: $(DEMO_ENV)
 	$(BIN)/python -m demo
 	$(BIN)/python -m demo.images
 
-test: lint typecheck template build unit
+test: lint imports typecheck template build unit
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests demo bench
 	$(BIN)/ruff format --check src tests demo bench
+
+# The architecture: the import contracts under [tool.importlinter] in pyproject.toml (docs/architecture.md).
+imports: $(DEV_STAMP)
+	$(BIN)/lint-imports --no-logo
 
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
@@ -103,4 +107,4 @@ lock: $(DEV_STAMP)
 	$(BIN)/uv export --frozen --all-groups --extra cli --no-emit-project > requirements/dev.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .aws-sam
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .aws-sam
