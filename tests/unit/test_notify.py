@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rightsizer.adapters.slack.notifier import SlackThreadNotifier
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.handlers import notify as notify_handler
@@ -227,7 +228,7 @@ def test_sample_event_matches_what_the_workflow_puts() -> None:
 def test_process_posts_the_sample_event_through_a_slack_client() -> None:
     web = FakeWebClient()
     store = store_with(approval())
-    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
+    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
     answer = notify_handler.process(sample_event(), deps, NOW)
 
@@ -257,7 +258,7 @@ def test_an_outcome_on_a_daily_report_changes_only_that_recommendations_line() -
     )
     store = store_with(approval())
     store.messages[(report.channel, report.ts)] = report
-    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
+    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
     notify_handler.process(sample_event(), deps, NOW)
 
@@ -331,7 +332,7 @@ def test_an_outcome_arriving_twice_is_recorded_and_posted_once() -> None:
 
 
 def test_process_answers_a_malformed_event_without_raising() -> None:
-    deps = notify_handler.Dependencies(store_with(), notify_handler.SlackThreadNotifier(FakeWebClient, store_with()))
+    deps = notify_handler.Dependencies(store_with(), SlackThreadNotifier(FakeWebClient, store_with()))
     answer = notify_handler.process({"id": "x", "detail": "not an object"}, deps, NOW)
     assert answer["outcome"] == "malformed"
 
@@ -343,14 +344,14 @@ def test_slack_errors_and_missing_configuration_become_notification_failures() -
 
     failing = FakeWebClient(SlackApiError("boom", {"ok": False, "error": "not_in_channel"}))  # type: ignore[no-untyped-call]
     with pytest.raises(NotificationFailed, match="not_in_channel") as failed:
-        notify_handler.SlackThreadNotifier(lambda: failing, store_with()).reply("C1", "1.2", "hi")
+        SlackThreadNotifier(lambda: failing, store_with()).reply("C1", "1.2", "hi")
     assert "in channel C1 (not_in_channel): the app is not a member of C1: send `/invite" in str(failed.value)
 
     def unconfigured() -> Any:
         raise SlackNotConfigured("secret stack/slack has no value yet")
 
     with pytest.raises(NotificationFailed, match="has no value yet"):
-        notify_handler.SlackThreadNotifier(unconfigured, store_with()).reply("C1", "1.2", "hi")
+        SlackThreadNotifier(unconfigured, store_with()).reply("C1", "1.2", "hi")
 
 
 def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.MonkeyPatch) -> None:

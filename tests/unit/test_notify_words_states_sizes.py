@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from rightsizer.adapters.slack.notifier import SlackThreadNotifier
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.handlers import notify as notify_handler
@@ -65,7 +66,7 @@ def status_change(status: str, **detail: Any) -> dict[str, Any]:
 
 
 def deps_for(store: MemoryStore, web: FakeWebClient) -> notify_handler.Dependencies:
-    return notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
+    return notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
 
 # ------------------------------------------------------------------------------- 1. the action's words
@@ -207,7 +208,7 @@ def test_an_approval_in_a_state_this_version_does_not_know_is_logged_and_skipped
     warnings: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(notify_handler.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
     web = FakeWebClient()
-    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(lambda: web, store))
+    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
     answer = notify_handler.process(sample_event(), deps, NOW)  # returns: EventBridge does not retry
 
@@ -225,7 +226,7 @@ def test_a_status_change_for_an_unreadable_approval_is_skipped_too(dynamo_store:
     store, table = dynamo_store
     store.create_approval(approval(status="running"))
     _rewrite_as_a_newer_version(table, status="paused")
-    deps = notify_handler.Dependencies(store, notify_handler.SlackThreadNotifier(FakeWebClient, store))
+    deps = notify_handler.Dependencies(store, SlackThreadNotifier(FakeWebClient, store))
 
     answer = notify_handler.process(status_change("TIMED_OUT"), deps, NOW)
 
@@ -327,7 +328,7 @@ def test_a_long_cause_of_an_execution_end_is_audited_whole_not_cut_at_1500() -> 
 
 def test_the_slack_adapter_itself_never_sends_more_than_slack_takes() -> None:
     web = FakeWebClient()
-    notifier = notify_handler.SlackThreadNotifier(lambda: web, store_with())
+    notifier = SlackThreadNotifier(lambda: web, store_with())
 
     notifier.reply("C1", "1.2", "z" * 100_000)
     notifier.update_root("C1", "1.2", REC, "z" * 100_000)
