@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.services.approvals import ApprovalStore, split_hidden
+from rightsizer.services.approvals import ApprovalStore
 from rightsizer.services.ports import OnDemandPrices, Progress, ResizeWorkflow, SourceUnavailable, UsageSource
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.commitments import Ec2Commitments
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
+    from rightsizer.adapters.slack.poster import Picture
     from rightsizer.services.collect import Reference, RegionData, RegionSources
+    from rightsizer.services.daily_report import PagePublisher, ReportPoster
     from rightsizer.services.pipeline import Mode, ShardTask, Target
     from rightsizer.services.sagemaker import SageMakerSources
 
@@ -590,94 +592,55 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
 
 
 def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """The fleet report from the precomputed ranking; posted to Slack unless the payload says {"post": false}.
-    Only {"include_recommendations": true} (an export) reads every latest recommendation.
+    """The report function's use-case (services/daily_report.py) with its adapters: the Slack poster when a channel and
+    the secret are configured, the page in the stack's bucket when there is one."""
+    from rightsizer.services.daily_report import daily_report
 
-    A scheduled post is keyed by its channel and scheduled time: when Lambda or the scheduler retries it
-    after a failure half-way, it resumes after the last message that reached Slack."""
-    from rightsizer.services.ranking import ranked_report
+    settings = wiring.settings
+    slack = settings.slack
 
-    settings, state = wiring.settings, wiring.store
-    scope = settings.report_scope
-    ranked = ranked_report(state, now, settings.lookback_days, scope, settings.managed_tag_key)
-    report, decisions = ranked.report, ranked.decisions
-    result = report_json(report)
-    result["hidden_recommendations"] = len(split_hidden(report.recommendations, decisions, now)[1]) + len(
-        ranked.hidden_elsewhere
+    def slack_poster() -> ReportPoster:
+        from rightsizer.adapters.slack.poster import SlackReportPoster
+
+        return SlackReportPoster(
+            slack_web_client(slack.secret_name, slack.api_url),
+            slack.channel,
+            slack.top_n,
+            scope=settings.report_scope,
+            ledger=wiring.store,
+            picture_of=savings_picture,
+        )
+
+    poster = slack_poster if slack.channel and slack.secret_name else None
+    return daily_report(wiring.store, settings, payload, now, poster=poster, publisher=page_publisher(wiring))
+
+
+def page_publisher(wiring: Wiring) -> PagePublisher | None:
+    """The report's page in the stack's bucket (its presigned link), drawn by adapters/html; None without a bucket."""
+    from rightsizer.adapters.aws.report_pages import PRESIGN_CONFIG, S3PagePublisher
+
+    settings = wiring.settings
+    if not settings.plan_bucket:
+        return None
+
+    def render(report: FleetReport) -> str:
+        from rightsizer.adapters.html import page  # jinja2: only for a report that is posted
+
+        return page.render_report(report, policy=settings.policy, source="the daily report of GPU Rightsizer")
+
+    return S3PagePublisher(
+        lambda: wiring.session.client("s3", settings.home_region, extra=PRESIGN_CONFIG), settings.plan_bucket, render
     )
-    if payload.get("post", True) and settings.slack.channel and settings.slack.secret_name:
-        from rightsizer.adapters.aws.report_pages import LINK_SECONDS
-        from rightsizer.adapters.slack.client import web_client
-        from rightsizer.adapters.slack.poster import post_daily_report
-        from rightsizer.adapters.slack.secrets import slack_credentials
-
-        client = web_client(slack_credentials(settings.slack.secret_name).bot_token, settings.slack.api_url)
-        scheduled = str(payload.get("scheduled_time") or payload.get("post_key") or "")
-        post_key = f"{settings.slack.channel}#{scheduled}" if scheduled else ""
-        page_url, picture, problems = _report_pictures(wiring, report, now, post_key, result)
-        result["posted"] = post_daily_report(
-            client,
-            settings.slack.channel,
-            report,
-            decisions,
-            settings.slack.top_n,
-            now=now,
-            hidden_elsewhere=ranked.hidden_elsewhere,
-            scope=scope,
-            ledger=state,
-            post_key=post_key,
-            page_url=page_url,
-            page_hours=LINK_SECONDS // 3600,
-            picture=picture,
-            problems=problems,
-            approvals=ranked.approvals,
-        )
-        if problems:
-            result["warnings"] = [*result["warnings"], *problems]
-    result.pop("recommendations")  # the ranking's head only
-    if payload.get("include_recommendations", False):
-        listing = build_report(
-            state.latest_recommendations(),
-            now,
-            settings.lookback_days,
-            scope=scope,
-            managed_tag_key=settings.managed_tag_key,
-        )
-        result["recommendations"] = report_json(listing)["recommendations"]
-    return result
 
 
-def _report_pictures(
-    wiring: Wiring, report: FleetReport, now: datetime, post_key: str, result: dict[str, Any]
-) -> tuple[str | None, Any, list[str]]:
-    """The report's page in the stack's bucket (its presigned link) and the savings chart for Slack. Either failing
-    is a warning in the result: the report is still posted, without it."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from rightsizer.adapters.aws.report_pages import PRESIGN_CONFIG, publish_page
-    from rightsizer.adapters.html import page, png
+def savings_picture(report: FleetReport) -> Picture | None:
+    """The savings chart for the report's Slack thread (adapters/html/png), with its alt text; None without savings."""
+    from rightsizer.adapters.html import png
     from rightsizer.adapters.slack.poster import Picture
 
-    problems: list[str] = []
     document = report_json(report)
-    url = None
-    if wiring.settings.plan_bucket:
-        html = page.render_report(report, policy=wiring.settings.policy, source="the daily report of GPU Rightsizer")
-        s3 = wiring.session.client("s3", wiring.settings.home_region, extra=PRESIGN_CONFIG)
-        try:
-            published = publish_page(s3, wiring.settings.plan_bucket, html, now, post_key=post_key)
-        except (BotoCoreError, ClientError) as error:
-            problems.append(f"the report page was not written to S3: {error}")
-        else:
-            url = published.url
-            result["page"] = {
-                "bucket": published.bucket,
-                "key": published.key,
-                "expires_at": published.expires_at.isoformat(),
-            }
     chart = png.savings_png(document["recommendations"])
-    picture = Picture(chart, png.alt_text(document)) if chart is not None else None
-    return url, picture, problems
+    return Picture(chart, png.alt_text(document)) if chart is not None else None
 
 
 def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:

@@ -9,25 +9,21 @@ when those expire, which can be before `LINK_SECONDS`: the Slack line says "with
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from rightsizer.services.daily_report import PageNotPublished, PublishedPage
+from rightsizer.services.report import FleetReport
 
 # Presigned links are SigV4 (X-Amz-Expires): SigV2's are deprecated and botocore still makes them for S3 by default.
 PRESIGN_CONFIG = Config(signature_version="s3v4")
 PREFIX = "reports/"  # template.yaml: the lifecycle rule that expires pages, the report function's s3:PutObject
 LINK_SECONDS = 12 * 3600
 CONTENT_TYPE = "text/html; charset=utf-8"
-
-
-@dataclass(frozen=True)
-class PublishedPage:
-    bucket: str
-    key: str
-    url: str
-    expires_at: datetime
 
 
 def page_key(now: datetime, post_key: str = "") -> str:
@@ -47,3 +43,21 @@ def publish_page(
     )
     url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_in)
     return PublishedPage(bucket, key, str(url), now + timedelta(seconds=expires_in))
+
+
+class S3PagePublisher:
+    """`PagePublisher` into the stack's bucket: `render` draws the page (adapters/html, wired in bootstrap); the S3
+    client (presigning with PRESIGN_CONFIG) is made on first use."""
+
+    def __init__(self, s3: Callable[[], Any], bucket: str, render: Callable[[FleetReport], str]) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+        self._render = render
+
+    def publish(self, report: FleetReport, now: datetime, post_key: str) -> PublishedPage:
+        html = self._render(report)
+        s3 = self._s3()
+        try:
+            return publish_page(s3, self._bucket, html, now, post_key=post_key)
+        except (BotoCoreError, ClientError) as error:
+            raise PageNotPublished(str(error)) from error

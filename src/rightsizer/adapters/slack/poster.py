@@ -4,7 +4,7 @@ link to the report's page (presigned, expiring) in the summary and the savings c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -16,7 +16,9 @@ from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, esca
 from rightsizer.adapters.slack.client import refused
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.scope import ActionScope
+from rightsizer.services.daily_report import PublishedPage
 from rightsizer.services.ports import Approval, PostedMessage
+from rightsizer.services.ranking import RankedReport
 from rightsizer.services.report import FleetReport
 
 
@@ -120,6 +122,51 @@ def post_daily_report(
     return timestamps
 
 
+class SlackReportPoster:
+    """`ReportPoster` into a channel with a bot's client; `picture_of` draws the thread's savings chart (adapters/html,
+    wired in bootstrap)."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        channel: str,
+        top_n: int,
+        *,
+        scope: ActionScope | None,
+        ledger: ReportLedger,
+        picture_of: Callable[[FleetReport], Picture | None],
+    ) -> None:
+        self._client = client
+        self._channel = channel
+        self._top_n = top_n
+        self._scope = scope
+        self._ledger = ledger
+        self._picture_of = picture_of
+
+    def post(
+        self, ranked: RankedReport, now: datetime, *, post_key: str, page: PublishedPage | None, problems: list[str]
+    ) -> list[str]:
+        picture = self._picture_of(ranked.report)
+        hours = int((page.expires_at - now).total_seconds()) // 3600 if page is not None else 0  # 0: no link
+        return post_daily_report(
+            self._client,
+            self._channel,
+            ranked.report,
+            ranked.decisions,
+            self._top_n,
+            now=now,
+            hidden_elsewhere=ranked.hidden_elsewhere,
+            scope=self._scope,
+            ledger=self._ledger,
+            post_key=post_key,
+            page_url=page.url if page is not None else None,
+            page_hours=hours,
+            picture=picture,
+            problems=problems,
+            approvals=ranked.approvals,
+        )
+
+
 def share_picture(client: WebClient, channel: str, thread_ts: str, picture: Picture) -> str | None:
     """Upload `picture` into the thread of `thread_ts` (slack_sdk's files_upload_v2: Slack's external upload);
     what went wrong, or None."""
@@ -158,4 +205,11 @@ def _post(client: WebClient, channel: str, payload: Mapping[str, Any], thread_ts
     return str(response["ts"])
 
 
-__all__: Sequence[str] = ("Picture", "ReportLedger", "page_link_block", "post_daily_report", "share_picture")
+__all__: Sequence[str] = (
+    "Picture",
+    "ReportLedger",
+    "SlackReportPoster",
+    "page_link_block",
+    "post_daily_report",
+    "share_picture",
+)
