@@ -34,16 +34,16 @@ def banner(title: str) -> None:
 def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> tuple[int, dict[str, Any]]:
     """The CLI's table, then its JSON checked host by host: (exit status, the JSON document)."""
     from demo.serverless import TEAM_ZONE
-    from rightsizer import cli
+    from rightsizer import cli_main
 
     # The deployment's team zone (demo/serverless.py): the CLI prices the notebooks' schedule as Slack does.
     command = ["analyze", *[arg for region in REGIONS for arg in ("--region", region)], "--time-zone", TEAM_ZONE]
     print("$ rightsizer " + " ".join(command), flush=True)
-    status = cli.main(command)
+    status = cli_main.main(command)
     if status != 0:
         return status, {}
     buffer = io.StringIO()
-    cli.main([*command, "--format", "json", "--no-progress"], stdout=buffer, stderr=io.StringIO())
+    cli_main.main([*command, "--format", "json", "--no-progress"], stdout=buffer, stderr=io.StringIO())
     document = json.loads(buffer.getvalue())
     by_id = {rec["instance_id"]: rec for rec in document["recommendations"]}
     print("\nDoes every seeded host get the finding its workload deserves?")

@@ -1,30 +1,26 @@
-"""`rightsizer`: `analyze` collects, analyses and prints recommendations; `show`, `report` and `act --dry-run`
-(cli_commands.py) read one host, a deployment's report, or the calls an approval would make; `completion` prints a
-shell's completion script. With the habits of the AWS CLI: --output, --query and --color (cli_output.py),
---profile, --region, --cli-*-timeout, AWS_ENDPOINT_URL.
+"""`rightsizer analyze` collects, analyses and prints recommendations; and what every verb shares: the `Verb` of the
+registry, the exit codes, the options, the AWS session, the live analysis, the report's formats (table, json, csv,
+html). With the habits of the AWS CLI: --output, --query and --color (cli_output.py), --profile, --region,
+--cli-*-timeout, AWS_ENDPOINT_URL.
 
-Every verb is one `Verb` in `verbs()`: the parser, the help, the completion scripts and docs/cli.md's test are
-generated from that one registry. Errors are one line on stderr and a documented exit code (EXIT_CODES), never a
-traceback (unless --debug).
+`show`, `report` and `act --dry-run` are in cli_commands.py, `doctor` in cli_doctor.py; cli_main.py builds the parser
+from all of them and runs `rightsizer` (the console script).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import io
-import os
 import re
-import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rightsizer import __version__, cli_output
+from rightsizer import cli_output
 from rightsizer.cli_output import Output, Paint, UsageError
 from rightsizer.domain.findings import FINDINGS, Severity
 from rightsizer.domain.models import Recommendation
@@ -58,7 +54,7 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.session import AwsSession
     from rightsizer.adapters.html.series import UnitSeries
 
-__all__ = ["CommandFailed", "UsageError", "main"]
+__all__ = ["CommandFailed", "UsageError", "Verb"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # AWS could not be read at all, or holds no answer: credentials, network, no report, no such host
@@ -78,22 +74,6 @@ EXIT_CODES = {
 DEFAULT_COLUMNS = 120
 NO_PAINT = Paint()  # no colour
 
-EXAMPLES = """\
-examples:
-  rightsizer analyze                                   # the region of AWS_REGION / AWS_DEFAULT_REGION / the profile
-  rightsizer analyze --profile prod --region us-east-1 --region eu-west-1
-  rightsizer analyze --all-regions --output json > fleet.json
-  rightsizer analyze --all-regions --account-role-arn arn:aws:iam::111122223333:role/GpuRightsizerCollector
-  rightsizer analyze --format csv > fleet.csv          # for spreadsheets
-  rightsizer analyze --format html > fleet.html        # the report page, self-contained (or --html fleet.html)
-  rightsizer analyze --output text --query "recommendations[?finding=='idle'].[instance_id, monthly_savings_usd]"
-  rightsizer show i-0123456789abcdef0                  # one host's evidence and reasons
-  rightsizer report --stack gpu-rightsizer             # what the deployed bot decided, from its table
-  rightsizer act i-0123456789abcdef0 --dry-run --stack gpu-rightsizer   # the AWS calls an approval would make
-  rightsizer doctor --stack gpu-rightsizer             # after a deploy: each line of the checklist ok, or the fix
-  AWS_ENDPOINT_URL=http://127.0.0.1:5000 rightsizer analyze   # against `make serve`
-"""
-
 
 class CommandFailed(Exception):
     """A verb could not do its job (AWS unreadable, nothing found): one line on stderr and its exit code."""
@@ -101,11 +81,6 @@ class CommandFailed(Exception):
     def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
         super().__init__(message)
         self.code = code
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
 
 
 def _seconds(text: str) -> float:
@@ -175,11 +150,6 @@ def _checked_role_arn(arn: str) -> str:
     return arn
 
 
-def _epilog() -> str:
-    codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
-    return f"{EXAMPLES}\nexit codes:\n{codes}\n"
-
-
 # ---------------------------------------------------------------------------------------------
 # The verbs: one registry, from which the parser, its help and the completion scripts are built.
 
@@ -195,36 +165,6 @@ class Verb:
     description: str
     options: Callable[[argparse.ArgumentParser], None]
     run: Run
-
-
-def verbs() -> dict[str, Verb]:
-    """Every verb, in the order the help lists them."""
-    from rightsizer import cli_commands, cli_doctor
-
-    return {ANALYZE.name: ANALYZE, **cli_commands.VERBS, **cli_doctor.VERBS}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    registry = verbs()
-    parser = _Parser(
-        prog="rightsizer",
-        description="Right-size AWS GPU, Inferentia and Trainium instances.",
-        epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for verb in registry.values():
-        sub = commands.add_parser(
-            verb.name,
-            help=verb.summary,
-            description=verb.description,
-            epilog=_epilog(),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        verb.options(sub)
-        sub.set_defaults(run=verb.run)
-    return parser
 
 
 def add_where_options(parser: argparse.ArgumentParser, *, stack: bool = False) -> None:
@@ -416,76 +356,11 @@ class Charset:
         return cls(SPARK_BARS, ELLIPSIS)
 
 
-def _tolerant(stream: TextIO) -> None:
-    """Characters the stream cannot encode (a host's Name tag, say) become '?' instead of an exception."""
-    reconfigure: Callable[..., None] | None = getattr(stream, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="replace")
-
-
-def _fail(err: TextIO, message: str, code: int) -> int:
-    print(f"rightsizer: error: {printable(message)}", file=err)  # one line, whatever the message quotes
-    return code
-
-
-def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    _tolerant(out)
-    _tolerant(err)
-    parser = build_parser()
-    words = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser.parse_args(words)
-    except UsageError as error:
-        return _fail(err, f"{error} (see {_help_hint(words)})", EXIT_USAGE)
-    if args.command is None:  # bare `rightsizer`: what it can do
-        parser.print_help(out)
-        return EXIT_OK
-    try:
-        code: int = args.run(args, out, err)
-        return code
-    except UsageError as error:
-        return _fail(err, str(error), EXIT_USAGE)
-    except CommandFailed as failure:
-        return _fail(err, str(failure), failure.code)
-    except KeyboardInterrupt:
-        print("\nrightsizer: interrupted", file=err)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        _drop_output(out)
-        return EXIT_BROKEN_PIPE
-    except Exception as error:
-        described = _aws_failure(error)
-        if described is not None:  # AWS's answer, or none, wherever a verb met it: described, not "unexpected"
-            return _fail(err, described, EXIT_FAILURE)
-        if getattr(args, "debug", False):
-            raise
-        return _fail(err, f"unexpected {type(error).__name__}: {error} (run again with --debug)", EXIT_FAILURE)
-
-
-def _aws_failure(error: Exception) -> str | None:
+def aws_failure(error: Exception) -> str | None:
     """One line for a failed AWS call (see EXIT_FAILURE); None for any other error."""
     from rightsizer.adapters.aws.session import AWS_FAILURES, describe_aws_error
 
     return describe_aws_error(error) if isinstance(error, AWS_FAILURES) else None
-
-
-def _help_hint(words: Sequence[str]) -> str:
-    """Where the help of the verb the command line names is: `rightsizer show --help`."""
-    verb = next((word for word in words if word in verbs()), "")
-    return f"rightsizer {verb} --help" if verb else "rightsizer --help"
-
-
-def _drop_output(out: TextIO) -> None:
-    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays quiet."""
-    try:
-        fileno = out.fileno()
-    except (OSError, ValueError, io.UnsupportedOperation):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fileno)
-    os.close(devnull)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1065,7 +940,3 @@ def footer_lines(report: FleetReport, width: int | None = DEFAULT_COLUMNS, paint
         style = "bold" if money and sentence == money[0] else ""
         lines.extend(paint(style, text) for text in wrapped)
     return lines
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,5 @@
-"""The verbs beside `analyze`: `show` (one host), `report` (what a deployed stack decided), `act --dry-run` (the AWS
-calls an approval would make) and `completion` (a shell's completion script). `VERBS` is their registry; cli.py
-builds the parser from it.
+"""The verbs beside `analyze`: `show` (one host), `report` (what a deployed stack decided) and `act --dry-run` (the
+AWS calls an approval would make). `VERBS` is their registry; cli_main.py builds the parser from it.
 
 A deployment is found as the AWS CLI would: `--stack NAME` in `--region` (or the default region). Its settings are
 rebuilt from the stack's parameters and outputs through `settings.SETTINGS` (the table template.yaml's environment is
@@ -600,24 +599,6 @@ def dry_run_text(run: DryRun) -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---------------------------------------------------------------------------------------------
-# completion
-
-
-def _completion_options(parser: argparse.ArgumentParser) -> None:
-    from rightsizer.cli_completion import SHELLS
-
-    parser.add_argument("shell", choices=sorted(SHELLS), help="the shell whose completion script to print")
-    cli.add_debug_option(parser)
-
-
-def _completion(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from rightsizer.cli_completion import SHELLS
-
-    out.write(SHELLS[args.shell](cli.build_parser()))
-    return cli.EXIT_OK
-
-
 VERBS: dict[str, Verb] = {
     verb.name: verb
     for verb in (
@@ -646,13 +627,6 @@ VERBS: dict[str, Verb] = {
             "the workflow's definition. Nothing is called: the CLI never acts, actions run from Slack approvals.",
             _act_options,
             _act,
-        ),
-        Verb(
-            "completion",
-            "print a shell completion script (bash, zsh, fish)",
-            "Print the completion script of a shell for every verb and option (see docs/cli.md to install it).",
-            _completion_options,
-            _completion,
         ),
     )
 }

@@ -825,7 +825,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             asked = cli._checked(asked, known_regions())  # an unknown one: exit 2, as every verb
         doctor = Doctor(session, (asked or (home or "us-east-1",))[0], asked, roles, None)
     checks = [check for check in CHECKS if args.stack or not check.stack_only]
-    lines = run_checks(checks, doctor, cli._aws_failure)
+    lines = run_checks(checks, doctor, cli.aws_failure)
     document = doctor_json(doctor, lines)
     cli_output.write_document(document, output, out, table=lambda: doctor_text(doctor, lines, output))
     return cli.EXIT_FAILURE if needs_fixing(lines) else cli.EXIT_OK

@@ -23,7 +23,7 @@ from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import Host, fleet
 from demo.seed import seed
 
-from rightsizer import cli
+from rightsizer import cli, cli_main
 from rightsizer.adapters.aws import session as aws_session
 from tests.factories import PROMISED_RECOMMENDATION_KEYS
 
@@ -57,7 +57,7 @@ class Run:
 
 def run(*args: str) -> Run:
     out, err = StringIO(), StringIO()
-    code = cli.main(list(args), stdout=out, stderr=err)
+    code = cli_main.main(list(args), stdout=out, stderr=err)
     return Run(code, out.getvalue(), err.getvalue())
 
 

@@ -15,7 +15,7 @@ from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import GROUPS, Host, fleet
 from demo.seed import seed
 
-from rightsizer import cli
+from rightsizer import cli_main
 from rightsizer.adapters.bundled import snapshot_prices
 from tests.environment import use_fake_aws
 
@@ -56,7 +56,7 @@ def outcome() -> Iterator[Outcome]:
                     hosts = {item.instance_id: item.host for item in seed(end, days=14)}
                     out, err = StringIO(), StringIO()
                     args = ["analyze", *(a for r in REGIONS for a in ("--region", r))]
-                    code = cli.main(
+                    code = cli_main.main(
                         [*args, "--format", "json", "--prices", "snapshot", "--no-progress"], stdout=out, stderr=err
                     )
                 finally:

@@ -82,12 +82,12 @@ def test_scheduled_pipeline_collects_two_accounts_and_two_regions_and_reports(wo
 
 
 def test_report_matches_what_the_cli_prints_for_the_same_data(world: dict[str, Any]) -> None:
-    from rightsizer import cli
+    from rightsizer import cli_main
 
     _run_pipeline(world)
     report = _report()
     out = io.StringIO()
-    status = cli.main(
+    status = cli_main.main(
         [
             "analyze",
             *[arg for region in REGIONS for arg in ("--region", region)],

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import pytest
 import yaml
 
-from rightsizer import cli, cli_output
+from rightsizer import cli, cli_main, cli_output
 from rightsizer.domain.models import Finding
 from rightsizer.services.report import FleetReport, build_report, report_json
 from tests.slack_double import ACCOUNT, NOW, idle, recommendation, schedulable
@@ -49,7 +49,7 @@ class Run:
 
 def run(*args: str, stdout: io.StringIO | None = None, stderr: io.StringIO | None = None) -> Run:
     out, err = stdout or io.StringIO(), stderr or io.StringIO()
-    code = cli.main(list(args), stdout=out, stderr=err)
+    code = cli_main.main(list(args), stdout=out, stderr=err)
     return Run(code, out.getvalue(), err.getvalue())
 
 
@@ -469,13 +469,13 @@ def test_bare_rightsizer_prints_the_help_and_exits_0() -> None:
 
     assert result.code == 0 and result.err == ""
     assert result.out.startswith("usage: rightsizer")
-    for verb in cli.verbs():
+    for verb in cli_main.verbs():
         assert re.search(rf"^\s+{verb}\b", result.out, re.MULTILINE), verb
 
 
 def test_every_verb_has_help_with_its_options(capsys: pytest.CaptureFixture[str]) -> None:
-    parser = cli.build_parser()
-    for name in cli.verbs():
+    parser = cli_main.build_parser()
+    for name in cli_main.verbs():
         with pytest.raises(SystemExit) as done:
             parser.parse_args([name, "--help"])
         assert done.value.code == 0
@@ -580,7 +580,7 @@ def test_removing_a_schedule_needs_the_stack() -> None:
 
 def test_time_zones_say_where_schedules_run_as_a_deployments_settings_do() -> None:
     """--time-zone ZONE is ScheduleTimezone, TEAM=ZONE TeamTimeZones: the analysis prices schedules there."""
-    args = cli.build_parser().parse_args(
+    args = cli_main.build_parser().parse_args(
         ["analyze", "--region", "us-east-1", "--time-zone", "Asia/Tokyo", "--time-zone", "notebooks=Europe/Berlin"]
     )
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rightsizer import cli
+from rightsizer import cli, cli_main
 from rightsizer.cli_completion import SHELLS, commands
 from rightsizer.cli_output import OUTPUTS
 from tests.unit.test_cli import run
@@ -20,7 +20,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 def every_option() -> dict[str, set[str]]:
     """Each verb's option flags, from the parser."""
-    _, verbs = commands(cli.build_parser())
+    _, verbs = commands(cli_main.build_parser())
     return {verb.name: {flag for option in verb.options for flag in option.flags} for verb in verbs}
 
 
@@ -73,7 +73,7 @@ def test_bash_completes_the_verbs_and_an_options_values(tmp_path: Path) -> None:
         done = subprocess.run([bash, "-c", program], capture_output=True, text=True, timeout=60, check=True)
         return done.stdout.split()
 
-    assert set(complete("")) >= set(cli.verbs())
+    assert set(complete("")) >= set(cli_main.verbs())
     assert complete("analyze", "--output", "") == [*OUTPUTS, "wide"]  # a report also has kubectl's wide table
     assert complete("act", "--output", "") == list(OUTPUTS)
     assert "--dry-run" in complete("act", "--d")

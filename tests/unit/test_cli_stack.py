@@ -214,12 +214,12 @@ def test_any_aws_failure_a_verb_meets_is_described_not_unexpected() -> None:
 
     from rightsizer import cli
 
-    assert cli._aws_failure(ResponseParserError("Unable to parse response (...), invalid XML received.")) == (
+    assert cli.aws_failure(ResponseParserError("Unable to parse response (...), invalid XML received.")) == (
         "the answer from AWS is not an AWS response (Unable to parse response (...), invalid XML received): "
         "an endpoint or proxy without this API?"
     )
-    assert "cannot reach AWS" in str(cli._aws_failure(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")))
-    assert cli._aws_failure(ValueError("a bug")) is None
+    assert "cannot reach AWS" in str(cli.aws_failure(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")))
+    assert cli.aws_failure(ValueError("a bug")) is None
 
 
 def test_report_needs_a_stack() -> None:

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from rightsizer import cli
+from rightsizer import cli, cli_main
 from rightsizer.domain.models import Recommendation
 from rightsizer.services.formatting import printable, spreadsheet_text
 from rightsizer.services.report import FleetReport, build_report, report_json
@@ -147,7 +147,7 @@ def test_no_hidden_character_reaches_the_table(char: str) -> None:
 def test_warnings_and_errors_on_stderr_are_one_line_each() -> None:
     err = io.StringIO()
     cli._print_warnings(err, ["us-east-1: tag 'a\nrightsizer: error: forged\u202e'"])
-    cli._fail(err, "bad\r\nthing", 2)
+    cli_main._fail(err, "bad\r\nthing", 2)
 
     lines = err.getvalue().splitlines()
     assert lines == [

@@ -7,7 +7,7 @@ from io import StringIO
 
 import pytest
 
-from rightsizer import cli
+from rightsizer import cli, cli_main
 
 GOOD = (
     "arn:aws:iam::444455556666:role/GpuRightsizerCollector",
@@ -56,7 +56,7 @@ def test_well_formed_role_arns_pass(arn: str) -> None:
 def test_a_malformed_role_arn_exits_2_with_one_line_naming_the_problem(arn: str, problem: str) -> None:
     out, err = StringIO(), StringIO()
 
-    code = cli.main(
+    code = cli_main.main(
         ["analyze", "--region", "us-east-1", "--account-role-arn", arn, "--no-progress"], stdout=out, stderr=err
     )
 
@@ -71,7 +71,7 @@ def test_a_malformed_role_arn_exits_2_with_one_line_naming_the_problem(arn: str,
 def test_every_role_arn_is_checked_not_only_the_first() -> None:
     err = StringIO()
 
-    code = cli.main(
+    code = cli_main.main(
         [
             "analyze",
             "--account-role-arn",
