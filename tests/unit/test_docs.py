@@ -1,11 +1,12 @@
 """README and docs stay true to the repository: the README is a front page that links every docs page, the
-architecture diagram names what template.yaml deploys, and every relative link (and its anchor) points at a file
-and a heading that exist."""
+architecture diagram names what template.yaml deploys, its layout every module of the package in the order of the
+import layers, and every relative link (and its anchor) points at a file and a heading that exist."""
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 DOCS = [README, *PAGES, ROOT / "agent" / "README.md", ROOT / "agent" / "windows" / "README.md"]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
+PACKAGE = ROOT / "src" / "rightsizer"
 DIAGRAMMED = ("AWS::Serverless::Function", "AWS::Serverless::StateMachine", "AWS::Serverless::LayerVersion")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
@@ -66,6 +68,35 @@ def test_the_architecture_diagram_names_every_function_and_state_machine() -> No
     named = set(re.findall(r"\b[A-Z][a-z]+[A-Za-z]*?(?:Function|StateMachine|Layer)\b", mermaid()))
     stale = named - set(resources)
     assert not stale, f"the diagram in docs/architecture.md names what template.yaml no longer has: {sorted(stale)}"
+
+
+def layout() -> list[str]:
+    """The entries under src/rightsizer/ in docs/architecture.md's layout, in its order (`cli.py`, `adapters/aws/`)."""
+    (block,) = re.findall(r"^## Layout\n.*?```\n(.*?)```", ARCHITECTURE.read_text(), re.DOTALL | re.MULTILINE)
+    return [line.split()[0] for line in block.splitlines() if line.startswith("  ")]
+
+
+def entries(folder: Path, prefix: str = "") -> set[str]:
+    return {
+        prefix + path.name + ("/" if path.is_dir() else "")
+        for path in folder.iterdir()
+        if not path.name.startswith(("_", ".")) and (path.is_dir() or path.suffix == ".py")
+    }
+
+
+def test_the_layout_names_every_module_of_the_package_in_the_order_of_the_import_layers() -> None:
+    named = layout()
+    present = entries(PACKAGE) - {"adapters/"} | entries(PACKAGE / "adapters", "adapters/")
+    assert sorted(named) == sorted(present), "docs/architecture.md's layout and src/rightsizer differ"
+
+    (layers,) = (
+        contract["layers"]
+        for contract in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        if contract["id"] == "layers"
+    )
+    layer_of = {name.strip(): depth for depth, layer in enumerate(layers) for name in re.split(r"[:|]", layer)}
+    depths = [layer_of[entry.split("/")[0].removesuffix(".py")] for entry in named]
+    assert depths == sorted(depths), "the layout lists the package outermost layer first, as the layers contract"
 
 
 @pytest.mark.parametrize("document", DOCS, ids=lambda path: str(path.relative_to(ROOT)))
