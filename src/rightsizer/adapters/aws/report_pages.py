@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -45,19 +46,19 @@ def publish_page(
     return PublishedPage(bucket, key, str(url), now + timedelta(seconds=expires_in))
 
 
+@dataclass(frozen=True)
 class S3PagePublisher:
     """`PagePublisher` into the stack's bucket: `render` draws the page (adapters/html, wired in bootstrap); the S3
     client (presigning with PRESIGN_CONFIG) is made on first use."""
 
-    def __init__(self, s3: Callable[[], Any], bucket: str, render: Callable[[FleetReport], str]) -> None:
-        self._s3 = s3
-        self._bucket = bucket
-        self._render = render
+    s3: Callable[[], Any]
+    bucket: str
+    render: Callable[[FleetReport], str]
 
     def publish(self, report: FleetReport, now: datetime, post_key: str) -> PublishedPage:
-        html = self._render(report)
-        s3 = self._s3()
+        html = self.render(report)
+        s3 = self.s3()
         try:
-            return publish_page(s3, self._bucket, html, now, post_key=post_key)
+            return publish_page(s3, self.bucket, html, now, post_key=post_key)
         except (BotoCoreError, ClientError) as error:
             raise PageNotPublished(str(error)) from error

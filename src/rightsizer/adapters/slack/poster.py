@@ -122,42 +122,33 @@ def post_daily_report(
     return timestamps
 
 
+@dataclass(frozen=True)
 class SlackReportPoster:
     """`ReportPoster` into a channel with a bot's client; `picture_of` draws the thread's savings chart (adapters/html,
     wired in bootstrap)."""
 
-    def __init__(
-        self,
-        client: WebClient,
-        channel: str,
-        top_n: int,
-        *,
-        scope: ActionScope | None,
-        ledger: ReportLedger,
-        picture_of: Callable[[FleetReport], Picture | None],
-    ) -> None:
-        self._client = client
-        self._channel = channel
-        self._top_n = top_n
-        self._scope = scope
-        self._ledger = ledger
-        self._picture_of = picture_of
+    client: WebClient
+    channel: str
+    top_n: int
+    scope: ActionScope | None
+    ledger: ReportLedger
+    picture_of: Callable[[FleetReport], Picture | None]
 
     def post(
         self, ranked: RankedReport, now: datetime, *, post_key: str, page: PublishedPage | None, problems: list[str]
     ) -> list[str]:
-        picture = self._picture_of(ranked.report)
+        picture = self.picture_of(ranked.report)
         hours = int((page.expires_at - now).total_seconds()) // 3600 if page is not None else 0  # 0: no link
         return post_daily_report(
-            self._client,
-            self._channel,
+            self.client,
+            self.channel,
             ranked.report,
             ranked.decisions,
-            self._top_n,
+            self.top_n,
             now=now,
             hidden_elsewhere=ranked.hidden_elsewhere,
-            scope=self._scope,
-            ledger=self._ledger,
+            scope=self.scope,
+            ledger=self.ledger,
             post_key=post_key,
             page_url=page.url if page is not None else None,
             page_hours=hours,
