@@ -7,11 +7,14 @@
 4. a simulated 100,000-instance fleet planned into shards: limits, transitions, costs, item sizes, `/gpu show`;
 5. the expert fleet (tests/expert_fleet.py): per workload archetype, the finding a GPU expert expects against the
    analyzer's, with target, monthly cost and savings, action and confidence;
-6. summarise + analyse time and peak memory for 10,000 synthetic instances x 14 days, against a numpy pass;
-7. the Slack function: cold import time and warm ack time of a signed slash command;
-8. what the CloudWatch agent's metrics cost a month for 1,000 hosts, per configuration in agent/ (docs/costs.md).
+6. summarise + analyse of 10,000 hosts x 14 days (bench/synthetic_fleet.py), complete and with 20 % of hosts
+   with gaps, against a bare numpy pass over the same samples, with the machine's CPU and numpy's sort path;
+7. `rightsizer analyze` end to end at 2,000 and 10,000 hosts: CPU per host and peak memory;
+8. the Slack function: cold import time and warm ack time of a signed slash command;
+9. what the CloudWatch agent's metrics cost a month for 1,000 hosts, per configuration in agent/ (docs/costs.md).
 
-`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, expert, slack, costs; comma-separated) runs only those.
+`BENCH_ONLY=analyzer` (or package, metrics, collect, fleet, expert, cli, slack, costs; comma-separated) runs only
+those. Issue 29's three figures: `BENCH_ONLY=analyzer,cli`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import sys
 from bench import (
     agent_costs,
     analyzer_bench,
+    cli_bench,
     collect_bench,
     expert_fleet_bench,
     fleet_bench,
@@ -57,6 +61,9 @@ def main() -> int:
         print()
     if wanted("analyzer"):
         analyzer_bench.run()
+        print()
+    if wanted("cli"):
+        cli_bench.run()
     if not wanted("slack"):
         return 0
     try:

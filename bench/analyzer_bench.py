@@ -1,31 +1,43 @@
-"""Summarise + analyse 10,000 synthetic instances x 14 days of 5-minute data, streaming, on one core.
+"""Summarise + analyse 10,000 hosts x 14 days against a bare numpy pass over the same samples, on one core (issue 29).
 
-Raw series come from a pool of pre-generated workloads (generating 600 million random numbers would
-measure `random`, not the analyzer); every instance still gets its own RawUsage, summary and analysis.
+The fleet is bench/synthetic_fleet.py's: every host has series of its own (dense, nothing pooled), team tags and
+EKS node groups, so the analysis runs as a collection shard runs it (services.analyze.analyze_hosts: each host, then
+consolidation across the shard's hosts, then one recommendation per node group). It runs twice in the same process,
+shard by shard in turn: the complete fleet, and the same fleet with 20 % of hosts missing a few hours of one GPU.
+Only the summarise and analyse calls are timed (building the synthetic input is not the analyzer's work); the numpy
+pass (np.sort of every series, nearest-rank p50/p95/p99, mean, max, one series at a time) is timed right after each
+chunk, on the same samples, so both sides of the ratio see the same machine at the same moment.
 """
 
 from __future__ import annotations
 
 import gc
-import random
+import os
 import resource
 import time
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
 
+import numpy as np
+
+from bench import machine, synthetic_fleet
+from bench.synthetic_fleet import END, START, Host
 from rightsizer.adapters import bundled
-from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance
+from rightsizer.domain.commitments import Commitments, coverage
+from rightsizer.domain.models import AcceleratorData, Instance, UsageSummary
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import CHUNK, summarize_all
 from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
+from rightsizer.services.analyze import analyze_hosts
 
-INSTANCES = int(__import__("os").environ.get("BENCH_INSTANCES", "10000"))
-DAYS = 14
-END = datetime(2026, 12, 1, tzinfo=UTC)
-NEURON = AcceleratorKind.NEURON
-TYPES = ("g5.xlarge", "g5.2xlarge", "g5.12xlarge", "g4dn.xlarge", "g6.xlarge", "p4d.24xlarge", "inf2.xlarge")
+INSTANCES = int(os.environ.get("BENCH_INSTANCES", "10000"))
+SHARD = 500  # a collection shard's hosts (settings' SHARD_SIZE): consolidation and node groups look within one
+GOALS = {"complete": 2.0, "gaps": 2.3}  # summarise + analyse / numpy pass (issue 29)
+_PERIODS = {name: period for name, period in (*synthetic_fleet.GPU_FIELDS, *synthetic_fleet.HOST_FIELDS)}
 
 
 def _catalog() -> Catalog:
@@ -43,132 +55,84 @@ def _catalog() -> Catalog:
     return Catalog("us-east-1", specs, table, frozenset(specs))
 
 
-def _pool(rng: random.Random, period: int, count: int, size: int) -> list[Series]:
-    start = int((END - timedelta(days=DAYS)).timestamp())
-    # Lists of floats, as boto3 hands CloudWatch results over.
-    stamps = list(range(start, start + size * period, period))
-    pool = []
-    for n in range(count):
-        # About a third of GPUs in shared clusters sit at exactly 0% (Alibaba PAI trace 2020, 34.5%:
-        # see the project's reference data); the rest work at some level.
-        if n % 3 == 0:
-            values = [0.0] * size
-        else:
-            level = rng.uniform(0, 90)
-            values = [min(100.0, max(0.0, rng.gauss(level, 8))) for _ in range(size)]
-        pool.append(Series(period, stamps, values))
-    return pool
+@dataclass
+class Tally:
+    """One fleet's measured CPU seconds and what it was measured on."""
+
+    summarising: float = 0.0
+    analysing: float = 0.0
+    floor: float = 0.0
+    series: int = 0
+    datapoints: int = 0
+    findings: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def work(self) -> float:
+        return self.summarising + self.analysing
+
+    @property
+    def ratio(self) -> float:
+        return self.work / self.floor
 
 
-def run() -> None:
-    rng = random.Random(7)
-    five_min = DAYS * 288
-    hourly = DAYS * 24
-    fine = _pool(rng, 300, 40, five_min)
-    coarse = _pool(rng, 3600, 40, hourly)
-    catalog = _catalog()
-    prices = bundled.snapshot_prices("us-east-1")
-    assert prices is not None
-    policy = Policy()
-    launch = END - timedelta(days=90)
-    gc.collect()
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    findings: Counter[str] = Counter()
-    fine_series = coarse_series = 0
-    # CPU of the summarise and analyse calls only: building each host's synthetic input is not their work.
-    summarising = analysing = baseline = 0.0
-    wall = time.perf_counter()
-    for first in range(0, INSTANCES, CHUNK):
-        # The collector hands summarize_all its hosts as they arrive; here a chunk's input is built first
-        # (not timed: building synthetic input is not the analyzer's work), then summarised and analysed.
-        hosts: list[tuple[Instance, RawUsage]] = []
-        for n in range(first, min(first + CHUNK, INSTANCES)):
-            instance_type = TYPES[n % len(TYPES)]
-            spec = catalog.specs[instance_type]
-            devices = tuple(
-                DeviceSeries(
-                    index=str(i),
-                    utilization_avg=fine[(n + i) % len(fine)],
-                    utilization_max=coarse[(n + i) % len(coarse)],
-                    # The collector reads no memory for NeuronCores (neuron-monitor's is per device).
-                    memory_used_max=EMPTY if spec.accelerator_kind is NEURON else coarse[(n * 3 + i) % len(coarse)],
-                )
-                for i in range(spec.compute_units)
-            )
-            raw = RawUsage(
-                instance_id=f"i-{n:017x}",
-                window_start=END - timedelta(days=DAYS),
-                window_end=END,
-                accelerator_data=AcceleratorData.PER_DEVICE,
-                devices=devices,
-                cpu_avg=fine[n % len(fine)],
-                network_in_sum=fine[(n + 1) % len(fine)],
-                network_out_sum=fine[(n + 2) % len(fine)],
-                host_memory_max=coarse[n % len(coarse)],
-            )
-            # Per unit: 5-minute utilisation, hourly utilisation and memory maxima; per host: CPU and network in
-            # and out every 5 minutes, host memory hourly.
-            fine_series += len(devices) + 3
-            coarse_series += sum(2 if device.memory_used_max else 1 for device in devices) + 1
-            instance = Instance(
-                instance_id=raw.instance_id,
-                account_id="123456789012",
-                region="us-east-1",
-                availability_zone="us-east-1a",
-                instance_type=instance_type,
-                state="running",
-                launch_time=launch,
-            )
-            hosts.append((instance, raw))
-        before = time.process_time()
-        summaries = list(summarize_all(raw for _, raw in hosts))
-        summarised = time.process_time()
-        for (instance, _), summary in zip(hosts, summaries, strict=True):
-            recommendation = analyze_instance(instance, summary, catalog, prices, policy, END)
-            findings[recommendation.finding.value] += 1
-        analysed = time.process_time()
-        summarising += summarised - before
-        analysing += analysed - summarised
-        # The yardstick right after, on the same chunk: both sides of the ratio see the same machine.
-        baseline += _numpy_pass([series for _, raw in hosts for series in _series(raw)])
-    wall = time.perf_counter() - wall
-    cpu = summarising + analysing
-    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    series_count = fine_series + coarse_series
-    points = fine_series * five_min + coarse_series * hourly
-    print(
-        f"Analyzer: {INSTANCES:,} synthetic instances x {DAYS} days "
-        f"({series_count:,} series, ~{points / 1e6:.0f}M datapoints)"
+def raw_usage(host: Host) -> RawUsage:
+    """A host's series as the collector hands them over: numpy arrays on CloudWatch's clock, gaps left out."""
+    window = int((END - START).total_seconds())
+    start = int(START.timestamp())
+
+    def one(name: str, gpu: int | None) -> Series:
+        period = _PERIODS[name]
+        index = synthetic_fleet.present(host, gpu, period, window // period)
+        values = synthetic_fleet.series(host, name, gpu, period, window // period, index)
+        return Series(period, start + index * period, values)
+
+    devices = tuple(
+        DeviceSeries(str(gpu), **{name: one(name, gpu) for name, _ in synthetic_fleet.GPU_FIELDS})
+        for gpu in range(host.gpus)
     )
-    print(
-        f"  summarise + analyse: {cpu:.1f} s CPU on one core (goal < 20 s; "
-        f"{wall:.1f} s wall for the whole loop, building the input included); "
-        f"per host {summarising / INSTANCES * 1e3:.2f} ms summarise + {analysing / INSTANCES * 1e3:.2f} ms analyse"
+    return RawUsage(
+        instance_id=host.instance_id,
+        window_start=START,
+        window_end=END,
+        accelerator_data=AcceleratorData.PER_DEVICE,
+        devices=devices,
+        cpu_avg=one("cpu_avg", None),
+        network_in_sum=one("network_in_sum", None),
+        network_out_sum=one("network_out_sum", None),
+        host_memory_max=one("host_memory_max", None),
     )
-    print(
-        f"  peak memory: process max RSS {rss_after / 1024:.0f} MiB, of which "
-        f"{(rss_after - rss_before) / 1024:.0f} MiB grew while analysing (goal < 1 GB)"
-    )
-    print(
-        f"  a vectorised numpy pass over the same samples (np.sort of every series, nearest-rank p50/p95/p99, "
-        f"mean, max): {baseline:.1f} s CPU -> summarise + analyse = {cpu / baseline:.1f}x that (goal <= 3x); "
-        f"summarise alone {summarising:.1f} s = {summarising / baseline:.1f}x, analyse {analysing:.1f} s"
-    )
-    print("  findings: " + ", ".join(f"{name} {count}" for name, count in sorted(findings.items())))
 
 
-def _series(raw: RawUsage) -> list[Series]:
-    """Every series of a host the loop summarised."""
+def instance(host: Host) -> Instance:
+    return Instance(
+        instance_id=host.instance_id,
+        account_id="123456789012",
+        region="us-east-1",
+        availability_zone=host.zone,
+        instance_type=host.instance_type,
+        state="running",
+        launch_time=END - timedelta(days=90),
+        tags=host.tags,
+    )
+
+
+def _every_series(raw: RawUsage) -> list[Series]:
+    """Every series of a host that the summariser reads."""
     series = [raw.cpu_avg, raw.network_in_sum, raw.network_out_sum, raw.host_memory_max]
     for device in raw.devices:
-        series += [device.utilization_avg, device.utilization_max, device.memory_used_max]
-    return [one for one in series if one]
+        series += [
+            device.utilization_avg,
+            device.utilization_max,
+            device.memory_used_max,
+            device.memory_total_max,
+            device.encoder_sessions_max,
+            device.encoder_fps_avg,
+        ]
+    return [one for one in series if one is not EMPTY and one]
 
 
-def _numpy_pass(series: list[Series]) -> float:
-    """CPU seconds of the textbook numpy reduction of `series`, one at a time."""
-    import numpy as np
-
+def numpy_pass(series: Sequence[Series]) -> float:
+    """CPU seconds of the textbook numpy reduction of `series`, one at a time: the floor the issue measures against."""
     started = time.process_time()
     for one in series:
         ordered = np.sort(one.array)
@@ -176,3 +140,68 @@ def _numpy_pass(series: list[Series]) -> float:
         ranks = [-(-pct * count // 100) - 1 for pct in (50, 95, 99)]
         _ = [ordered[rank] for rank in ranks], ordered.sum() / count, ordered[-1]
     return time.process_time() - started
+
+
+def _shard(hosts: Sequence[Host], tally: Tally, catalog: Catalog, prices: PriceBook, policy: Policy) -> None:
+    """Summarise a shard chunk by chunk as its series arrive (each chunk's yardstick right after it); analyse it."""
+    usage: dict[str, UsageSummary] = {}
+    for first in range(0, len(hosts), CHUNK):
+        raws = [raw_usage(host) for host in hosts[first : first + CHUNK]]  # not timed: synthetic input
+        before = time.process_time()
+        for summary in summarize_all(raws):
+            usage[summary.instance_id] = summary
+        tally.summarising += time.process_time() - before
+        series = [one for raw in raws for one in _every_series(raw)]
+        tally.floor += numpy_pass(series)
+        tally.series += len(series)
+        tally.datapoints += sum(len(one.array) for one in series)
+    instances = [instance(host) for host in hosts]
+    covers = coverage(instances, Commitments(), prices.on_demand)
+    before = time.process_time()
+    recommendations = analyze_hosts(instances, usage, catalog, prices, policy, END, covers)
+    tally.analysing += time.process_time() - before
+    tally.findings.update(rec.finding.value for rec in recommendations)
+
+
+def run() -> dict[str, Tally]:
+    catalog = _catalog()
+    prices = bundled.snapshot_prices("us-east-1")
+    assert prices is not None
+    policy = Policy()
+    fleets = {
+        "complete": synthetic_fleet.fleet(INSTANCES, gap_share=0.0),
+        "gaps": synthetic_fleet.fleet(INSTANCES),
+    }
+    tallies = {name: Tally() for name in fleets}
+    gc.collect()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    wall = time.perf_counter()
+    for first in range(0, INSTANCES, SHARD):  # the two fleets shard by shard in turn: the same machine for both
+        for name, hosts in fleets.items():
+            _shard(hosts[first : first + SHARD], tallies[name], catalog, prices, policy)
+    wall = time.perf_counter() - wall
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    complete = tallies["complete"]
+    print(
+        f"Analyzer: {INSTANCES:,} hosts x {synthetic_fleet.DAYS} days, summarise + analyse on one core "
+        f"({complete.series:,} series, {complete.datapoints / 1e6:.0f}M datapoints, every series its host's own; "
+        f"shards of {SHARD} with consolidation and node groups)"
+    )
+    for line in machine.describe():
+        print(f"  {line}")
+    for name, tally in tallies.items():
+        goal = GOALS[name]
+        verdict = "met" if tally.ratio <= goal else "MISSED"
+        label = "complete fleet" if name == "complete" else f"{synthetic_fleet.GAP_SHARE:.0%} of hosts with gaps"
+        print(
+            f"  {label:>24}: summarise {tally.summarising:.1f} s + analyse {tally.analysing:.1f} s = "
+            f"{tally.work:.1f} s CPU ({tally.work / INSTANCES * 1e3:.2f} ms per host); "
+            f"numpy pass {tally.floor:.1f} s -> {tally.ratio:.2f}x (goal <= {goal}x: {verdict})"
+        )
+    print(
+        f"  peak memory: process max RSS {rss_after / 1024:.0f} MiB, of which "
+        f"{(rss_after - rss_before) / 1024:.0f} MiB grew while analysing; {wall:.0f} s wall for both fleets, "
+        "building the input included"
+    )
+    print("  findings (gaps fleet): " + ", ".join(f"{k} {n}" for k, n in sorted(tallies["gaps"].findings.items())))
+    return tallies

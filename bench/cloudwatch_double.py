@@ -1,28 +1,33 @@
 """A CloudWatch double that pages like the real API, on the wire: requests and answers are the JSON of the
-protocol botocore speaks to CloudWatch (awsJson1_0), so botocore's real parser - timestamps included - runs
-on every datapoint.
+protocol botocore speaks to CloudWatch (awsJson1_0), so the client's real parser runs on every datapoint.
 
-It serves a synthetic region of GPU hosts as the CloudWatch agent publishes them (per-GPU series with
-InstanceId, index, name and InstanceType dimensions; host memory, and no diskio or procstat series; AWS/EC2 CPU, network
-and EBS):
+It serves a synthetic region of GPU hosts (bench/synthetic_fleet.py: each host's own series, gaps where the host has
+one) as the CloudWatch agent publishes them (per-GPU series with InstanceId, index, name and InstanceType dimensions;
+host memory, and no diskio or procstat series; AWS/EC2 CPU, network and EBS):
 - ListMetrics: 500 metrics per page with NextToken, by metric name across the region or by an InstanceId filter;
 - GetMetricData: at most 500 queries per request, at most 100,800 datapoints per response, the rest under
-  NextToken (a query's datapoints may continue on the next page, with StatusCode PartialData), fresh values in
-  every response; it counts calls and datapoints served.
-Installed on one client through botocore's `before-send` event: nothing leaves the process.
+  NextToken (a query's datapoints may continue on the next page, with StatusCode PartialData), values made afresh
+  for every response; it counts calls and datapoints served.
+Installed on one client through botocore's `before-send` event (nothing leaves the process), or served over HTTP on
+127.0.0.1 (`serve`), for a whole program such as the CLI (AWS_ENDPOINT_URL_CLOUDWATCH).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
+
+from bench.synthetic_fleet import Host, present, series
 
 PAGE_DATAPOINTS = 100_800
 MAX_QUERIES = 500
@@ -35,13 +40,21 @@ GPU_METRICS = (  # the shipped agent config's, and utilization_memory, which som
     "nvidia_smi_encoder_stats_average_fps",
     "nvidia_smi_utilization_memory",
 )
-
-
-@dataclass(frozen=True)
-class Host:
-    instance_id: str
-    instance_type: str
-    gpus: int
+# (metric, statistic) -> the synthetic series it reads (bench/synthetic_fleet.py)
+_SERIES = {
+    ("nvidia_smi_utilization_gpu", "Average"): "utilization_avg",
+    ("nvidia_smi_utilization_gpu", "Maximum"): "utilization_max",
+    ("nvidia_smi_memory_used", "Maximum"): "memory_used_max",
+    ("nvidia_smi_memory_total", "Maximum"): "memory_total_max",
+    ("nvidia_smi_encoder_stats_session_count", "Maximum"): "encoder_sessions_max",
+    ("nvidia_smi_encoder_stats_average_fps", "Average"): "encoder_fps_avg",
+    ("nvidia_smi_utilization_memory", "Average"): "utilization_avg",
+    ("mem_used_percent", "Maximum"): "host_memory_max",
+    ("CPUUtilization", "Average"): "cpu_avg",
+    ("NetworkIn", "Sum"): "network_in_sum",
+    ("NetworkOut", "Sum"): "network_out_sum",
+}
+CONTENT_TYPE = "application/x-amz-json-1.0"
 
 
 def _encode(value: Any) -> bytes:
@@ -62,15 +75,14 @@ class _Raw:
 @dataclass
 class PagingCloudWatch:
     hosts: Sequence[Host]
-    seed: int = 7
     get_metric_data_calls: int = 0
     list_metrics_calls: int = 0
     datapoints: int = 0
     _by_id: dict[str, Host] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self._by_id = {host.instance_id: host for host in self.hosts}
-        self._rng = np.random.default_rng(self.seed)
 
     def install(self, client: Any) -> Any:
         client.meta.events.register("before-send.cloudwatch", self._answer)
@@ -79,10 +91,14 @@ class PagingCloudWatch:
     def _answer(self, request: Any, **_: Any) -> AWSResponse:
         target = request.headers.get("X-Amz-Target", b"")
         operation = (target.decode() if isinstance(target, bytes) else str(target)).rsplit(".", 1)[-1]
-        params = json.loads(request.body or b"{}")
-        body = self._get_metric_data(params) if operation == "GetMetricData" else self._list_metrics(params)
-        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "bench"}
+        body = self.answer(operation, request.body or b"{}")
+        headers = {"Content-Type": CONTENT_TYPE, "x-amzn-RequestId": "bench"}
         return AWSResponse(request.url, 200, HTTPHeaders.from_dict(headers), _Raw(body))
+
+    def answer(self, operation: str, body: bytes) -> bytes:
+        """The JSON answer to one request (GetMetricData, or ListMetrics)."""
+        params = json.loads(body or b"{}")
+        return self._get_metric_data(params) if operation == "GetMetricData" else self._list_metrics(params)
 
     # ListMetrics ------------------------------------------------------------------------------
 
@@ -113,7 +129,8 @@ class PagingCloudWatch:
         return found
 
     def _list_metrics(self, params: dict[str, Any]) -> bytes:
-        self.list_metrics_calls += 1
+        with self._lock:
+            self.list_metrics_calls += 1
         namespace, name = params.get("Namespace", ""), params.get("MetricName")
         start = int(params.get("NextToken") or 0)
         filters = {d["Name"]: d.get("Value") for d in params.get("Dimensions", [])}
@@ -153,7 +170,6 @@ class PagingCloudWatch:
     # GetMetricData ----------------------------------------------------------------------------
 
     def _get_metric_data(self, params: dict[str, Any]) -> bytes:
-        self.get_metric_data_calls += 1
         queries = params["MetricDataQueries"]
         assert len(queries) <= MAX_QUERIES, "GetMetricData takes at most 500 queries"
         start = _epoch(params["StartTime"])
@@ -161,30 +177,79 @@ class PagingCloudWatch:
         offset = int(params.get("NextToken") or 0)
         stop = offset + PAGE_DATAPOINTS
         results = []
-        position = 0
+        position = served = 0
         for query in queries:
-            period = int(query["MetricStat"]["Period"])
-            count = (end - start) // period
+            stat = query["MetricStat"]
+            period = int(stat["Period"])
+            metric = stat["Metric"]
+            dimensions = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
+            host = self._by_id.get(str(dimensions.get("InstanceId")))
+            gpu = int(dimensions["index"]) if "index" in dimensions else None
+            name = _SERIES.get((str(metric["MetricName"]), str(stat["Stat"])))
+            periods = (end - start) // period
+            index = present(host, gpu, period, periods) if host and name else np.zeros(0, np.int64)
+            count = len(index)
             first, last = max(offset, position), min(stop, position + count)
             if first < last:
-                index = np.arange(first - position, last - position, dtype=np.int64)
-                values = self._rng.uniform(0.0, 100.0, len(index))  # fresh values in every response
+                assert host is not None and name is not None
+                kept = index[first - position : last - position]
                 results.append(
                     {
                         "Id": str(query["Id"]),
-                        "Label": str(query["MetricStat"]["Metric"]["MetricName"]),
-                        "Timestamps": (start + index * period).tolist(),
-                        "Values": values.round(3).tolist(),
+                        "Label": str(metric["MetricName"]),
+                        "Timestamps": (start + kept * period).tolist(),
+                        "Values": series(host, name, gpu, period, periods, kept).tolist(),
                         "StatusCode": "PartialData" if last < position + count else "Complete",
                     }
                 )
-                self.datapoints += last - first
+                served += last - first
             position += count
         answer: dict[str, Any] = {"MetricDataResults": results, "Messages": []}
         if stop < position:
             answer["NextToken"] = str(stop)
+        with self._lock:
+            self.get_metric_data_calls += 1
+            self.datapoints += served
         return _encode(answer)
 
 
 def _epoch(value: Any) -> int:
     return int(value.timestamp()) if isinstance(value, datetime) else int(value)
+
+
+# ------------------------------------------------------------------------------------------------ over HTTP
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as botocore's connection pool expects
+    double: PagingCloudWatch
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        operation = str(self.headers.get("X-Amz-Target", "")).rsplit(".", 1)[-1]
+        answer = self.double.answer(operation, body)
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE)
+        self.send_header("x-amzn-RequestId", "bench")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextmanager
+def serve(double: PagingCloudWatch) -> Iterator[str]:
+    """The double on a free port of 127.0.0.1, for as long as the block runs; yields its endpoint URL."""
+    handler = type("Handler", (_Handler,), {"double": double})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="cloudwatch-double", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()

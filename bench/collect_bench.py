@@ -16,18 +16,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench import synthetic_fleet
+
 ROOT = Path(__file__).resolve().parent.parent
 REGION_SIZES = tuple(int(n) for n in os.environ.get("BENCH_REGIONS", "300,3000,30000").split(","))
 SHARD = int(os.environ.get("BENCH_SHARD", "500"))  # the default SHARD_SIZE
 PARSER_SHARD = int(os.environ.get("BENCH_PARSER_SHARD", "60"))
-# Mixed fleet: half single-GPU hosts, 30 % four-GPU, 20 % eight-GPU.
-MIX = (("g5.xlarge", 1),) * 5 + (("g5.12xlarge", 4),) * 3 + (("g5.48xlarge", 8),) * 2
-
-
-def hosts(count: int) -> list[Any]:
-    from bench.cloudwatch_double import Host
-
-    return [Host(f"i-{n:017x}", *MIX[n % len(MIX)]) for n in range(count)]
+# Mixed fleet: half single-GPU hosts, 30 % four-GPU, 20 % eight-GPU (bench/synthetic_fleet.py).
+MIX = synthetic_fleet.MIX
 
 
 def shard_invocation(region_size: int, shard: int, raw_timestamps: bool) -> dict[str, Any]:
@@ -43,7 +39,7 @@ def shard_invocation(region_size: int, shard: int, raw_timestamps: bool) -> dict
     from rightsizer.services.collect import lookback_window
     from rightsizer.settings import MetricNames
 
-    region = hosts(region_size)
+    region = synthetic_fleet.fleet(region_size)
     double = PagingCloudWatch(region)
     session = AwsSession(
         boto3.Session(aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1")
