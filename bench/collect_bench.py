@@ -44,7 +44,7 @@ def shard_invocation(region_size: int, shard: int, raw_timestamps: bool) -> dict
     session = AwsSession(
         boto3.Session(aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1")
     )
-    client = double.install(session.client("cloudwatch", "us-east-1", raw_timestamps=raw_timestamps))
+    client = double.install(session.client("cloudwatch", "us-east-1", metric_arrays=raw_timestamps))
     catalog = _catalog()
     now = datetime(2026, 12, 1, tzinfo=UTC)
     launch = now - timedelta(days=90)

@@ -112,7 +112,7 @@ def region_readers(
     ec2 = session.client("ec2", region)
     return RegionReaders(
         fleet=Ec2Fleet(ec2, account_id, region, bundled.accelerator_table()),
-        usage=CloudWatchUsage(session.client("cloudwatch", region, raw_timestamps=True), settings.metrics, progress),
+        usage=CloudWatchUsage(session.client("cloudwatch", region, metric_arrays=True), settings.metrics, progress),
         prices=on_demand if on_demand is not None else price_list_api(session, settings),
         # Savings Plans is a global service answered in us-east-1, like the Price List API's home.
         commitments=Ec2Commitments(ec2, session.client("savingsplans", PRICING_ENDPOINT_REGION, quick=True), region),
@@ -537,7 +537,7 @@ def collect_shard_payload(wiring: Wiring, payload: Mapping[str, Any], now: datet
     readers: list[CloudWatchUsage] = []
 
     def usage_source(context: RegionContext) -> CloudWatchUsage:
-        client = reach.client("cloudwatch", task.region, raw_timestamps=True)
+        client = reach.client("cloudwatch", task.region, metric_arrays=True)
         readers.append(CloudWatchUsage(client, settings.metrics, region_units=context.accelerators))
         return readers[-1]
 

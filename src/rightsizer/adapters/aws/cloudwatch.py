@@ -24,12 +24,12 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 from botocore.exceptions import BotoCoreError, ClientError
 
+from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
@@ -604,29 +604,15 @@ def _collect(
         problems.hosts[query.instance_id].append(f"{query.metric_name} {query.stat}: {status}")
     for message in result.get("Messages", []):
         problems.messages[f"{message.get('Code', '?')}: {message.get('Value', '')}"] += 1
+    # Arrays from the client's GetMetricData parser (adapters/aws/metric_data.py); lists where botocore's own parser
+    # read the page, converted alike.
     timestamps, values = result.get("Timestamps", []), result.get("Values", [])
     count = min(len(timestamps), len(values))
     if count:
-        # Straight into compact arrays: the page's Python floats and timestamps are garbage right after.
-        array = np.asarray(values[:count], dtype=np.float64)
+        array = floats(values[:count])
         scale = plan[position].scale
-        points[position].append((_epochs(timestamps[:count]), array * scale if scale != 1.0 else array))
+        points[position].append((epochs(timestamps[:count]), array * scale if scale != 1.0 else array))
     return count
-
-
-def _epochs(timestamps: Sequence[Any]) -> Ints:
-    """Epoch seconds from what the client's parser gives: numbers (a client that keeps timestamps raw, see
-    session.AwsSession.client), datetimes (botocore's default), or ISO strings (raw, from a text protocol)."""
-    first = timestamps[0]
-    if isinstance(first, int | float):
-        return np.asarray(timestamps, dtype=np.float64).astype(np.int64)
-    if isinstance(first, datetime):
-        return np.fromiter((int(t.timestamp()) for t in timestamps), dtype=np.int64, count=len(timestamps))
-    return np.fromiter(
-        (int(datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp()) for t in timestamps),
-        dtype=np.int64,
-        count=len(timestamps),
-    )
 
 
 def _readings(parts: Sequence[Sequence[_Chunk]]) -> tuple[Ints, Floats, int] | None:

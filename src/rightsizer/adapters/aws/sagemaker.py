@@ -29,7 +29,8 @@ from botocore.parsers import ResponseParserError
 
 # The usage adapter's readers of GetMetricData pages (timestamps in any of the parser's forms; pages merged into
 # one ascending series without duplicates): SageMaker's series are read the same way as the EC2 hosts'.
-from rightsizer.adapters.aws.cloudwatch import MAX_QUERIES_PER_CALL, _epochs, _merge, metric_stat_query
+from rightsizer.adapters.aws.cloudwatch import MAX_QUERIES_PER_CALL, _merge, metric_stat_query
+from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.adapters.aws.session import describe_aws_error
 from rightsizer.domain.sagemaker import JobSeries, NotebookSeries, TrainingSeries, VariantSeries
 from rightsizer.domain.sagemaker_models import (
@@ -700,7 +701,7 @@ def _collect(
     timestamps, values = result.get("Timestamps", []), result.get("Values", [])
     count = min(len(timestamps), len(values))
     if count:
-        points[position].append((_epochs(timestamps[:count]), np.asarray(values[:count], dtype=np.float64)))
+        points[position].append((epochs(timestamps[:count]), floats(values[:count])))
 
 
 def _index_order(index: str) -> tuple[int, int, str]:

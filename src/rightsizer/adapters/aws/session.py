@@ -84,7 +84,7 @@ class AwsSession:
         self._session = session or boto3.Session()
         self._account_id = account_id
         self._config = config
-        self._raw: boto3.Session | None = None
+        self._metrics: boto3.Session | None = None
 
     @classmethod
     def for_profile(cls, profile: str | None, config: Config) -> AwsSession:
@@ -116,32 +116,36 @@ class AwsSession:
         region: str,
         *,
         quick: bool = False,
-        raw_timestamps: bool = False,
+        metric_arrays: bool = False,
         extra: Config | None = None,
     ) -> Any:
-        """A client of this session. `raw_timestamps`: response timestamps stay as the wire has them (epoch
-        numbers for CloudWatch's CBOR protocol) instead of datetimes; botocore's conversion is ~90 % of the CPU
-        of reading 14 days of CloudWatch datapoints (13-21 us per datapoint, 3.5-4.7 us without it). `extra`:
-        settings on top of the session's (e.g. S3's SigV4 for presigned links)."""
-        session = self._raw_timestamp_session() if raw_timestamps else self._session
+        """A client of this session. `metric_arrays`: GetMetricData's datapoints come as numpy arrays, decoded by a
+        parser made for them (adapters/aws/metric_data.py) instead of botocore's generic walk of the response, which
+        was most of the CPU of reading 14 days of CloudWatch datapoints; other timestamps stay as the wire has them.
+        `extra`: settings on top of the session's (e.g. S3's SigV4 for presigned links)."""
+        session = self._metric_session() if metric_arrays else self._session
         factory: Any = session.client  # typed per service literal; callers treat clients as Any
         config = QUICK_CONFIG if quick else self._config
         return factory(service, region_name=region, config=config.merge(extra) if extra is not None else config)
 
-    def _raw_timestamp_session(self) -> boto3.Session:
-        """A sibling session with the same credentials whose response parsers keep timestamps raw. The parser
-        factory is a component of the botocore session, so it is set on a session of its own: the other
-        clients of this session keep their datetimes."""
-        if self._raw is None:
+    def _metric_session(self) -> boto3.Session:
+        """A sibling session with the same credentials whose response parsers decode GetMetricData into arrays and
+        keep timestamps raw. The parser factory is a component of the botocore session, so it is set on a session of
+        its own: the other clients of this session keep botocore's parsers."""
+        if self._metrics is None:
+            from rightsizer.adapters.aws.metric_data import MetricDataParsers  # numpy: not on the Slack path
+
             profile = self._session.profile_name
             core = botocore.session.Session(profile=profile if profile in self._session.available_profiles else None)
-            core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=_keep_raw)
+            parsers = MetricDataParsers()
+            parsers.set_parser_defaults(timestamp_parser=_keep_raw)
+            core.register_component("response_parser_factory", parsers)
             credentials = self._session.get_credentials()
             if credentials is not None:
                 frozen = credentials.get_frozen_credentials()
                 core.set_credentials(str(frozen.access_key), str(frozen.secret_key), frozen.token)
-            self._raw = boto3.Session(botocore_session=core, region_name=self._session.region_name)
-        return self._raw
+            self._metrics = boto3.Session(botocore_session=core, region_name=self._session.region_name)
+        return self._metrics
 
     def account_id(self, region: str) -> str:
         if self._account_id is None:

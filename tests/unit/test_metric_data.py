@@ -1,0 +1,348 @@
+"""GetMetricData decoded into arrays (adapters/aws/metric_data.py) gives what botocore's own parser gives.
+
+Every body is parsed twice: by `MetricDataParser` and by botocore's `JSONParser` (with the raw timestamps a metric
+client keeps, and with botocore's default datetimes), and the answers must agree value for value once botocore's
+lists are converted as the collector converts them. Errors, retries and paging go through a real botocore client whose
+requests are answered on the wire (a `before-send` handler returning HTTP responses): nothing is stubbed above
+botocore's parser.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import botocore.session
+import numpy as np
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
+from botocore.exceptions import ClientError
+from botocore.model import Shape
+from botocore.parsers import JSONParser
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
+from rightsizer.adapters.aws.metric_data import OUTPUT_SHAPE, MetricDataParser, epochs, floats
+from rightsizer.adapters.aws.session import AwsSession, interactive_config
+from rightsizer.domain.usage import RawUsage
+from rightsizer.services.ports import SourceUnavailable, Window
+from rightsizer.settings import MetricNames
+from tests.factories import NOW, api_specs, instance
+
+MODEL = botocore.session.get_session().get_service_model("cloudwatch")
+_OUTPUT = MODEL.operation_model("GetMetricData").output_shape
+assert _OUTPUT is not None
+SHAPE: Shape = _OUTPUT
+HEADERS = {"x-amzn-requestid": "req-1", "content-type": "application/x-amz-json-1.0"}
+T0 = 1_796_082_600
+WINDOW = Window(NOW - timedelta(hours=1), NOW)
+
+
+def _raw(value: Any) -> Any:
+    return value
+
+
+def ours(body: bytes, status: int = 200) -> dict[str, Any]:
+    return dict(MetricDataParser(timestamp_parser=_raw).parse(_response(body, status), SHAPE))
+
+
+def botocores(body: bytes, status: int = 200, *, datetimes: bool = False) -> dict[str, Any]:
+    parser = JSONParser() if datetimes else JSONParser(timestamp_parser=_raw)
+    return dict(parser.parse(_response(body, status), SHAPE))
+
+
+def _response(body: bytes, status: int) -> dict[str, Any]:
+    return {"body": body, "headers": dict(HEADERS), "status_code": status, "context": {}}
+
+
+def outcome(parse: Callable[[bytes], dict[str, Any]], payload: bytes) -> tuple[str, Any]:
+    """What a parser makes of a body: its answer, or the kind of exception it raised (botocore raises on some)."""
+    try:
+        return "parsed", parse(payload)
+    except Exception as error:
+        return "raised", type(error)
+
+
+def assert_same(fast: Mapping[str, Any], reference: Mapping[str, Any]) -> None:
+    """The fast answer is botocore's, its two lists per result as the collector converts them."""
+    assert fast.keys() == reference.keys()
+    for key, value in reference.items():
+        if key != "MetricDataResults":
+            assert fast[key] == value, key
+    for mine, theirs in zip(fast.get("MetricDataResults", []), reference.get("MetricDataResults", []), strict=True):
+        assert mine.keys() == theirs.keys()
+        for key, value in theirs.items():
+            if key == "Timestamps":
+                _same_array(mine[key], epochs(value) if value else np.zeros(0, np.int64))
+            elif key == "Values":
+                _same_array(mine[key], floats(value))
+            else:
+                assert mine[key] == value, key
+
+
+def _same_array(mine: Any, expected: np.ndarray[Any, Any]) -> None:
+    assert isinstance(mine, np.ndarray) and mine.dtype == expected.dtype
+    assert np.array_equal(mine, expected, equal_nan=True)
+    assert np.array_equal(np.signbit(mine), np.signbit(expected))  # -0.0 stays -0.0
+
+
+def body(results: Sequence[Mapping[str, Any]], **top: Any) -> bytes:
+    return json.dumps({"MetricDataResults": list(results), **top}).encode()
+
+
+def result(query_id: str, stamps: Sequence[Any], values: Sequence[Any], status: str = "Complete") -> dict[str, Any]:
+    return {"Id": query_id, "Label": f"label {query_id}", "Timestamps": list(stamps), "Values": list(values),
+            "StatusCode": status}  # fmt: skip
+
+
+# 1. The protocol the parser is made for ----------------------------------------------------------------------------
+
+
+def test_botocore_speaks_json_to_cloudwatch() -> None:
+    """The model offers CBOR, JSON and query; botocore picks JSON, the protocol this parser decodes. Should a new
+    botocore pick another, GetMetricData would go through botocore's own parser again (correct, slower): this says
+    so."""
+    assert MODEL.resolved_protocol == "json"
+    assert SHAPE.name == OUTPUT_SHAPE
+
+
+# 2. Bodies, fast path and botocore's, value for value ---------------------------------------------------------------
+
+
+CASES: dict[str, bytes] = {
+    "a complete page": body(
+        [result("q0", [T0, T0 + 300, T0 + 600], [12.5, 0.0, 100.0]), result("q1", [T0], [33.56666666666667])],
+        Messages=[],
+    ),
+    "no results at all": body([]),
+    "an empty result": body([result("q0", [], [])]),
+    "partial data with a token and messages": body(
+        [
+            {**result("q0", [T0], [1.0], "PartialData"), "Messages": [{"Code": "ArithmeticError", "Value": "x"}]},
+            result("q1", [], [], "InternalError"),
+            result("q2", [], [], "Forbidden"),
+        ],
+        NextToken="page-2",
+        Messages=[{"Code": "MaxMetricsExceeded", "Value": "too many datapoints"}],
+    ),
+    "timestamps as AWS's Java services write them": b'{"MetricDataResults":[{"Id":"q0","Timestamps":'
+    b'[1.7960826E9,1.7960829E9,1796083200.0,1796083500.25],"Values":[1.0E-4,3.0E10,-0.0,7],'
+    b'"StatusCode":"Complete"}]}',
+    "awsJson's words for non-finite numbers, and a null": body(
+        [result("q0", [T0, T0 + 1, T0 + 2, T0 + 3], ["NaN", "Infinity", "-Infinity", None])]
+    ),
+    "members botocore does not model, and none of the optional ones": b'{"MetricDataResults":[{"Id":"q0",'
+    b'"Timestamps":[1796082600],"Values":[1.5],"Unmodelled":{"a":1}}],"Other":true}',
+    "a result without values": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1796082600],"StatusCode":"Complete"}]}',
+    "nulls where lists go": b'{"MetricDataResults":[{"Id":"q0","Timestamps":null,"Values":null}],"Messages":null}',
+    "more timestamps than values": body([result("q0", [T0, T0 + 300], [4.0])]),
+    "a value beyond a double": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1796082600],"Values":[1e400]}]}',
+    "bare NaN, which orjson refuses": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1796082600],"Values":[NaN]}]}',
+    "an integer beyond 64 bits": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1796082600],'
+    b'"Values":[123456789012345678901234567890]}]}',
+    "a null result": b'{"MetricDataResults":[null]}',
+    "results that are not a list": b'{"MetricDataResults":{"Id":"q0"}}',
+    "an empty body": b"",
+    "not JSON": b"<html>oops</html>",
+}
+
+
+# Bodies the fast path leaves to botocore (orjson refuses them, or they are not the shape it decodes): the answer is
+# then botocore's own, lists and all.
+BOTOCORES = {
+    "a value beyond a double",
+    "bare NaN, which orjson refuses",
+    "a null result",
+    "results that are not a list",
+    "an empty body",
+    "not JSON",
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_body_reads_as_botocore_reads_it(name: str) -> None:
+    if name in BOTOCORES:
+        assert outcome(ours, CASES[name]) == outcome(botocores, CASES[name])
+    else:
+        assert_same(ours(CASES[name]), botocores(CASES[name]))
+
+
+def test_the_fast_path_hands_over_arrays() -> None:
+    parsed = ours(CASES["a complete page"])
+    first = parsed["MetricDataResults"][0]
+    assert first["Timestamps"].dtype == np.int64 and first["Values"].dtype == np.float64
+    assert list(first["Timestamps"]) == [T0, T0 + 300, T0 + 600]
+    assert parsed["ResponseMetadata"]["RequestId"] == "req-1"
+    assert parsed["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_timestamps_agree_with_botocores_datetimes() -> None:
+    payload = CASES["timestamps as AWS's Java services write them"]
+    (fast,) = ours(payload)["MetricDataResults"]
+    (slow,) = botocores(payload, datetimes=True)["MetricDataResults"]
+    assert list(fast["Timestamps"]) == list(epochs(slow["Timestamps"]))
+
+
+def test_other_outputs_and_errors_are_botocores() -> None:
+    list_metrics = MODEL.operation_model("ListMetrics").output_shape
+    assert list_metrics is not None
+    listed = b'{"Metrics":[{"Namespace":"CWAgent","MetricName":"m"}],"NextToken":"n"}'
+    parser = MetricDataParser(timestamp_parser=_raw)
+    reference = JSONParser(timestamp_parser=_raw)
+    assert parser.parse(_response(listed, 200), list_metrics) == reference.parse(_response(listed, 200), list_metrics)
+    error = b'{"__type":"com.amazon.coral.availability#ThrottlingException","message":"Rate exceeded"}'
+    assert ours(error, 400) == botocores(error, 400)
+    assert ours(b"<html><body>Service Unavailable</body></html>", 503)["Error"]["Code"] == "503"
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+stamps = st.one_of(st.integers(0, 2**40), st.floats(0, 2.0**40, allow_nan=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(stamps, max_size=20), st.lists(finite, max_size=20)), max_size=6))
+def test_any_numbers_read_as_botocore_reads_them(pages: list[tuple[list[Any], list[float]]]) -> None:
+    payload = body([result(f"q{n}", s, v) for n, (s, v) in enumerate(pages)])
+    assert_same(ours(payload), botocores(payload))
+
+
+# 3. Through a real client: retries, errors and paging stay botocore's -----------------------------------------------
+
+
+Answer = tuple[int, bytes]
+
+
+class Wire:
+    """Answers a client's requests in order, as HTTP responses: botocore's whole receive path runs."""
+
+    def __init__(self, answers: Sequence[Answer]) -> None:
+        self.answers = list(answers)
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: Any, **_: Any) -> AWSResponse:
+        self.requests.append(json.loads(request.body or b"{}"))
+        status, payload = self.answers.pop(0)
+        headers = HTTPHeaders.from_dict({"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "r"})
+        if status == 400:
+            headers["x-amzn-query-error"] = "Throttling;Sender"
+        return AWSResponse("https://monitoring.us-east-1.amazonaws.com/", status, headers, _Body(payload))
+
+
+class _Body:
+    def __init__(self, payload: bytes) -> None:
+        self._payload = payload
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._payload
+
+
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """botocore's retry delays, recorded instead of slept."""
+    delays: list[float] = []
+    monkeypatch.setattr("botocore.endpoint.time.sleep", delays.append)
+    return delays
+
+
+def metric_client(wire: Callable[..., Any]) -> Any:
+    session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    client = AwsSession(session, config=interactive_config()).client("cloudwatch", "us-east-1", metric_arrays=True)
+    client.meta.events.register("before-send.cloudwatch", wire)
+    return client
+
+
+THROTTLED = (400, b'{"__type":"com.amazon.coral.availability#ThrottlingException","message":"Rate exceeded"}')
+UNAVAILABLE = (503, b"<html><body>Service Unavailable</body></html>")
+PAGE = (200, CASES["a complete page"])
+
+
+def _ask(client: Any) -> Any:
+    metric = {"Namespace": "N", "MetricName": "m"}
+    query = {"Id": "q0", "MetricStat": {"Metric": metric, "Period": 300, "Stat": "Average"}}
+    return client.get_metric_data(MetricDataQueries=[query], StartTime=WINDOW.start, EndTime=WINDOW.end)
+
+
+def test_throttling_and_5xx_are_retried_by_botocore_then_parsed_fast(no_backoff: list[float]) -> None:
+    wire = Wire([THROTTLED, UNAVAILABLE, PAGE])
+    answer = _ask(metric_client(wire))
+    assert len(wire.requests) == 3 and len(no_backoff) == 2
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 2
+    assert isinstance(answer["MetricDataResults"][0]["Values"], np.ndarray)
+
+
+def test_errors_that_outlast_the_retries_are_botocores(no_backoff: list[float]) -> None:
+    with pytest.raises(ClientError) as raised:
+        _ask(metric_client(Wire([THROTTLED] * 3)))
+    assert raised.value.response["Error"]["Code"] == "Throttling"  # awsQueryCompatible's code, as botocore reads it
+    metadata: Mapping[str, Any] = raised.value.response["ResponseMetadata"]
+    assert metadata["MaxAttemptsReached"] is True
+
+
+def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> None:
+    """CloudWatchUsage over a metric client and over a plain one, against the same paged answers: the same series."""
+    iid = "i-0000000000000000a"
+    listed = json.dumps(
+        {"Metrics": [{"Namespace": "CWAgent", "MetricName": "nvidia_smi_utilization_gpu",
+                      "Dimensions": [{"Name": "InstanceId", "Value": iid}, {"Name": "index", "Value": "0"}]}]}
+    ).encode()  # fmt: skip
+    none = b'{"Metrics":[]}'
+    start = int(WINDOW.start.timestamp())
+    first = body(
+        [result("q0", [start, start + 300], [11.0, 12.0], "PartialData"), result("q2", [start], [3.0])],
+        NextToken="2",
+        Messages=[{"Code": "MaxMetricsExceeded", "Value": "too many datapoints"}],
+    )
+    second = body([result("q0", [start + 900, start + 600, start + 300], [14.0, 13.0, 15.0])])
+    answers: list[Answer] = [(200, listed), *[(200, none)] * 5, (200, first), (200, second)]
+
+    def read(client: Any) -> tuple[Any, list[str]]:
+        usage = CloudWatchUsage(client, MetricNames())
+        raw = usage.fetch([instance(instance_id=iid)], api_specs(), WINDOW)[iid]
+        return raw, usage.warnings
+
+    fast_raw, fast_warnings = read(metric_client(Wire(answers)))
+    plain: Any = boto3.client("cloudwatch", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    plain.meta.events.register("before-send.cloudwatch", Wire(answers))
+    slow_raw, slow_warnings = read(plain)
+    assert _series(fast_raw) == _series(slow_raw) and fast_warnings == slow_warnings
+    assert list(fast_raw.devices[0].utilization_avg.values) == [11.0, 15.0, 13.0, 14.0]
+    assert fast_warnings == ["CloudWatch GetMetricData message: MaxMetricsExceeded: too many datapoints"]
+
+
+def _series(raw: RawUsage) -> list[tuple[str, list[int], list[float]]]:
+    """Every series of a host as plain lists (Series hold arrays, which do not compare with ==)."""
+    named = [("cpu", raw.cpu_avg), ("in", raw.network_in_sum), ("out", raw.network_out_sum)]
+    named.append(("mem", raw.host_memory_max))
+    for device in raw.devices:
+        named += [(f"{device.index} {name}", getattr(device, name)) for name in ("utilization_avg", "utilization_max")]
+    return [(name, one.stamps.tolist(), one.array.tolist()) for name, one in named]
+
+
+def test_a_failed_page_is_a_source_unavailable(no_backoff: list[float]) -> None:
+    listed = (200, b'{"Metrics":[]}')
+    usage = CloudWatchUsage(metric_client(Wire([listed] * 6 + [UNAVAILABLE] * 3)), MetricNames())
+    with pytest.raises(SourceUnavailable, match="get_metric_data"):
+        usage.fetch([instance()], api_specs(), WINDOW)
+
+
+# 4. What moto's server answers ------------------------------------------------------------------------------------
+
+
+def test_motos_answers_read_as_botocore_reads_them(moto_aws: None) -> None:
+    session = boto3.Session(region_name="us-east-1")
+    fast = AwsSession(session).client("cloudwatch", "us-east-1", metric_arrays=True)
+    plain = session.client("cloudwatch", region_name="us-east-1")
+    for step in range(6):
+        datum = {"MetricName": "m", "Value": step / 3, "Timestamp": WINDOW.start + timedelta(minutes=10 * step)}
+        fast.put_metric_data(Namespace="N", MetricData=[datum])
+    moto_fast, moto_plain = _ask(fast), _ask(plain)
+    (mine,), (theirs,) = moto_fast["MetricDataResults"], moto_plain["MetricDataResults"]
+    assert list(mine["Timestamps"]) == list(epochs(theirs["Timestamps"]))
+    assert list(mine["Values"]) == theirs["Values"] and not math.isnan(float(mine["Values"][0]))
+    assert mine["Id"] == theirs["Id"] and mine["StatusCode"] == theirs["StatusCode"]
