@@ -28,6 +28,9 @@ CPU_GOAL_MS = 10.0  # per host (issue 29)
 MEMORY_GOAL = 0.10  # peak RSS at 10,000 hosts within 10 % of 2,000
 _AMI = "ami-760aaa0f"  # amzn-ami-hvm (Linux), one of the images moto ships in every region (demo/seed.py)
 _REGION = "us-east-1"
+# moto's server takes a while to describe thousands of instances: the CLI's 20 s read timeout is for a person waiting
+# on AWS, not for an emulator.
+_PATIENT = ("--cli-read-timeout", "600")
 _CLI = "import sys; from rightsizer.cli import main; sys.exit(main())"
 _PROFILED = "import sys, cProfile; from rightsizer.cli import main; cProfile.run('main()', sys.argv.pop(1))"
 
@@ -95,7 +98,8 @@ def analyze_once(count: int, profile: str | None = None) -> CliRun:
                 "AWS_REGION": _REGION,
             }
             code = [_PROFILED, profile] if profile else [_CLI]
-            command = [sys.executable, "-c", *code, "analyze", "--region", _REGION, "--output", "json", "--no-progress"]
+            options = ["--region", _REGION, "--output", "json", "--no-progress", *_PATIENT]
+            command = [sys.executable, "-c", *code, "analyze", *options]
             out, err = Path(scratch, "out.json"), Path(scratch, "err.txt")
             started = time.perf_counter()
             with out.open("wb") as stdout, err.open("wb") as stderr:

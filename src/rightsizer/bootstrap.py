@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.adapters.slack.poster import Picture
-    from rightsizer.services.collect import Reference, RegionData, RegionSources
+    from rightsizer.services.analyze import RegionAdvice
+    from rightsizer.services.collect import Reference, RegionSources
     from rightsizer.services.daily_report import PagePublisher, ReportPoster
     from rightsizer.services.pipeline import Mode, ShardTask, Target
     from rightsizer.services.sagemaker import SageMakerSources
@@ -143,7 +144,7 @@ def sagemaker_sources(session: AwsSession, account_id: str, region: str, setting
     )
 
 
-def collect(
+def analyze_one(
     session: AwsSession,
     region: str,
     settings: Settings,
@@ -151,17 +152,18 @@ def collect(
     progress: Progress | None = None,
     on_demand: OnDemandPrices | None = None,
     usage_tap: UsageTap | None = None,
-) -> RegionData:
-    """One region's data. `usage_tap` wraps the CloudWatch reader (the CLI keeps the page's per-GPU series)."""
+) -> RegionAdvice:
+    """One region read and analysed as its usage arrives. `usage_tap` wraps the CloudWatch reader (the CLI keeps the
+    page's per-GPU series)."""
     from dataclasses import replace
 
-    from rightsizer.services.collect import collect_region
+    from rightsizer.services.analyze import analyze_region
 
     try:
         account_id = session.account_id(region)
         readers = region_readers(session, account_id, region, settings, progress, on_demand)
         sources = readers.sources if usage_tap is None else replace(readers.sources, usage=usage_tap(readers.usage))
-        return collect_region(
+        return analyze_region(
             account_id,
             region,
             sources,
@@ -169,6 +171,7 @@ def collect(
             settings.price_mode,
             now,
             settings.lookback_days,
+            settings.policy,
             progress,
         )
     except Exception as error:
@@ -207,13 +210,12 @@ def analyze(
     progress: Progress | None = None,
     usage_tap: UsageTap | None = None,
 ) -> FleetReport:
-    """The CLI pipeline: every (account, region) in turn, analysed together and ranked.
+    """The CLI pipeline: every (account, region) in turn, each analysed as its usage arrives (only the advice is kept
+    from one region to the next), then ranked together.
 
     An account or region that cannot be read is a warning and a failed target, as in the Lambda pipeline;
     only when nothing at all can be read does it raise RegionFailure (with the first error).
     """
-    from rightsizer.services.analyze import analyze_regions
-
     home_region = regions[0]
     if progress is not None:
         progress.stage(f"connecting to AWS in {home_region}", 1)  # before the first call, which may be slow
@@ -222,20 +224,20 @@ def analyze(
     except Exception as error:
         raise RegionFailure(home_region, error) from error
     reaches, failures = _reaches(session, settings, home_region, home_account)
-    collected: list[RegionData] = []
+    analysed: list[RegionAdvice] = []
     for account, reach in reaches:
         for region in regions:
             try:
-                collected.append(collect(reach, region, settings, now, progress, usage_tap=usage_tap))
+                analysed.append(analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap))
             except RegionFailure as failure:
                 failures.append(
                     (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)
                 )
-    if not collected and failures:
+    if not analysed and failures:
         first, cause = failures[0]
         raise RegionFailure(first.region if first.region != "*" else home_region, cause)
-    recommendations = analyze_regions(collected, settings.policy, now)
-    warnings = [warning for data in collected for warning in data.warnings]
+    recommendations = [rec for advice in analysed for rec in advice.recommendations]
+    warnings = [warning for advice in analysed for warning in advice.warnings]
     warnings += [_not_analysed(failure) for failure, _ in failures]
     return build_report(
         recommendations,

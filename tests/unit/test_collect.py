@@ -1,4 +1,5 @@
-"""collect_region and friends with a fake behind every port; then analyse, rank and render as JSON."""
+"""A region read and analysed (services.analyze.analyze_region) with a fake behind every port; then ranked and
+rendered as JSON."""
 
 from __future__ import annotations
 
@@ -25,17 +26,17 @@ from rightsizer.domain.platforms import LINUX, Billing, billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
-from rightsizer.services.analyze import analyze_regions
+from rightsizer.services.analyze import RegionAdvice, analyze_region
 from rightsizer.services.collect import (
     Reference,
     RegionContext,
-    RegionData,
     RegionSources,
     build_catalog,
-    collect_region,
     lookback_window,
+    read_region,
     region_context,
     resolve_prices,
+    summarise_usage,
 )
 from rightsizer.services.ports import (
     Progress,
@@ -219,9 +220,9 @@ def collect(
     lookback_days: int = 14,
     progress: Progress | None = None,
     **kwargs: Any,
-) -> RegionData:
-    return collect_region(
-        ACCOUNT, region, sources(instances, **kwargs), reference(), mode, NOW, lookback_days, progress
+) -> RegionAdvice:
+    return analyze_region(
+        ACCOUNT, region, sources(instances, **kwargs), reference(), mode, NOW, lookback_days, Policy(), progress
     )
 
 
@@ -384,18 +385,19 @@ def test_api_prices_in_a_region_the_snapshot_lacks_are_used_without_warning() ->
     assert (dict(book.on_demand), warnings) == ({"g5.xlarge": Decimal("1.2")}, [])
 
 
-# 4. collect_region ------------------------------------------------------------------------------------------
+# 4. analyze_region ------------------------------------------------------------------------------------------
 
 
-def test_collect_region_puts_inventory_catalog_prices_and_window_together() -> None:
+def test_a_region_is_read_with_its_inventory_catalog_prices_and_window() -> None:
     hosts = [instance("p3.8xlarge", "i-idle"), instance("g5.12xlarge", "i-busy")]
     api = [api_specs()["g5.12xlarge"], api_specs()["g5.xlarge"]]
     offered = frozenset({"g5.12xlarge", "g5.xlarge"})
     src = sources(hosts, specs=api, offered=offered)
 
-    data = collect_region(ACCOUNT, "us-east-1", src, reference(), PriceMode.SNAPSHOT, NOW, 14)
+    data = analyze_region(ACCOUNT, "us-east-1", src, reference(), PriceMode.SNAPSHOT, NOW, 14, Policy())
 
-    assert (data.account_id, data.region, data.collected_at) == (ACCOUNT, "us-east-1", NOW)
+    assert (data.account_id, data.region) == (ACCOUNT, "us-east-1")
+    assert [rec.instance_id for rec in data.recommendations] == ["i-idle", "i-busy"]
     assert data.instances == tuple(hosts)
     assert data.window == lookback_window(NOW, 14)
     assert data.catalog.offered == offered
@@ -459,20 +461,22 @@ def test_usage_is_fetched_for_the_inventory_and_summarised_per_instance() -> Non
     hosts = [instance("p3.8xlarge", "i-idle"), instance("g5.12xlarge", "i-one"), instance("g5.4xlarge", "i-none")]
     usage = FakeUsage({"i-idle": IDLE_P3, "i-one": ONE_OF_FOUR})
 
-    data = collect(hosts, usage=usage, lookback_days=7)
+    src = sources(hosts, usage=usage)
+    instances, context = read_region(ACCOUNT, "us-east-1", src, reference(), PriceMode.SNAPSHOT, NOW, 7)
+    summaries, _ = summarise_usage(instances, context, usage)
 
     ((asked, specs, window),) = usage.calls
     assert asked == ["i-idle", "i-one", "i-none"]
-    assert specs == data.catalog.specs
-    assert window == lookback_window(NOW, 7) == data.window
-    assert set(data.usage) == {"i-idle", "i-one", "i-none"}
+    assert specs == context.catalog.specs
+    assert window == lookback_window(NOW, 7) == context.window
+    assert set(summaries) == {"i-idle", "i-one", "i-none"}
     for host in hosts:
         profile = usage.profiles.get(host.instance_id, no_metrics)
-        assert data.usage[host.instance_id] == summarize(profile(host.instance_id, window))
-    assert len(data.usage["i-one"].devices) == 4
-    assert data.usage["i-one"].devices[0].memory_used_peak_mib == 8192.0
-    assert data.usage["i-none"].accelerator_data is AcceleratorData.NONE
-    assert data.usage["i-idle"].accelerator_days == pytest.approx(7.0)
+        assert summaries[host.instance_id] == summarize(profile(host.instance_id, window))
+    assert len(summaries["i-one"].devices) == 4
+    assert summaries["i-one"].devices[0].memory_used_peak_mib == 8192.0
+    assert summaries["i-none"].accelerator_data is AcceleratorData.NONE
+    assert summaries["i-idle"].accelerator_days == pytest.approx(7.0)
 
 
 def test_progress_gets_one_stage_of_four_steps_per_region() -> None:
@@ -489,7 +493,7 @@ def test_progress_gets_one_stage_of_four_steps_per_region() -> None:
 RECOMMENDATION_KEYS = PROMISED_RECOMMENDATION_KEYS
 
 
-def two_regions() -> list[RegionData]:
+def two_regions() -> list[RegionAdvice]:
     east = collect(
         [
             instance("g5.4xlarge", "i-no-agent"),
@@ -511,7 +515,7 @@ def two_regions() -> list[RegionData]:
 
 def test_collected_regions_are_analysed_ranked_and_rendered() -> None:
     regions = two_regions()
-    recommendations = analyze_regions(regions, Policy(), NOW)
+    recommendations = [rec for region in regions for rec in region.recommendations]
     report = build_report(recommendations, NOW, 14, [w for r in regions for w in r.warnings])
 
     findings = {rec.instance_id: rec.finding for rec in report.recommendations}

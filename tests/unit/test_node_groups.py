@@ -11,7 +11,7 @@ from demo.fleet import IDLE_GPU, diurnal, noisy
 from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
-from rightsizer.services.analyze import analyze_hosts
+from rightsizer.services.analyze import analyze_as_read, analyze_hosts, for_the_fleet
 from rightsizer.services.collect import shard_instances
 from rightsizer.services.report import Category, build_report, category, fleet_totals, report_json
 from tests import factories
@@ -138,6 +138,38 @@ def test_a_group_is_never_cut_across_shards() -> None:
     assert len(holding) == 1
     assert {h.instance_id for h in shards[holding[0]]} == {h.instance_id for h in group}
     assert sorted(h.instance_id for shard in shards for h in shard) == sorted(h.instance_id for h in [*own, *group])
+
+
+def test_analysed_as_the_summaries_arrive_the_advice_is_the_same() -> None:
+    """The CLI analyses each host as its summary is made and keeps only what the steps across hosts read
+    (services.analyze.analyze_as_read): consolidation and node groups come out as from every summary at once."""
+    light = Workload(
+        gpus=(gpu(diurnal(8, 18), mib(3 * GIB, 100, cap=A10G)),),
+        cpu=diurnal(4, 9, 1),
+        network_gbps=diurnal(0.02, 0.08, 0.005),
+        host_memory_pct=noisy(10, 1),
+    )
+    team = [factories.instance("g5.xlarge", f"i-0team{n:012x}", tags={"team": "search"}) for n in range(3)]
+    hosts = [*team, *nodes(3, EKS_TAGS), factories.instance("g5.12xlarge", "i-0quiet00000000000")]
+    workloads = [light] * 3 + [ONE_OF_FOUR, ONE_OF_FOUR, IDLE_NODE, IDLE_NODE]
+    usage = {
+        h.instance_id: summary(w, instance_id=h.instance_id, seed=h.instance_id)
+        for h, w in zip(hosts, workloads, strict=True)
+    }
+    arriving = [usage[h.instance_id] for h in reversed(hosts[1:])]  # in another order, one host never read
+    cat, book = factories.catalog(), factories.prices()
+
+    at_once = analyze_hosts(hosts, {h: u for h, u in usage.items() if h != hosts[0].instance_id}, cat, book, Policy(),
+                            NOW, {})  # fmt: skip
+    as_read = analyze_as_read(hosts, iter(arriving), cat, book, Policy(), NOW, {})
+
+    assert as_read == at_once
+    findings = {r.finding for r in as_read}
+    assert {Finding.CONSOLIDATE, Finding.INSUFFICIENT_DATA} <= findings
+    assert any(r.kind is ResourceKind.EKS_NODEGROUP for r in as_read)
+    kept = for_the_fleet(arriving[0])
+    assert arriving[0].hourly_accelerator_peak and kept.hourly_accelerator_peak == ()  # only what is read across hosts
+    assert kept.devices == arriving[0].devices
 
 
 def test_the_json_report_carries_the_groups_kind() -> None:

@@ -1,14 +1,15 @@
 """Use-case: collect one (account, region): inventory, catalog, prices and usage summaries.
 
-The CLI collects a region in one go (`collect_region`). The serverless pipeline splits it: a plan step reads the
-inventory and the region's context (catalog, prices, window) once and cuts the instances into shards
-(`shard_instances`); each shard then reads and summarises the usage of its own instances
-(`summarise_usage`), so that no invocation's time or memory grows with the region.
+The CLI reads a region in one go (`read_region`: inventory and context; then `usage_summaries` as they arrive, which
+services/analyze.py analyses host by host). The serverless pipeline splits it: a plan step reads the inventory and the
+region's context (catalog, prices, window) once and cuts the instances into shards (`shard_instances`); each shard then
+reads and summarises the usage of its own instances (`summarise_usage`), so that no invocation's time or memory grows
+with the region.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -42,24 +43,6 @@ if TYPE_CHECKING:  # numpy-free imports for the pipeline's planner stay so; coll
     from rightsizer.services.sagemaker import SageMakerData, SageMakerSources, Snapshot
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class RegionData:
-    """Everything the analyzer needs about one region of one account, at one point in time."""
-
-    account_id: str
-    region: str
-    collected_at: datetime
-    window: Window
-    instances: tuple[Instance, ...]
-    catalog: Catalog
-    prices: PriceBook
-    usage: Mapping[str, UsageSummary]
-    warnings: tuple[str, ...] = ()
-    commitments: Commitments = field(default_factory=Commitments)  # reservations and plans: net savings
-    sagemaker: SageMakerData | None = None  # endpoints, notebooks and training jobs (None: not read)
-    gaps: tuple[Gap, ...] = ()  # the region's sources that could not be read (domain/guards.py)
 
 
 @dataclass(frozen=True)
@@ -320,14 +303,15 @@ def _owner_key(instance: Instance) -> str:
     return instance.owner.resource_id if instance.owner is not None else ""
 
 
-def summarise_usage(
+def usage_summaries(
     instances: Sequence[Instance], context: RegionContext, usage: UsageSource
-) -> tuple[dict[str, UsageSummary], list[str]]:
-    """Usage summaries of `instances`, and what CloudWatch could not answer cleanly.
+) -> Iterator[UsageSummary]:
+    """Usage summaries of `instances`, as the raw series arrive: a few dozen hosts are summarised at a time and their
+    series dropped, so memory does not grow with the hosts read. `usage.warnings` holds what CloudWatch could not
+    answer cleanly once the summaries are all read (`usage_warnings`).
 
-    Summarised as the raw series arrive, a few dozen hosts at a time: memory does not grow with the shard. A host
-    resized inside the window is judged on its current type (CloudTrail's record); when that record could not be
-    read, a host that started inside the window is judged since that start (domain/guards.py)."""
+    A host resized inside the window is judged on its current type (CloudTrail's record); when that record could not
+    be read, a host that started inside the window is judged since that start (domain/guards.py)."""
     resizes = context.resizes
     unread = any(gap.source is Source.RESIZES for gap in context.gaps)
     started = {i.instance_id: i.launch_time for i in instances} if unread else {}
@@ -340,11 +324,24 @@ def summarise_usage(
         return raw
 
     raws = usage.read(instances, context.catalog.specs, context.window)
-    summaries = {summary.instance_id: summary for summary in summarize_all(placed(raw) for raw in raws)}
-    return summaries, [f"{context.region}: {message}" for message in usage.warnings]
+    return summarize_all(placed(raw) for raw in raws)
 
 
-def collect_region(
+def usage_warnings(context: RegionContext, usage: UsageSource) -> list[str]:
+    """What CloudWatch could not answer cleanly in the last read, named with the region."""
+    return [f"{context.region}: {message}" for message in usage.warnings]
+
+
+def summarise_usage(
+    instances: Sequence[Instance], context: RegionContext, usage: UsageSource
+) -> tuple[dict[str, UsageSummary], list[str]]:
+    """Usage summaries of `instances` by instance id (a shard's, which it stores), and what CloudWatch could not
+    answer cleanly."""
+    summaries = {summary.instance_id: summary for summary in usage_summaries(instances, context, usage)}
+    return summaries, usage_warnings(context, usage)
+
+
+def read_region(
     account_id: str,
     region: str,
     sources: RegionSources,
@@ -353,7 +350,8 @@ def collect_region(
     now: datetime,
     lookback_days: int,
     progress: Progress | None = None,
-) -> RegionData:
+) -> tuple[list[Instance], RegionContext]:
+    """A region's inventory and its context (catalog, prices, commitments, window), before any usage is read."""
     progress = progress or NullProgress()
     progress.stage(f"{region}: inventory", 4)
     instances = sources.inventory.accelerated_instances()
@@ -361,28 +359,20 @@ def collect_region(
     context = region_context(
         account_id, region, instances, sources, reference, price_mode, now, lookback_days, progress
     )
-    usage, usage_warnings = summarise_usage(instances, context, sources.usage)
-    sagemaker = None
-    if sources.sagemaker is not None:
-        from rightsizer.services.sagemaker import collect_sagemaker
+    return instances, context
 
-        snapshot = reference.sagemaker_snapshot or (lambda _region, _component: None)
-        sagemaker = collect_sagemaker(
-            account_id, region, sources.sagemaker, context.catalog, context.window, price_mode, snapshot
-        )
-    return RegionData(
-        account_id=account_id,
-        region=region,
-        collected_at=now,
-        window=context.window,
-        instances=tuple(instances),
-        catalog=context.catalog,
-        prices=context.prices,
-        usage=usage,
-        warnings=(*context.warnings, *usage_warnings, *(sagemaker.warnings if sagemaker else ())),
-        commitments=context.commitments,
-        sagemaker=sagemaker,
-        gaps=context.gaps,
+
+def read_sagemaker(
+    context: RegionContext, sources: RegionSources, reference: Reference, price_mode: PriceMode
+) -> SageMakerData | None:
+    """The region's SageMaker endpoints, notebooks and training jobs, where they are read (None: not read)."""
+    if sources.sagemaker is None:
+        return None
+    from rightsizer.services.sagemaker import collect_sagemaker
+
+    snapshot = reference.sagemaker_snapshot or (lambda _region, _component: None)
+    return collect_sagemaker(
+        context.account_id, context.region, sources.sagemaker, context.catalog, context.window, price_mode, snapshot
     )
 
 
