@@ -12,8 +12,11 @@ chunk, on the same samples, so both sides of the ratio see the same machine at t
 from __future__ import annotations
 
 import gc
+import json
 import os
 import resource
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -163,7 +166,16 @@ def _shard(hosts: Sequence[Host], tally: Tally, catalog: Catalog, prices: PriceB
     tally.findings.update(rec.finding.value for rec in recommendations)
 
 
-def run() -> dict[str, Tally]:
+@dataclass
+class Measured:
+    tallies: dict[str, Tally]
+    grew_mib: float  # max RSS growth while measuring
+    peak_mib: float
+    wall: float
+
+
+def measure() -> Measured:
+    """Both fleets, shard by shard in turn (the same machine for both), in this process."""
     catalog = _catalog()
     prices = bundled.snapshot_prices("us-east-1")
     assert prices is not None
@@ -176,32 +188,61 @@ def run() -> dict[str, Tally]:
     gc.collect()
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall = time.perf_counter()
-    for first in range(0, INSTANCES, SHARD):  # the two fleets shard by shard in turn: the same machine for both
+    for first in range(0, INSTANCES, SHARD):
         for name, hosts in fleets.items():
             _shard(hosts[first : first + SHARD], tallies[name], catalog, prices, policy)
     wall = time.perf_counter() - wall
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    complete = tallies["complete"]
-    print(
-        f"Analyzer: {INSTANCES:,} hosts x {synthetic_fleet.DAYS} days, summarise + analyse on one core "
-        f"({complete.series:,} series, {complete.datapoints / 1e6:.0f}M datapoints, every series its host's own; "
-        f"shards of {SHARD} with consolidation and node groups)"
+    return Measured(tallies, (rss_after - rss_before) / 1024, rss_after / 1024, wall)
+
+
+def _measured_with(disabled: str) -> Measured:
+    """`measure()` in a fresh interpreter whose numpy skips the SIMD levels `disabled` (NPY_DISABLE_CPU_FEATURES)."""
+    code = (
+        "import dataclasses, json; from bench.analyzer_bench import measure; "
+        "print(json.dumps(dataclasses.asdict(measure())))"
     )
-    for line in machine.describe():
-        print(f"  {line}")
-    for name, tally in tallies.items():
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": disabled, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    tallies = {name: Tally(**{**t, "findings": Counter(t["findings"])}) for name, t in found["tallies"].items()}
+    return Measured(tallies, found["grew_mib"], found["peak_mib"], found["wall"])
+
+
+def _ratios(measured: Measured, floor: str) -> None:
+    for name, tally in measured.tallies.items():
         goal = GOALS[name]
         verdict = "met" if tally.ratio <= goal else "MISSED"
         label = "complete fleet" if name == "complete" else f"{synthetic_fleet.GAP_SHARE:.0%} of hosts with gaps"
         print(
             f"  {label:>24}: summarise {tally.summarising:.1f} s + analyse {tally.analysing:.1f} s = "
-            f"{tally.work:.1f} s CPU ({tally.work / INSTANCES * 1e3:.2f} ms per host); "
-            f"numpy pass {tally.floor:.1f} s -> {tally.ratio:.2f}x (goal <= {goal}x: {verdict})"
+            f"{tally.work:.1f} s CPU ({tally.work / INSTANCES * 1e3:.2f} ms per host); numpy pass ({floor}) "
+            f"{tally.floor:.1f} s -> {tally.ratio:.2f}x (goal <= {goal}x: {verdict})"
         )
+
+
+def run() -> dict[str, Tally]:
+    speeds = machine.sort_speeds()
+    measured = measure()
+    complete = measured.tallies["complete"]
     print(
-        f"  peak memory: process max RSS {rss_after / 1024:.0f} MiB, of which "
-        f"{(rss_after - rss_before) / 1024:.0f} MiB grew while analysing; {wall:.0f} s wall for both fleets, "
-        "building the input included"
+        f"Analyzer: {INSTANCES:,} hosts x {synthetic_fleet.DAYS} days, summarise + analyse on one core "
+        f"({complete.series:,} series, {complete.datapoints / 1e6:.0f}M datapoints, every series its host's own; "
+        f"shards of {SHARD} with consolidation and node groups)"
     )
-    print("  findings (gaps fleet): " + ", ".join(f"{k} {n}" for k, n in sorted(tallies["gaps"].findings.items())))
-    return tallies
+    for line in machine.describe(speeds):
+        print(f"  {line}")
+    _ratios(measured, f"np.sort {machine.sort_path()}")
+    print(
+        f"  peak memory: process max RSS {measured.peak_mib:.0f} MiB, of which {measured.grew_mib:.0f} MiB grew while "
+        f"analysing; {measured.wall:.0f} s wall for both fleets, building the input included"
+    )
+    print("  findings (gaps fleet): " + ", ".join(f"{k} {n}" for k, n in sorted(complete.findings.items())))
+    faster = machine.faster_sort(speeds)
+    if faster is not None:
+        label, disabled = faster
+        # The floor is only as fast as the sort numpy picks: where a lower SIMD level sorts faster on this CPU, the
+        # same measurement with numpy told to skip the slower one (both sides of the ratio run on it).
+        print(f"  again with NPY_DISABLE_CPU_FEATURES={disabled!r}: np.sort is faster {label} on this CPU")
+        _ratios(_measured_with(disabled), "np.sort " + label.split(" (")[0])
+    return measured.tallies
