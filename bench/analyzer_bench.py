@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 
@@ -196,12 +197,15 @@ def measure() -> Measured:
     return Measured(tallies, (rss_after - rss_before) / 1024, rss_after / 1024, wall)
 
 
+def plain(measured: Measured) -> dict[str, Any]:
+    """`measured` as JSON's types (dataclasses.asdict would turn the Counter's items into its keys)."""
+    tallies = {name: {**vars(tally), "findings": dict(tally.findings)} for name, tally in measured.tallies.items()}
+    return {**vars(measured), "tallies": tallies}
+
+
 def _measured_with(disabled: str) -> Measured:
     """`measure()` in a fresh interpreter whose numpy skips the SIMD levels `disabled` (NPY_DISABLE_CPU_FEATURES)."""
-    code = (
-        "import dataclasses, json; from bench.analyzer_bench import measure; "
-        "print(json.dumps(dataclasses.asdict(measure())))"
-    )
+    code = "import json; from bench.analyzer_bench import measure, plain; print(json.dumps(plain(measure())))"
     env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": disabled, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     found = json.loads(out.stdout.strip().splitlines()[-1])
@@ -237,7 +241,10 @@ def run() -> dict[str, Tally]:
         f"  peak memory: process max RSS {measured.peak_mib:.0f} MiB, of which {measured.grew_mib:.0f} MiB grew while "
         f"analysing; {measured.wall:.0f} s wall for both fleets, building the input included"
     )
-    print("  findings (gaps fleet): " + ", ".join(f"{k} {n}" for k, n in sorted(complete.findings.items())))
+    print(
+        "  findings (gaps fleet): "
+        + ", ".join(f"{k} {n}" for k, n in sorted(measured.tallies["gaps"].findings.items()))
+    )
     faster = machine.faster_sort(speeds)
     if faster is not None:
         label, disabled = faster
