@@ -215,6 +215,10 @@ class CloudWatchUsage:
         self.warnings: list[str] = []
         # instance id -> the types its agent series were published on before a resize (those series are not read)
         self._earlier_types: dict[str, set[str]] = defaultdict(set)
+        # One copy of each metric name and dimension (name, value) pair the listings return, kept by every series that
+        # has it: a region's discovery then holds a few small tuples per series instead of every listed string (the
+        # CLI discovers a whole region at once).
+        self._shared: dict[Any, Any] = {}
 
     @property
     def minimum_get_metric_data_calls(self) -> int:
@@ -443,8 +447,10 @@ class CloudWatchUsage:
         found: dict[str, list[_Found]] = defaultdict(list)
         seen: set[tuple[str, frozenset[tuple[str, str]]]] = set()
         for metric in listed:
-            metric_name = str(metric.get("MetricName", ""))
-            dimensions: Dimensions = tuple((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []))
+            metric_name: str = self._one(str(metric.get("MetricName", "")))
+            dimensions: Dimensions = tuple(
+                self._one((str(d["Name"]), str(d["Value"]))) for d in metric.get("Dimensions", [])
+            )
             values = dict(dimensions)
             instance = wanted.get(values.get(instance_dimension, ""))
             if instance is None:  # another shard's host: nothing of it is kept (memory stays flat)
@@ -462,6 +468,10 @@ class CloudWatchUsage:
             device = values.get(device_dimension) if device_dimension else None
             found[instance.instance_id].append(_Found(metric_name, dimensions, device))
         return found
+
+    def _one(self, value: Any) -> Any:
+        """The copy of `value` this read keeps (the first seen)."""
+        return self._shared.setdefault(value, value)
 
     def _list_metrics(self, request: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
         if self._recently_active:
