@@ -219,15 +219,21 @@ Answer = tuple[int, bytes]
 
 
 class Wire:
-    """Answers a client's requests in order, as HTTP responses: botocore's whole receive path runs."""
+    """Answers a client's requests in order, as HTTP responses: botocore's whole receive path runs. With `listings`,
+    ListMetrics is answered from those (then with no metric, however many listings the collector reads) and only the
+    other requests from `answers`."""
 
-    def __init__(self, answers: Sequence[Answer]) -> None:
+    def __init__(self, answers: Sequence[Answer], listings: Sequence[bytes] | None = None) -> None:
         self.answers = list(answers)
+        self.listings = None if listings is None else list(listings)
         self.requests: list[dict[str, Any]] = []
 
-    def __call__(self, request: Any, **_: Any) -> AWSResponse:
+    def __call__(self, request: Any, event_name: str = "", **_: Any) -> AWSResponse:
         self.requests.append(json.loads(request.body or b"{}"))
-        status, payload = self.answers.pop(0)
+        if self.listings is not None and event_name.endswith(".ListMetrics"):
+            status, payload = 200, self.listings.pop(0) if self.listings else b'{"Metrics":[]}'
+        else:
+            status, payload = self.answers.pop(0)
         headers = HTTPHeaders.from_dict({"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "r"})
         if status == 400:
             headers["x-amzn-query-error"] = "Throttling;Sender"
@@ -291,7 +297,6 @@ def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> N
         {"Metrics": [{"Namespace": "CWAgent", "MetricName": "nvidia_smi_utilization_gpu",
                       "Dimensions": [{"Name": "InstanceId", "Value": iid}, {"Name": "index", "Value": "0"}]}]}
     ).encode()  # fmt: skip
-    none = b'{"Metrics":[]}'
     start = int(WINDOW.start.timestamp())
     first = body(
         [result("q0", [start, start + 300], [11.0, 12.0], "PartialData"), result("q2", [start], [3.0])],
@@ -299,16 +304,16 @@ def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> N
         Messages=[{"Code": "MaxMetricsExceeded", "Value": "too many datapoints"}],
     )
     second = body([result("q0", [start + 900, start + 600, start + 300], [14.0, 13.0, 15.0])])
-    answers: list[Answer] = [(200, listed), *[(200, none)] * 5, (200, first), (200, second)]
+    answers: list[Answer] = [(200, first), (200, second)]
 
     def read(client: Any) -> tuple[Any, list[str]]:
         usage = CloudWatchUsage(client, MetricNames())
         raw = usage.fetch([instance(instance_id=iid)], api_specs(), WINDOW)[iid]
         return raw, usage.warnings
 
-    fast_raw, fast_warnings = read(metric_client(Wire(answers)))
+    fast_raw, fast_warnings = read(metric_client(Wire(answers, [listed])))
     plain: Any = boto3.client("cloudwatch", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
-    plain.meta.events.register("before-send.cloudwatch", Wire(answers))
+    plain.meta.events.register("before-send.cloudwatch", Wire(answers, [listed]))
     slow_raw, slow_warnings = read(plain)
     assert _series(fast_raw) == _series(slow_raw) and fast_warnings == slow_warnings
     assert list(fast_raw.devices[0].utilization_avg.values) == [11.0, 15.0, 13.0, 14.0]
@@ -325,8 +330,7 @@ def _series(raw: RawUsage) -> list[tuple[str, list[int], list[float]]]:
 
 
 def test_a_failed_page_is_a_source_unavailable(no_backoff: list[float]) -> None:
-    listed = (200, b'{"Metrics":[]}')
-    usage = CloudWatchUsage(metric_client(Wire([listed] * 6 + [UNAVAILABLE] * 3)), MetricNames())
+    usage = CloudWatchUsage(metric_client(Wire([UNAVAILABLE] * 3, listings=[])), MetricNames())
     with pytest.raises(SourceUnavailable, match="get_metric_data"):
         usage.fetch([instance()], api_specs(), WINDOW)
 
