@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 from botocore.model import Shape
 from botocore.parsers import JSONParser
 from hypothesis import given, settings
@@ -33,6 +33,7 @@ from rightsizer.adapters.aws.session import AwsSession, interactive_config
 from rightsizer.domain.usage import RawUsage
 from rightsizer.services.ports import SourceUnavailable, Window
 from rightsizer.settings import MetricNames
+from tests.botocore_samples import problems
 from tests.factories import NOW, api_specs, instance
 
 MODEL = botocore.session.get_session().get_service_model("cloudwatch")
@@ -290,9 +291,12 @@ def test_errors_that_outlast_the_retries_are_botocores(no_backoff: list[float]) 
     assert metadata["MaxAttemptsReached"] is True
 
 
-def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> None:
-    """CloudWatchUsage over a metric client and over a plain one, against the same paged answers: the same series."""
-    iid = "i-0000000000000000a"
+IID = "i-0000000000000000a"
+
+
+def paged_answers() -> tuple[bytes, list[Answer]]:
+    """One GPU metric listed for host IID, and its GetMetricData answers on two pages (with a message)."""
+    iid = IID
     listed = json.dumps(
         {"Metrics": [{"Namespace": "CWAgent", "MetricName": "nvidia_smi_utilization_gpu",
                       "Dimensions": [{"Name": "InstanceId", "Value": iid}, {"Name": "index", "Value": "0"}]}]}
@@ -304,7 +308,13 @@ def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> N
         Messages=[{"Code": "MaxMetricsExceeded", "Value": "too many datapoints"}],
     )
     second = body([result("q0", [start + 900, start + 600, start + 300], [14.0, 13.0, 15.0])])
-    answers: list[Answer] = [(200, first), (200, second)]
+    return listed, [(200, first), (200, second)]
+
+
+def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> None:
+    """CloudWatchUsage over a metric client and over a plain one, against the same paged answers: the same series."""
+    iid = IID
+    listed, answers = paged_answers()
 
     def read(client: Any) -> tuple[Any, list[str]]:
         usage = CloudWatchUsage(client, MetricNames())
@@ -318,6 +328,35 @@ def test_the_collector_pages_through_the_fast_parser_as_through_botocores() -> N
     assert _series(fast_raw) == _series(slow_raw) and fast_warnings == slow_warnings
     assert list(fast_raw.devices[0].utilization_avg.values) == [11.0, 15.0, 13.0, 14.0]
     assert fast_warnings == ["CloudWatch GetMetricData message: MaxMetricsExceeded: too many datapoints"]
+
+
+def test_the_collectors_requests_are_ones_botocores_model_accepts() -> None:
+    """The metric client skips botocore's client-side validation (a third of the CLI's CPU): this test is what holds
+    every request the collector makes through it (discovery and each page of GetMetricData) to botocore's model."""
+    listed, answers = paged_answers()
+    client = metric_client(Wire(answers, [listed]))
+    sent: list[tuple[str, dict[str, Any], Any]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        sent.append((model.name, dict(params), model.input_shape))
+
+    client.meta.events.register("before-parameter-build.cloudwatch", record)
+    CloudWatchUsage(client, MetricNames()).fetch([instance(instance_id=IID)], api_specs(), WINDOW)
+    assert {name for name, _, _ in sent} == {"ListMetrics", "GetMetricData"}
+    assert sum(name == "GetMetricData" for name, _, _ in sent) == 2  # both pages, the second with its NextToken
+    assert [problems(params, shape) for _, params, shape in sent] == [""] * len(sent)
+    assert "Period" in problems({"MetricDataQueries": [{"Id": "q", "MetricStat": {"Period": "300"}}]}, sent[-1][2])
+
+
+def test_the_metric_client_leaves_validation_to_the_test_above() -> None:
+    """An empty Namespace (the model's minimum length is 1) reaches the wire: botocore's walk is not on this client,
+    while a plain client refuses it before sending."""
+    wire = Wire([], listings=[])
+    metric_client(wire).list_metrics(Namespace="")
+    assert wire.requests == [{"Namespace": ""}]
+    plain: Any = boto3.client("cloudwatch", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    with pytest.raises(ParamValidationError, match="Namespace"):
+        plain.list_metrics(Namespace="")
 
 
 def _series(raw: RawUsage) -> list[tuple[str, list[int], list[float]]]:
