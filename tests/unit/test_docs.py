@@ -16,7 +16,7 @@ from tests.unit.test_template import sam
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
-DOCS = [README, *PAGES, ROOT / "agent" / "README.md", ROOT / "agent" / "windows" / "README.md"]
+DOCS = [README, *PAGES, *sorted((ROOT / "agent").rglob("README.md"))]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 PACKAGE = ROOT / "src" / "rightsizer"
 DIAGRAMMED = ("AWS::Serverless::Function", "AWS::Serverless::StateMachine", "AWS::Serverless::LayerVersion")
