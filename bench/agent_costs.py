@@ -11,13 +11,16 @@ is one name with one set of dimension values: the agent's nvidia_gpu plugin publ
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from rightsizer.settings import MetricNames
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "agent"
@@ -25,7 +28,10 @@ CONFIGS = {
     "shipped": AGENT / "amazon-cloudwatch-agent.json",
     "lean": AGENT / "lean" / "nvenc.json",
     "lean, no NVENC": AGENT / "lean" / "no-nvenc.json",
+    "DCGM": AGENT / "dcgm" / "amazon-cloudwatch-agent.json",
 }
+DCGM_PUBLISHER = AGENT / "dcgm" / "publish-dcgm-metrics.py"
+DCGM_ENCODER = MetricNames().gpu_encoder_util  # N/A on a GPU without NVENC (A100, H100): not sent
 TIERS: tuple[tuple[int | None, Decimal], ...] = (
     (10_000, Decimal("0.30")),
     (240_000, Decimal("0.10")),
@@ -36,8 +42,20 @@ PER_THOUSAND_REQUESTS = Decimal("0.01")  # PutMetricData requests; GetMetricData
 HOURS_PER_MONTH = 730
 DAYS_PER_MONTH = Decimal("30.4")
 DEFAULT_FLUSH_SECONDS = 60  # the agent's metrics.force_flush_interval when the file leaves it out
-# The plugin sections whose measurements are one metric per GPU; every other section's are one per host.
-PER_GPU_SECTIONS = frozenset({"nvidia_gpu"})
+# The plugin sections whose measurements are one metric per GPU; every other section's are one per host. The statsd
+# section lists no measurements: it publishes what agent/dcgm/publish-dcgm-metrics.py sends it, per GPU.
+PER_GPU_SECTIONS = frozenset({"nvidia_gpu", "statsd"})
+
+
+def dcgm_metrics() -> tuple[str, ...]:
+    """What the DCGM publisher sends per GPU, read from the script itself (SM occupancy, a fallback sent only where SM
+    active is missing, left out)."""
+    spec = importlib.util.spec_from_file_location("publish_dcgm_metrics", DCGM_PUBLISHER)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(DCGM_PUBLISHER)
+    publisher = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publisher)
+    return tuple(name for _, name, _ in publisher.FIELDS if name not in publisher.FALLBACKS)
 
 
 @dataclass(frozen=True)
@@ -56,9 +74,16 @@ class AgentConfig:
         per_host: list[str] = []
         for section, body in metrics["metrics_collected"].items():
             names = [m if isinstance(m, str) else m["name"] for m in body.get("measurement", [])]
+            if section == "statsd":
+                names = list(dcgm_metrics())
             (per_gpu if section in PER_GPU_SECTIONS else per_host).extend(names)
         flush = int(metrics.get("force_flush_interval", DEFAULT_FLUSH_SECONDS))
         return cls(name, tuple(per_gpu), tuple(per_host), flush, len(metrics.get("aggregation_dimensions", [])))
+
+    def without(self, name: str, *measurements: str) -> AgentConfig:
+        """The same file on GPUs that publish none of `measurements` (DCGM reads N/A for an engine a GPU lacks, and the
+        publisher sends no N/A)."""
+        return replace(self, name=name, per_gpu=tuple(m for m in self.per_gpu if m not in measurements))
 
     def metrics_per_host(self, gpus: int) -> int:
         """Custom metrics one host publishes: each GPU's measurements, the host's, and any aggregations of them."""
@@ -93,6 +118,7 @@ FIELD_OF = {
     "memory_total": "memory_total",
     "encoder_stats_session_count": "encoder_sessions",
     "encoder_stats_average_fps": "encoder_fps",
+    **{name: signal.value for name, signal in MetricNames().signal_metrics.items()},
 }
 
 
@@ -141,11 +167,12 @@ def configs() -> dict[str, AgentConfig]:
 
 
 def rows(fleets: Sequence[Fleet] = FLEETS) -> list[Row]:
-    """Each fleet with the shipped configuration and the lean one that fits its GPUs."""
+    """Each fleet with the shipped configuration, the lean one that fits its GPUs and the one with DCGM's signals."""
     known = configs()
     found = []
     for fleet in fleets:
-        for config in (known["shipped"], known["lean" if fleet.nvenc else "lean, no NVENC"]):
+        dcgm = known["DCGM"] if fleet.nvenc else known["DCGM"].without("DCGM, no NVENC", DCGM_ENCODER)
+        for config in (known["shipped"], known["lean" if fleet.nvenc else "lean, no NVENC"], dcgm):
             metrics = fleet.hosts * config.metrics_per_host(fleet.gpus)
             reads = fleet.hosts * collector_queries_per_host(config, fleet.gpus) * DAYS_PER_MONTH
             found.append(
@@ -180,7 +207,27 @@ def markdown() -> str:
             f"| {row.fleet.label} | {described} | {row.metrics:,} | {_usd(row.metrics_usd)} | {_usd(row.put_usd)} | "
             f"{_usd(row.get_usd)} | **{_usd(row.total_usd)}** |"
         )
+    lines += [
+        "",
+        "Per GPU, a month, at the first tier's price (an account's first 10,000 custom metrics):",
+        "",
+        "| agent configuration | custom metrics per GPU | $ per GPU a month |",
+        "| --- | ---: | ---: |",
+    ]
+    for config in per_gpu_configs():
+        lines.append(f"| {config.name} | {len(config.per_gpu)} | ${per_gpu_usd(config):.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def per_gpu_configs() -> list[AgentConfig]:
+    """Every configuration, and DCGM's on a GPU without NVENC."""
+    known = configs()
+    return [*known.values(), known["DCGM"].without("DCGM, no NVENC", DCGM_ENCODER)]
+
+
+def per_gpu_usd(config: AgentConfig) -> Decimal:
+    """What one GPU's metrics cost a month at the first tier."""
+    return len(config.per_gpu) * TIERS[0][1]
 
 
 BEGIN, END = "<!-- costs:begin -->", "<!-- costs:end -->"
@@ -201,6 +248,12 @@ def run() -> None:
             f"  {row.fleet.label:<30} {row.config.name:<15} {row.metrics:>7,} metrics  {_usd(row.metrics_usd):>7} "
             f"+ PutMetricData {_usd(row.put_usd):>5} + GetMetricData {_usd(row.get_usd):>5} = {_usd(row.total_usd)}"
         )
+    print(
+        "  per GPU a month (first tier): "
+        + ", ".join(
+            f"{config.name} {len(config.per_gpu)} metrics ${per_gpu_usd(config):.2f}" for config in per_gpu_configs()
+        )
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

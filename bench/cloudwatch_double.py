@@ -2,8 +2,9 @@
 protocol botocore speaks to CloudWatch (awsJson1_0), so the client's real parser runs on every datapoint.
 
 It serves a synthetic region of GPU hosts (bench/synthetic_fleet.py: each host's own series, gaps where the host has
-one) as the CloudWatch agent publishes them (per-GPU series with InstanceId, index, name and InstanceType dimensions;
-host memory, and no diskio or procstat series; AWS/EC2 CPU, network and EBS):
+one) as the CloudWatch agent publishes them (per-GPU series with InstanceId, index, name and InstanceType dimensions,
+DCGM's too on the hosts that publish them; host memory, and no diskio or procstat series; AWS/EC2 CPU, network and
+EBS):
 - ListMetrics: 500 metrics per page with NextToken, by metric name across the region or by an InstanceId filter;
 - GetMetricData: at most 500 queries per request, at most 100,800 datapoints per response, the rest under
   NextToken (a query's datapoints may continue on the next page, with StatusCode PartialData), values made afresh
@@ -40,6 +41,9 @@ GPU_METRICS = (  # the shipped agent config's, and utilization_memory, which som
     "nvidia_smi_encoder_stats_average_fps",
     "nvidia_smi_utilization_memory",
 )
+# What agent/dcgm/publish-dcgm-metrics.py publishes per GPU on the hosts that run it (SM occupancy only where SM active
+# is missing, which it never is here).
+DCGM_METRICS = ("dcgm_sm_active", "dcgm_tensor_active", "dcgm_dram_active", "dcgm_encoder_util", "dcgm_decoder_util")
 # (metric, statistic) -> the synthetic series it reads (bench/synthetic_fleet.py)
 _SERIES = {
     ("nvidia_smi_utilization_gpu", "Average"): "utilization_avg",
@@ -53,6 +57,8 @@ _SERIES = {
     ("CPUUtilization", "Average"): "cpu_avg",
     ("NetworkIn", "Sum"): "network_in_sum",
     ("NetworkOut", "Sum"): "network_out_sum",
+    # DCGM's activity ratios (percent) follow the GPU's kernel time in this fleet: the bench counts their cost
+    **{(name, "Average"): "utilization_avg" for name in DCGM_METRICS},
 }
 CONTENT_TYPE = "application/x-amz-json-1.0"
 
@@ -116,7 +122,7 @@ class PagingCloudWatch:
                     {"Name": "InstanceType", "Value": host.instance_type},
                 ],
             }
-            for name in GPU_METRICS
+            for name in GPU_METRICS + (DCGM_METRICS if host.dcgm else ())
             for gpu in range(host.gpus)
         ]
         found.append(
@@ -149,8 +155,7 @@ class PagingCloudWatch:
 
     def _list_page_from(self, namespace: str, name: str, start: int) -> bytes:
         """One page of a region-wide listing, generated from the host where it starts (bisected)."""
-        per_host = (lambda h: h.gpus) if name in GPU_METRICS else (lambda h: 1 if name == "mem_used_percent" else 0)
-        counts = np.array([per_host(h) for h in self.hosts]) if namespace == "CWAgent" else np.zeros(0)
+        counts = np.array([_listed(h, name) for h in self.hosts]) if namespace == "CWAgent" else np.zeros(0)
         ends = np.cumsum(counts)
         total = int(ends[-1]) if len(ends) else 0
         page: list[dict[str, Any]] = []
@@ -211,6 +216,13 @@ class PagingCloudWatch:
             self.get_metric_data_calls += 1
             self.datapoints += served
         return _encode(answer)
+
+
+def _listed(host: Host, name: str) -> int:
+    """How many series of metric `name` the host publishes in CWAgent."""
+    if name in GPU_METRICS or (host.dcgm and name in DCGM_METRICS):
+        return host.gpus
+    return 1 if name == "mem_used_percent" else 0
 
 
 def _epoch(value: Any) -> int:

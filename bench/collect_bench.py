@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 REGION_SIZES = tuple(int(n) for n in os.environ.get("BENCH_REGIONS", "300,3000,30000").split(","))
 SHARD = int(os.environ.get("BENCH_SHARD", "500"))  # the default SHARD_SIZE
 PARSER_SHARD = int(os.environ.get("BENCH_PARSER_SHARD", "60"))
-# Mixed fleet: half single-GPU hosts, 30 % four-GPU, 20 % eight-GPU (bench/synthetic_fleet.py).
+# Mixed fleet: half single-GPU hosts, 30 % four-GPU (publishing DCGM's signals too), 20 % eight-GPU
+# (bench/synthetic_fleet.py).
 MIX = synthetic_fleet.MIX
 
 

@@ -7,6 +7,7 @@
   (idle, light, steady, office hours, training bursts, video) with noise, as CloudWatch would return it (averages at
   full precision, maxima of integer readings, byte sums in whole bytes);
 - 20 % of hosts with a gap: one GPU of the host has no data for a few hours (an agent restart, a driver reset);
+- the four-GPU hosts publish DCGM's profiling metrics too (agent/dcgm), so the collector's extra queries are counted;
 - tags: a Name, a team (so consolidation finds groups: one team's hosts of one type in one zone) and, for 15 % of
   hosts, an EKS managed node group of 8 nodes (so node groups get their one recommendation).
 
@@ -58,6 +59,7 @@ class Host:
     gap_gpu: int | None  # the GPU whose series miss `gap_hours` from `gap_start_hour` (None: complete data)
     gap_start_hour: int = 0
     gap_hours: int = 0
+    dcgm: bool = False  # publishes DCGM's profiling metrics too (agent/dcgm)
 
 
 def fleet(count: int, seed: int = 29, gap_share: float = GAP_SHARE) -> list[Host]:
@@ -88,6 +90,7 @@ def fleet(count: int, seed: int = 29, gap_share: float = GAP_SHARE) -> list[Host
                 gap_gpu,
                 gap_start_hour=int(rng.integers(24, DAYS * 24 - 24)) if gap_gpu is not None else 0,
                 gap_hours=int(rng.integers(1, 7)) if gap_gpu is not None else 0,
+                dcgm=gpus == 4,
             )
         )
     return hosts

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY, Policy, TimeZones
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
+from rightsizer.domain.signals import Signal
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
@@ -37,6 +38,14 @@ class MetricNames:
     # The video encoder (NVENC), which utilization.gpu does not see: published where the agent config asks for them.
     gpu_encoder_sessions: str = "nvidia_smi_encoder_stats_session_count"
     gpu_encoder_fps: str = "nvidia_smi_encoder_stats_average_fps"
+    # NVIDIA DCGM's profiling signals, per GPU in percent, as agent/dcgm/publish-dcgm-metrics.py publishes them through
+    # the agent's StatsD listener (domain/signals.py); read where a host publishes them.
+    gpu_sm_active: str = "dcgm_sm_active"
+    gpu_sm_occupancy: str = "dcgm_sm_occupancy"
+    gpu_tensor_active: str = "dcgm_tensor_active"
+    gpu_dram_active: str = "dcgm_dram_active"
+    gpu_encoder_util: str = "dcgm_encoder_util"
+    gpu_decoder_util: str = "dcgm_decoder_util"
     gpu_index_dimension: str = "index"
     host_memory_used_pct: str = "mem_used_percent"
     # The agent's diskio (bytes per collection interval, per disk): read where published, for the instance store's work.
@@ -50,6 +59,18 @@ class MetricNames:
     neuron_namespace: str = "NeuronMonitor"
     neuron_utilization: str = "neuroncore_utilization"
     neuron_core_dimension: str = "NeuronCore"
+
+    @property
+    def signal_metrics(self) -> dict[str, Signal]:
+        """The DCGM metrics by name, and the signal each publishes."""
+        return {
+            self.gpu_sm_active: Signal.SM_ACTIVE,
+            self.gpu_sm_occupancy: Signal.SM_OCCUPANCY,
+            self.gpu_tensor_active: Signal.TENSOR_ACTIVE,
+            self.gpu_dram_active: Signal.DRAM_ACTIVE,
+            self.gpu_encoder_util: Signal.ENCODER,
+            self.gpu_decoder_util: Signal.DECODER,
+        }
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@ in docs/costs.md (generated from bench/agent_costs.py, which reads the files the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -38,9 +40,12 @@ def test_the_schema_rejects_what_the_agent_rejects() -> None:
 def test_each_configuration_publishes_every_metric_the_advice_decides_on(name: str) -> None:
     config = agent_costs.configs()[name]
     names = MetricNames()
-    published = {PREFIX + m for m in config.per_gpu}
+    # The nvidia_gpu section's measurements are published with its prefix, the DCGM publisher's by their own names.
+    published = {PREFIX + m for m in config.per_gpu} | set(config.per_gpu)
     needed = {names.gpu_utilization, names.gpu_memory_used, names.gpu_memory_total}
-    if name != "lean, no NVENC":
+    if name == "DCGM":
+        needed |= set(names.signal_metrics) - {names.gpu_sm_occupancy}  # occupancy: a fallback, sent where needed
+    elif name != "lean, no NVENC":
         needed.add(names.gpu_encoder_sessions)  # video work on the SMs' quiet GPUs
     assert needed <= published
     assert names.host_memory_used_pct in config.per_host
@@ -57,6 +62,35 @@ def test_the_lean_files_leave_out_only_what_decides_nothing_and_flush_less_often
     assert shipped.per_host == lean.per_host == bare.per_host
     assert lean.flush_seconds == bare.flush_seconds == 300 and shipped.flush_seconds == 60
     assert lean.aggregations == bare.aggregations == shipped.aggregations == 0
+
+
+def test_the_dcgm_file_is_the_lean_one_with_the_agents_statsd_listener_and_dcgms_encoder_signal() -> None:
+    lean = json.loads((ROOT / "agent" / "lean" / "nvenc.json").read_text())
+    dcgm = json.loads(agent_costs.CONFIGS["DCGM"].read_text())
+    statsd = dcgm["metrics"]["metrics_collected"].pop("statsd")
+    lean_gpu = lean["metrics"]["metrics_collected"]["nvidia_gpu"]["measurement"]
+    dcgm_gpu = dcgm["metrics"]["metrics_collected"]["nvidia_gpu"]["measurement"]
+
+    assert statsd["service_address"] == "127.0.0.1:8125", "the publisher's address, and no other host's"
+    # dcgm_encoder_util measures the encoders in percent: the session count (a count, not a load) is left out.
+    assert [m for m in lean_gpu if m != {"name": "encoder_stats_session_count", "unit": "Count"}] == dcgm_gpu
+    dcgm["metrics"]["metrics_collected"]["nvidia_gpu"]["measurement"] = lean_gpu
+    assert dcgm == lean
+
+
+def test_the_dcgm_publisher_sends_what_the_collector_reads() -> None:
+    published = {name for _, name, _ in agent_costs_publisher().FIELDS}
+
+    assert published == set(MetricNames().signal_metrics)
+    assert set(agent_costs.dcgm_metrics()) == published - {MetricNames().gpu_sm_occupancy}
+
+
+def agent_costs_publisher() -> Any:
+    spec = importlib.util.spec_from_file_location("publisher", agent_costs.DCGM_PUBLISHER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_lean_files_are_offered_for_exactly_the_gpus_with_and_without_video_encoders() -> None:

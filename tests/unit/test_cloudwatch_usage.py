@@ -21,6 +21,7 @@ from botocore.stub import ANY, Stubber
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
 from rightsizer.adapters.bundled import legacy_specs
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind
+from rightsizer.domain.signals import Signal
 from rightsizer.domain.usage import RawUsage, summarize
 from rightsizer.services.ports import NullProgress, SourceUnavailable, UsageSource, Window
 from rightsizer.settings import MetricNames
@@ -164,9 +165,9 @@ def test_discovery_merges_dimension_sets_and_picks_per_gpu_or_rollup(cloudwatch:
     assert raw[no_metrics].devices == ()
     assert summarize(raw[no_metrics]).accelerator_data is AcceleratorData.NONE
 
-    # ListMetrics once per metric name (5 GPU metrics, host memory, diskio read and write, procstat), never per
-    # instance.
-    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 9
+    # ListMetrics once per metric name (5 of nvidia_smi and 6 of DCGM per GPU, host memory, diskio read and write,
+    # procstat), never per instance.
+    assert usage.list_metrics_calls == len(calls.list_metrics) == calls.sent["ListMetrics"] == 15
     assert all("Dimensions" not in params for params in calls.list_metrics)
     # GPU 0 util x2 dimension sets, GPU 1 util, GPU 0 memory; roll-up util + memory; EC2 x3 and EBS x4 each.
     assert usage.queries == len(calls.queries) == (3 * 2 + 1 + 3 + 4) + (2 + 1 + 3 + 4) + 3 + 4
@@ -267,6 +268,51 @@ def test_neuron_discovery_with_custom_namespace_metric_and_dimensions(cloudwatch
 
 
 # 3. Values land in the right fields ------------------------------------------------------------------
+
+
+def test_dcgm_signals_are_read_per_gpu_as_five_minute_averages_and_occupancy_only_where_sm_active_is_missing(
+    cloudwatch: Any,
+) -> None:
+    iid = "i-0000000000000d0a1"
+    names = MetricNames()
+    for index in "01":
+        put(cloudwatch, "CWAgent", UTIL, gpu_dims(iid, index), constant(97.0))
+        dims = {"InstanceId": iid, "InstanceType": "g5.12xlarge", "index": index}
+        for name, value in (
+            (names.gpu_tensor_active, 4.0),
+            (names.gpu_dram_active, 11.0),
+            (names.gpu_encoder_util, 0.0),
+            (names.gpu_decoder_util, 35.0),
+            (names.gpu_sm_occupancy, 9.0),
+        ):
+            put(cloudwatch, "CWAgent", name, dims, constant(value))
+        if index == "0":  # GPU 1's SM active is not published: its occupancy stands in
+            put(cloudwatch, "CWAgent", names.gpu_sm_active, dims, constant(18.0))
+    calls = record(cloudwatch)
+
+    raw = CloudWatchUsage(cloudwatch, names).fetch([instance(instance_id=iid)], api_specs(), WINDOW)[iid]
+
+    gpu0, gpu1 = raw.devices
+    assert [signal for signal, _ in gpu0.signals] == [
+        Signal.SM_ACTIVE,
+        Signal.TENSOR_ACTIVE,
+        Signal.DRAM_ACTIVE,
+        Signal.ENCODER,
+        Signal.DECODER,
+    ]
+    assert set(gpu0.signal(Signal.SM_ACTIVE).values) == {18.0}
+    assert set(gpu0.signal(Signal.DECODER).values) == {35.0}
+    assert set(gpu1.signal(Signal.SM_OCCUPANCY).values) == {9.0} and not gpu1.signal(Signal.SM_ACTIVE)
+    dcgm = [q["MetricStat"] for q in calls.queries if q["MetricStat"]["Metric"]["MetricName"].startswith("dcgm_")]
+    assert {(stat["Stat"], stat["Period"]) for stat in dcgm} == {("Average", 300)}
+    # 5 signals a GPU; GPU 0's occupancy, which SM active answers, is not asked for.
+    assert len(dcgm) == 10
+    assert not [
+        s
+        for s in dcgm
+        if s["Metric"]["MetricName"] == names.gpu_sm_occupancy
+        and ("index", "0") in {(d["Name"], d["Value"]) for d in s["Metric"]["Dimensions"]}
+    ]
 
 
 def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> None:
@@ -435,7 +481,7 @@ def test_more_than_500_queries_are_packed_into_batches_of_whole_instances(fast_m
             WINDOW.end,
             "TimestampAscending",
         )
-    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 9
+    assert usage.list_metrics_calls == calls.sent["ListMetrics"] == 15  # one per metric name (see above)
     assert progress.stages == [("usage", 4)] and progress.advanced == 4
     for host in hosts:
         usage_of = raw[host.instance_id]
@@ -482,7 +528,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
         {"Metrics": [_listed(iid, "1")]},
         {"Namespace": "CWAgent", "MetricName": UTIL, "NextToken": "lm2"},
     )
-    other_names = (MEM_USED, MEM_TOTAL, ENC_SESSIONS, ENC_FPS, "mem_used_percent")
+    other_names = (MEM_USED, MEM_TOTAL, ENC_SESSIONS, ENC_FPS, *MetricNames().signal_metrics, "mem_used_percent")
     host_names = ("diskio_read_bytes", "diskio_write_bytes", "procstat_lookup_pid_count")
     for name in (*other_names, *host_names):
         stubber.add_response("list_metrics", {"Metrics": []}, {"Namespace": "CWAgent", "MetricName": name})
@@ -537,7 +583,7 @@ def test_get_metric_data_pages_are_followed_and_appended() -> None:
     assert [d.index for d in raw[iid].devices] == ["0"]  # GPU 1 has no datapoint: left out
     assert list(raw[iid].cpu_avg.values) == [3.0]
     assert (usage.get_metric_data_calls, usage.pages_beyond_first, usage.batches) == (2, 1, 1)
-    assert usage.list_metrics_calls == 10
+    assert usage.list_metrics_calls == 16  # utilization in two pages, the other 14 names in one each
     assert progress.stages == [("usage", 1)] and progress.advanced == 1
     text = "\n".join(progress.warnings)
     assert "Forbidden for 1 usage queries" in text and "InternalError" in text
@@ -635,6 +681,20 @@ def test_a_kubernetes_node_without_the_agent_is_read_from_container_insights_in_
     assert set(read.devices[0].memory_total_max.values) == {23028.0}
     assert set(read.host_memory_max.values) == {41.0}
     assert not raw[plain].devices
+
+
+def test_container_insights_tensor_core_utilization_is_the_nodes_tensor_signal(cloudwatch: Any) -> None:
+    node = "i-0000000000000e0a4"
+    eks = {"eks:nodegroup-name": "gpu", "eks:cluster-name": "ml"}
+    put(cloudwatch, CI, "node_gpu_utilization", ci_dims(node, "nvidia0"), constant(95.0))
+    put(cloudwatch, CI, "node_gpu_tensor_core_utilization", ci_dims(node, "nvidia0"), constant(12.5))
+
+    raw = CloudWatchUsage(cloudwatch, MetricNames()).fetch([instance(instance_id=node, tags=eks)], api_specs(), WINDOW)
+
+    (gpu,) = raw[node].devices
+    assert set(gpu.signal(Signal.TENSOR_ACTIVE).values) == {12.5}  # percent, as published
+    assert gpu.signal(Signal.TENSOR_ACTIVE).period_seconds == 300
+    assert not gpu.signal(Signal.SM_ACTIVE)
 
 
 def test_a_node_with_the_agents_gpu_series_is_not_read_twice(cloudwatch: Any) -> None:

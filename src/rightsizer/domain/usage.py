@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rightsizer.domain.models import AcceleratorData, DeviceUsage, GoneUnit, OutOfRange, Rate, SeriesStats, UsageSummary
+from rightsizer.domain.signals import Signal
 
 HOURS_PER_WEEK = 168
 # 1970-01-05 was a Monday: hour-of-week buckets start at Monday 00:00 UTC.
@@ -98,6 +99,12 @@ class DeviceSeries:
     # What the unit itself reported, where its silence was read as idleness (RawUsage.silence_filled); None: every
     # sample of utilization_avg was reported.
     reported_avg: Series | None = None
+    # DCGM's profiling signals the GPU publishes (5-minute Averages, in percent), in domain/signals.py's order.
+    signals: tuple[tuple[Signal, Series], ...] = ()
+
+    def signal(self, which: Signal) -> Series:
+        """The GPU's series of a DCGM signal (empty where it publishes none)."""
+        return next((series for signal, series in self.signals if signal is which), EMPTY)
 
     @property
     def silent_share(self) -> float:
@@ -187,6 +194,7 @@ class RawUsage:
                     encoder_sessions_max=device.encoder_sessions_max.since(epoch),
                     encoder_fps_avg=device.encoder_fps_avg.since(epoch),
                     reported_avg=device.reported_avg.since(epoch) if device.reported_avg is not None else None,
+                    signals=tuple((signal, series.since(epoch)) for signal, series in device.signals),
                 )
                 for device in self.devices
             ),

@@ -32,6 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.signals import Signal
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
@@ -75,7 +76,12 @@ _GPU_FIELDS: Mapping[str, tuple[tuple[str, str, int], ...]] = {
     # Encoder sessions and frame rate, only where the agent publishes them: hourly, as the busy hours are read.
     "encoder_sessions": (("encoder_sessions_max", "Maximum", 3600),),
     "encoder_fps": (("encoder_fps_avg", "Average", 3600),),
+    # DCGM's signals (domain/signals.py), only where a host publishes them: 5-minute Averages, whose p95 is the steady
+    # load and whose peak the busiest hours a target must carry (one query each: kernel time keeps its hourly Maximum).
+    **{signal.value: ((signal.value, "Average", 300),) for signal in Signal},
 }
+# A signal read only for a GPU that does not publish the first: SM occupancy stands in for SM active.
+_FALLBACK_SIGNALS: Mapping[Signal, Signal] = {Signal.SM_OCCUPANCY: Signal.SM_ACTIVE}
 _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_avg", "Average", 300),
     ("utilization_max", "Maximum", 3600),
@@ -92,6 +98,8 @@ _CI_GPU_METRICS: Mapping[str, tuple[str, float]] = {  # metric -> (DeviceSeries 
     "node_gpu_utilization": ("utilization", 1.0),
     "node_gpu_memory_used": ("memory_used", 1 / _BYTES_PER_MIB),
     "node_gpu_memory_total": ("memory_total", 1 / _BYTES_PER_MIB),
+    # DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, in percent: the one profiling signal Container Insights publishes per GPU.
+    "node_gpu_tensor_core_utilization": (Signal.TENSOR_ACTIVE.value, 1.0),
 }
 _CI_HOST_MEMORY = "node_memory_utilization"  # working set / limit, percent: host RAM where the agent has none
 _EC2_FIELDS: tuple[tuple[str, str, str, int], ...] = (
@@ -308,6 +316,7 @@ class CloudWatchUsage:
             m.gpu_memory_total: "memory_total",
             m.gpu_encoder_sessions: "encoder_sessions",
             m.gpu_encoder_fps: "encoder_fps",
+            **{name: signal.value for name, signal in m.signal_metrics.items()},
         }
         host_metrics = (m.host_memory_used_pct, m.disk_read_bytes, m.disk_write_bytes, m.process_count)
         agent_metrics = (*gpu_metrics, *host_metrics)
@@ -344,7 +353,7 @@ class CloudWatchUsage:
             found = agent.get(iid, [])
             gpu_found = [f for f in found if f.metric_name in gpu_metrics] if iid in nvidia else []
             queries: list[_Query] = []
-            for one in _per_device_or_rollup(gpu_found):
+            for one in _without_fallbacks(_per_device_or_rollup(gpu_found), m.signal_metrics):
                 fields = _GPU_FIELDS[gpu_metrics[one.metric_name]]
                 queries.extend(_queries(iid, one, m.gpu_namespace, fields, device=one.device_index))
             ci_found = insights.get(iid, [])
@@ -588,6 +597,19 @@ def _per_device_or_rollup(found: Sequence[_Found]) -> list[_Found]:
     return per_device or list(found)
 
 
+def _without_fallbacks(found: Sequence[_Found], signals: Mapping[str, Signal]) -> list[_Found]:
+    """The series to read: a fallback signal's (SM occupancy) only on a device that does not publish the signal it
+    stands in for (SM active), which is not billed twice for one answer."""
+    published = {(f.device, signals[f.metric_name]) for f in found if f.metric_name in signals}
+    return [
+        f
+        for f in found
+        if f.metric_name not in signals
+        or (primary := _FALLBACK_SIGNALS.get(signals[f.metric_name])) is None
+        or (f.device, primary) not in published
+    ]
+
+
 def _queries(
     iid: str, found: _Found, namespace: str, fields: Sequence[tuple[str, str, int]], *, device: str | None
 ) -> Iterator[_Query]:
@@ -699,6 +721,7 @@ def _raw_usage(
             memory_total_max=fields.get("memory_total_max", EMPTY),
             encoder_sessions_max=fields.get("encoder_sessions_max", EMPTY),
             encoder_fps_avg=fields.get("encoder_fps_avg", EMPTY),
+            signals=tuple((signal, fields[signal.value]) for signal in Signal if signal.value in fields),
         )
         for index, fields in sorted(device_fields.items(), key=lambda item: _device_order(item[0]))
     )

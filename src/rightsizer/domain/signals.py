@@ -1,0 +1,80 @@
+"""What a GPU's work is measured by: NVIDIA DCGM's profiling signals, where a host publishes them, and nvidia-smi's
+kernel time (`utilization.gpu`) everywhere else.
+
+`utilization.gpu` is the share of time any kernel ran: it reads 100 % while most SMs sit idle (a small-batch inference
+server, a kernel-launch-bound loop) and 0 % while the video engines work. DCGM measures the hardware itself. Each signal
+is one entry of `SIGNALS`: NVIDIA's field, its definition (dcgmlib/dcgm_fields.h, github.com/NVIDIA/DCGM) and the engine
+whose load it measures. All are read in percent (the profiling fields are ratios 0-1, published x 100).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Signal(StrEnum):
+    """A DCGM signal, by the name the collector files its series under."""
+
+    SM_ACTIVE = "sm_active"
+    SM_OCCUPANCY = "sm_occupancy"
+    TENSOR_ACTIVE = "tensor_active"
+    DRAM_ACTIVE = "dram_active"
+    ENCODER = "encoder_util"
+    DECODER = "decoder_util"
+
+
+class Engine(StrEnum):
+    """The part of the GPU whose load a signal measures."""
+
+    COMPUTE = "compute"  # the SMs
+    TENSOR = "tensor"  # the tensor cores
+    MEMORY_BANDWIDTH = "memory bandwidth"  # the device memory interface
+    ENCODER = "NVENC"
+    DECODER = "NVDEC"
+
+
+@dataclass(frozen=True, slots=True)
+class SignalSpec:
+    signal: Signal
+    label: str  # how the reasons name it: "SM active"
+    field: str  # NVIDIA's field
+    engine: Engine
+    definition: str  # NVIDIA's, from dcgm_fields.h
+
+
+SIGNALS: dict[Signal, SignalSpec] = {
+    spec.signal: spec
+    for spec in (
+        SignalSpec(
+            Signal.SM_ACTIVE,
+            "SM active",
+            "DCGM_FI_PROF_SM_ACTIVE",
+            Engine.COMPUTE,
+            "the ratio of cycles an SM has at least 1 warp assigned",
+        ),
+        SignalSpec(
+            Signal.SM_OCCUPANCY,
+            "SM occupancy",
+            "DCGM_FI_PROF_SM_OCCUPANCY",
+            Engine.COMPUTE,
+            "the ratio of number of warps resident on an SM, to the theoretical maximum",
+        ),
+        SignalSpec(
+            Signal.TENSOR_ACTIVE,
+            "tensor active",
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+            Engine.TENSOR,
+            "the ratio of cycles any tensor pipe is active",
+        ),
+        SignalSpec(
+            Signal.DRAM_ACTIVE,
+            "DRAM active",
+            "DCGM_FI_PROF_DRAM_ACTIVE",
+            Engine.MEMORY_BANDWIDTH,
+            "the ratio of cycles the device memory interface is active sending or receiving data",
+        ),
+        SignalSpec(Signal.ENCODER, "NVENC utilisation", "DCGM_FI_DEV_ENC_UTIL", Engine.ENCODER, "encoder utilization"),
+        SignalSpec(Signal.DECODER, "NVDEC utilisation", "DCGM_FI_DEV_DEC_UTIL", Engine.DECODER, "decoder utilization"),
+    )
+}
