@@ -346,6 +346,37 @@ class TestOverprovisionedEndpoints:
         assert rec.actionable is True and rec.action is ActionKind.UPDATE_ENDPOINT
         assert rec.held_back is None
 
+    def test_summed_gpu_utilization_is_divided_by_the_gpus_and_enhanced_per_gpu_series_are_read_as_published(
+        self,
+    ) -> None:
+        # The same ml.g5.48xlarge (8 x A10G) reading 160 summed (20 % per GPU, the mean of eight), twice: its work
+        # spread over the eight GPUs (enhanced metrics: each at 20 %), or one GPU at 90 % and seven at 10 %. Summed,
+        # both fit four GPUs at 40 %; the per-GPU series say the busy GPU's own work stays at 90 % on any A10G.
+        target = variant("ml.g5.48xlarge")
+        base = published(target, gpu=160.0, gpu_max=160.0, gpu_memory=40.0, cpu=150.0, memory=10.0,
+                         invocations=STEADY_TRAFFIC)  # fmt: skip
+
+        def per_gpu(*levels: float) -> VariantSeries:
+            return replace(
+                base,
+                gpu_accelerators_avg=tuple(series(FIVE_MINUTES, level) for level in levels),
+                gpu_accelerators_max=tuple(series(HOUR, level) for level in levels),
+            )
+
+        pinned_gpu = per_gpu(90.0, *[10.0] * 7)
+        usage = summarize_variant(pinned_gpu, *units(target.instance_type))
+        assert usage.gpu is not None and usage.gpu.p95 == 20.0  # summed 160 over 8 GPUs
+        assert usage.gpu_summed_p95 == 160.0
+        assert usage.gpu_busiest is not None and usage.gpu_busiest.p95 == 90.0  # as published: never divided
+
+        spread = judge_variant(target, per_gpu(*[20.0] * 8))
+        pinned = judge_variant(target, pinned_gpu)
+
+        assert spread.finding is Finding.OVERPROVISIONED and spread.target_type is not None
+        reason_with(spread, "20% per GPU", "GPUUtilization 160% summed over 8 GPUs")
+        assert pinned.target_type is None, "a GPU at 90 % fits no fewer A10Gs, whatever the sum"
+        reason_with(pinned, "the busiest GPU alone p95 90%", "enhanced metrics")
+
     def test_a_variant_with_two_instances_is_never_advised_below_two(self) -> None:
         # Two ml.g5.12xlarge at 40 summed each (80 % of one GPU in all): one instance of anything would carry it,
         # but SageMaker wants a production variant in two Availability Zones.

@@ -550,6 +550,26 @@ def test_variant_series_maps_each_metric_statistic_and_period_to_its_field(cloud
     assert len(calls.queries()) == 16
 
 
+def test_enhanced_metrics_per_gpu_series_are_read_per_instance_and_gpu_as_published(cloudwatch: Any) -> None:
+    base = {"EndpointName": "chat", "VariantName": "Blue"}
+    put(cloudwatch, ENDPOINTS, "GPUUtilization", base, pair(100.0, 200.0))  # summed over the instance's GPUs
+    for instance_id, accelerator, low, high in (("i-1", "0", 90.0, 100.0), ("i-1", "1", 10.0, 20.0)):
+        dims = {**base, "InstanceId": instance_id, "AcceleratorId": accelerator}
+        put(cloudwatch, ENDPOINTS, "GPUUtilization", dims, pair(low, high))
+    # Another endpoint's GPU: not this variant's.
+    put(cloudwatch, ENDPOINTS, "GPUUtilization", {**base, "EndpointName": "other", "AcceleratorId": "0"}, pair(5, 5))
+    calls = record(cloudwatch)
+    blue = variant(name="Blue")
+
+    raw = SageMakerMetrics(cloudwatch).variant_series([blue], WINDOW)[blue.resource_id]
+
+    assert [one.array.tolist() for one in raw.gpu_accelerators_avg] == [[95.0] * 16, [15.0] * 16]  # not divided
+    assert [one.array.tolist() for one in raw.gpu_accelerators_max] == [[100.0] * 16, [20.0] * 16]
+    assert {one.period_seconds for one in raw.gpu_accelerators_avg} == {300}
+    assert raw.gpu_avg.array.tolist() == [150.0] * 16  # the variant's own series stays summed
+    assert calls.params["ListMetrics"] == [{"Namespace": ENDPOINTS, "MetricName": "GPUUtilization"}]
+
+
 def test_variant_invocations_take_the_larger_of_the_variant_and_its_inference_components(cloudwatch: Any) -> None:
     h1, h2, h3 = (T0 + timedelta(hours=hour) for hour in (1, 2, 3))
     put(cloudwatch, INVOCATIONS, "Invocations", {"InferenceComponentName": "ic-a"}, [(h1, 3.0), (h2, 4.0)])
@@ -837,6 +857,7 @@ def stubbed_cloudwatch() -> Iterator[tuple[Any, Stubber]]:
 
 def test_cloudwatch_refusals_become_one_line_source_unavailable(stubbed_cloudwatch: tuple[Any, Stubber]) -> None:
     client, stub = stubbed_cloudwatch
+    stub.add_response("list_metrics", {"Metrics": []})  # the variants' per-GPU series (enhanced metrics): none
     stub.add_client_error(
         "get_metric_data", "AccessDenied", "User is not authorized\nto perform cloudwatch:GetMetricData"
     )

@@ -96,6 +96,10 @@ class VariantSeries:
     invocations: Series = EMPTY  # Invocations, hourly Sum (variant, or its inference components: the larger)
     invocations_per_instance: Series = EMPTY  # InvocationsPerInstance, hourly Sum
     latency_avg: Series = EMPTY  # ModelLatency, hourly Average (microseconds)
+    # Enhanced metrics: GPUUtilization of each GPU of each instance (AcceleratorId), 0-100 each, not summed; 5-minute
+    # Averages and hourly Maximums. Empty where the endpoint does not publish them.
+    gpu_accelerators_avg: tuple[Series, ...] = ()
+    gpu_accelerators_max: tuple[Series, ...] = ()
 
     @property
     def instance_metrics(self) -> bool:
@@ -132,6 +136,10 @@ class VariantUsage:
     latency_p95_ms: float | None = None
     latency_mean_ms: float | None = None
     daily_gpu_mean: tuple[float | None, ...] = ()  # per GPU, one value per day of the window, oldest first
+    # Enhanced metrics, per GPU: the busiest GPU's 5-minute averages, and its busiest hours (p99 of the hourly maxima).
+    # A GPU's own work does not spread over the others: no target GPU carries less than this. None: not published.
+    gpu_busiest: SeriesStats | None = None
+    gpu_busiest_burst: float | None = None
 
     @property
     def instance_metrics(self) -> bool:
@@ -231,7 +239,15 @@ def summarize_variant(raw: VariantSeries, gpus: int, vcpus: int) -> VariantUsage
         latency_p95_ms=(_p(latency, 95) or 0.0) / MICROSECONDS_PER_MS if latency else None,
         latency_mean_ms=float(latency.array.mean()) / MICROSECONDS_PER_MS if latency else None,
         daily_gpu_mean=_daily_means(raw.gpu_avg, raw.window_start, _days(raw.window_start, raw.window_end), gpus),
+        gpu_busiest=_busiest_accelerator(raw.gpu_accelerators_avg),
+        gpu_busiest_burst=max((_p(one, 99) or 0.0 for one in raw.gpu_accelerators_max), default=None),
     )
+
+
+def _busiest_accelerator(series: Sequence[Series]) -> SeriesStats | None:
+    """The stats of the GPU whose 5-minute p95 is the highest (enhanced metrics: each GPU's reading, not a sum)."""
+    found = [stats for one in series if (stats := series_stats(one.array)) is not None]
+    return max(found, key=lambda stats: (stats.p95, stats.peak), default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,10 +645,17 @@ def per_gpu_text(usage: VariantUsage) -> str:
     if usage.gpu is None:
         return "no GPUUtilization"
     summed = f"{usage.gpu_summed_p95:.0f}%" if usage.gpu_summed_p95 is not None else "n/a"
-    return (
+    text = (
         f"GPU p95 {usage.gpu.p95:.0f}% per GPU (GPUUtilization {summed} summed over {plural(usage.gpus, 'GPU')}), "
         f"busiest hours {pct(usage.gpu_burst)} per GPU"
     )
+    busiest = usage.gpu_busiest
+    if busiest is not None:
+        text += (
+            f"; the busiest GPU alone p95 {busiest.p95:.0f}%, busiest hours {pct(usage.gpu_busiest_burst)} (enhanced "
+            "metrics, per AcceleratorId)"
+        )
+    return text
 
 
 def _summed_text(usage: VariantUsage) -> str:
@@ -808,6 +831,8 @@ def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> l
     count = variant.instance_count
     summed_p95 = usage.gpu_summed_p95 or 0.0
     summed_burst = usage.gpu_summed_burst if usage.gpu_summed_burst is not None else summed_p95
+    busiest_p95 = usage.gpu_busiest.p95 if usage.gpu_busiest is not None else 0.0
+    busiest_burst = max(usage.gpu_busiest_burst or 0.0, usage.gpu_busiest.peak if usage.gpu_busiest else 0.0)
     memory_used = (usage.gpu_memory_peak_pct or 0.0) * usage.gpus / 100 * spec.memory_per_unit_mib
     per_gpu_memory = memory_used / max(usage.gpus, 1)
     cpu_busy = (usage.cpu.p95 * usage.vcpus if usage.cpu else 0.0) * count  # vCPU-percent over the variant
@@ -836,8 +861,9 @@ def _fits(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSpec) -> l
             total = monthly(hourly * n)
             if total >= cost_now * (1 - Decimal(str(policy.min_savings_pct)) / 100):
                 continue
-            gpu_p95 = summed_p95 * count / (n * units) if usage.gpus else 0.0
-            gpu_burst = summed_burst * count / (n * units)
+            # The load spread over the target's GPUs, but never less on one GPU than the busiest GPU carries alone.
+            gpu_p95 = max(summed_p95 * count / (n * units) if usage.gpus else 0.0, busiest_p95)
+            gpu_burst = max(summed_burst * count / (n * units), busiest_burst)
             if gpu_p95 > policy.target_max_util_pct or gpu_burst > policy.burst_max_util_pct:
                 continue
             if cpu_busy / (n * candidate.vcpus) > policy.target_max_cpu_pct:

@@ -78,6 +78,14 @@ _VARIANT_FIELDS: Mapping[str, tuple[str, str, str, int]] = {
     "invocations_per_instance": (INVOCATIONS_NAMESPACE, "InvocationsPerInstance", "Sum", _HOUR),
     "latency_avg": (INVOCATIONS_NAMESPACE, "ModelLatency", "Average", _HOUR),
 }
+# Enhanced metrics (EndpointConfig MetricsConfig.EnableEnhancedMetrics) publish GPUUtilization per GPU too, with the
+# instance's InstanceId and the GPU's AcceleratorId: each one GPU's reading, 0-100, not a sum.
+_ACCELERATOR_DIMENSION = "AcceleratorId"
+_INSTANCE_DIMENSION = "InstanceId"
+_ACCELERATOR_FIELDS: Mapping[str, tuple[str, int]] = {
+    "gpu_accelerator_avg": ("Average", _FIVE_MINUTES),
+    "gpu_accelerator_max": ("Maximum", _HOUR),
+}
 # An inference component's requests are counted under its own name: the variant's traffic is their sum where the
 # variant's own series is missing or smaller.
 _COMPONENT_INVOCATIONS = "component_invocations"
@@ -489,7 +497,22 @@ class SageMakerMetrics:
         """Keyed by `EndpointVariant.resource_id`."""
         self._reset()
         queries: list[_Query] = []
+        accelerators = self._accelerator_series(variants) if variants else {}
         for variant in variants:
+            for slot, dimensions in accelerators.get(variant.resource_id, ()):
+                for field_name, (stat, period) in _ACCELERATOR_FIELDS.items():
+                    queries.append(
+                        _Query(
+                            variant.resource_id,
+                            field_name,
+                            slot,
+                            ENDPOINTS_NAMESPACE,
+                            "GPUUtilization",
+                            dimensions,
+                            stat,
+                            period,
+                        )
+                    )
             dimensions = (("EndpointName", variant.endpoint_name), ("VariantName", variant.variant_name))
             for field_name, (namespace, metric, stat, period) in _VARIANT_FIELDS.items():
                 queries.append(_Query(variant.resource_id, field_name, "", namespace, metric, dimensions, stat, period))
@@ -517,6 +540,7 @@ class SageMakerMetrics:
             components = [
                 series.get((rid, _COMPONENT_INVOCATIONS, name), EMPTY) for name in variant.inference_components
             ]
+            slots = [slot for slot, _ in accelerators.get(rid, ())]
             found[rid] = VariantSeries(
                 resource_id=rid,
                 window_start=window.start,
@@ -529,8 +553,36 @@ class SageMakerMetrics:
                 invocations=_busier(get("invocations"), components),
                 invocations_per_instance=get("invocations_per_instance"),
                 latency_avg=get("latency_avg"),
+                gpu_accelerators_avg=tuple(
+                    one for slot in slots if (one := series.get((rid, "gpu_accelerator_avg", slot), EMPTY))
+                ),
+                gpu_accelerators_max=tuple(
+                    one for slot in slots if (one := series.get((rid, "gpu_accelerator_max", slot), EMPTY))
+                ),
             )
         return found
+
+    def _accelerator_series(self, variants: Sequence[EndpointVariant]) -> dict[str, list[tuple[str, Dimensions]]]:
+        """Each variant's per-GPU GPUUtilization series (enhanced metrics), as (instance/GPU, dimension set): one
+        region-wide ListMetrics of the metric (a page per 500 series), whatever the number of variants."""
+        wanted = {(v.endpoint_name, v.variant_name): v.resource_id for v in variants}
+        request: dict[str, Any] = {"Namespace": ENDPOINTS_NAMESPACE, "MetricName": "GPUUtilization"}
+        found: dict[str, dict[str, Dimensions]] = defaultdict(dict)
+        while True:
+            self.list_metrics_calls += 1
+            answer = self._api.call("ListMetrics", **request)
+            for metric in answer.get("Metrics", []):
+                dimensions = tuple((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []))
+                values = dict(dimensions)
+                rid = wanted.get((values.get("EndpointName", ""), values.get("VariantName", "")))
+                accelerator = values.get(_ACCELERATOR_DIMENSION)
+                if rid is not None and accelerator is not None:
+                    found[rid].setdefault(f"{values.get(_INSTANCE_DIMENSION, '')}/{accelerator}", dimensions)
+            token = answer.get("NextToken")
+            if not token:
+                break
+            request["NextToken"] = token
+        return {rid: sorted(slots.items()) for rid, slots in found.items()}
 
     # Notebooks ------------------------------------------------------------------------------------
 
