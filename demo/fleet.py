@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from rightsizer.domain.signals import Signal
+
 STEP = timedelta(minutes=5)
 MIB_PER_GIB = 1024
 
@@ -29,6 +31,8 @@ class Gpu:
     memory_activity: Shape | None = None
     encoder_sessions: Shape | None = None
     encoder_fps: Shape | None = None
+    # DCGM's signals (percent), published by agent/dcgm/publish-dcgm-metrics.py where the host runs it.
+    dcgm: tuple[tuple[Signal, Shape], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,7 @@ def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime]
     sessions = [(t, gpu.encoder_sessions(t, rng) if gpu.encoder_sessions else 0.0) for t in stamps] if encoder else []
     fps = [(t, gpu.encoder_fps(t, rng) if gpu.encoder_fps else 0.0) for t in stamps] if encoder else []
     published = workload.utilization_published
+    signals = tuple((signal, _series(FIVE_MINUTES, [(t, shape(t, rng)) for t in stamps])) for signal, shape in gpu.dcgm)
     return DeviceSeries(
         index=str(index),
         utilization_avg=_series(FIVE_MINUTES, utilization) if published else EMPTY,
@@ -115,6 +116,7 @@ def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime]
         memory_total_max=_daily_max(total, start, workload.days) if memory and total else EMPTY,
         encoder_sessions_max=_hourly_max(sessions),
         encoder_fps_avg=_hourly_mean(fps),
+        signals=signals,
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from rightsizer.domain import summaries
 from rightsizer.domain.models import AcceleratorData, UsageSummary
+from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_all, summarize_one
 from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, Timelines
 
@@ -113,6 +114,46 @@ def test_hosts_on_one_clock_are_summarised_together_as_each_would_be_alone(monke
     monkeypatch.setattr(summaries, "summarize_timed", not_alone)
 
     assert list(summarize_all(raws)) == expected
+
+
+def test_dcgm_signals_are_summarised_together_as_each_host_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+
+    def with_signals(raw: RawUsage, n: int) -> RawUsage:
+        def signal(kind: int, cut: int = 0) -> Series:
+            stamps = _stamps(300)[cut:]
+            return Series(300, stamps.copy(), _workload(rng, len(stamps), kind))
+
+        devices = tuple(
+            replace(
+                device,
+                signals=(
+                    (Signal.SM_ACTIVE, signal(1)),
+                    (Signal.TENSOR_ACTIVE, signal(2, cut=12 * (n % 3))),  # a day fewer readings on some hosts
+                    (Signal.DECODER, signal(0)),
+                )
+                if (n + i) % 2
+                else (),
+            )
+            for i, device in enumerate(raw.devices)
+        )
+        return replace(raw, devices=devices)
+
+    raws = [with_signals(_host(rng, n, units), n) for n, units in enumerate([4, 1, 8, 2, 1, 4])]
+    expected = _one_at_a_time(raws)
+
+    def not_alone(raw: RawUsage) -> tuple[UsageSummary, Timelines]:
+        raise AssertionError(f"{raw.instance_id} took the one-host path")
+
+    monkeypatch.setattr(summaries, "summarize_timed", not_alone)
+
+    found = list(summarize_all(raws))
+    assert found == expected
+    gpu = found[0].devices[1]  # (0 + 1) % 2: publishes its signals
+    assert [one.signal for one in gpu.profile] == [Signal.SM_ACTIVE, Signal.TENSOR_ACTIVE, Signal.DECODER]
+    sm = gpu.signal(Signal.SM_ACTIVE)
+    assert sm is not None and sm.samples == len(_stamps(300))
+    assert found[0].devices[0].profile == ()
 
 
 @pytest.mark.parametrize("disks", [False, True])

@@ -21,6 +21,7 @@ from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
+from rightsizer.domain.signals import Signal
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
@@ -199,6 +200,15 @@ class SeriesStats:
 
 
 @dataclass(frozen=True, slots=True)
+class SignalStats:
+    """One DCGM signal of one GPU over the window (domain/signals.py), in percent: its 5-minute averages' percentiles
+    (p95 the steady load, the peak the busiest hours a target must carry)."""
+
+    signal: Signal
+    stats: SeriesStats
+
+
+@dataclass(frozen=True, slots=True)
 class Rate:
     """A flow through one of the host's limits (network in or out, EBS bytes or operations, the local disks): the level
     its busiest hours hold again and again (p99 of the hourly means), which a target must carry at its baseline, and the
@@ -251,6 +261,13 @@ class DeviceUsage:
     # The memory peak of the last days of the window (usage.RECENT_MEMORY_SECONDS): an out-of-memory risk that ended
     # (a smaller model, a fix) is not a reason to pay for more memory now. None: no reading then.
     memory_recent_peak_mib: float | None = None
+    # DCGM's signals the GPU publishes (SM active, tensor and DRAM activity, NVENC/NVDEC utilisation), in
+    # domain/signals.py's order; empty where it publishes none.
+    profile: tuple[SignalStats, ...] = ()
+
+    def signal(self, which: Signal) -> SeriesStats | None:
+        """The GPU's stats of a DCGM signal (None: not published)."""
+        return next((found.stats for found in self.profile if found.signal is which), None)
 
     @property
     def encodes(self) -> bool:

@@ -43,6 +43,7 @@ from rightsizer.domain.usage import (
     nan_as_none,
     optional_rows,
     pick_rows,
+    profiles,
     rates_of_rows,
     row_stats,
     running_share,
@@ -390,6 +391,7 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
     devices = [device for raw in raws for device in raw.devices]
     bursts = pick_rows(np.sort(stacks.peaks, axis=1), 99, 100)
     memory_peaks, lows, followed = _memory_views(clock, devices, stacks.peaks)
+    signals = profiles(devices)
     return [
         DeviceUsage(
             index=device.index,
@@ -401,9 +403,10 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
             memory_used_low_mib=low,
             memory_load_correlation=follows,
             silent_share=device.silent_share,
+            profile=profile,
         )
-        for device, stats, (burst, peak), memory_peak, low, follows in zip(
-            devices, row_stats(stacks.utilization), bursts, memory_peaks, lows, followed, strict=True
+        for device, stats, (burst, peak), memory_peak, low, follows, profile in zip(
+            devices, row_stats(stacks.utilization), bursts, memory_peaks, lows, followed, signals, strict=True
         )
     ]
 

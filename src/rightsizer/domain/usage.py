@@ -26,7 +26,16 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import AcceleratorData, DeviceUsage, GoneUnit, OutOfRange, Rate, SeriesStats, UsageSummary
+from rightsizer.domain.models import (
+    AcceleratorData,
+    DeviceUsage,
+    GoneUnit,
+    OutOfRange,
+    Rate,
+    SeriesStats,
+    SignalStats,
+    UsageSummary,
+)
 from rightsizer.domain.signals import Signal
 
 HOURS_PER_WEEK = 168
@@ -788,13 +797,38 @@ def _device_usages(clocks: _Clocks, devices: Sequence[DeviceSeries]) -> tuple[De
     memory_peaks = [float(memory[-1]) if len(memory) else None for memory in memories]
     followed = _unit_correlations(clocks, devices, memory_peaks)
     return tuple(
-        _device_usage(device, memory, peak, follows)
-        for device, memory, peak, follows in zip(devices, memories, memory_peaks, followed, strict=True)
+        _device_usage(device, memory, peak, follows, profile)
+        for device, memory, peak, follows, profile in zip(
+            devices, memories, memory_peaks, followed, profiles(devices), strict=True
+        )
     )
 
 
+def profiles(devices: Sequence[DeviceSeries]) -> list[tuple[SignalStats, ...]]:
+    """Each unit's DCGM signals' stats (empty where it publishes none). Percentiles do not depend on timestamps: the
+    series of every unit and signal with as many readings are one stack, one numpy call (the hosts of a group at once,
+    for summaries.summarize_all)."""
+    found: list[list[SignalStats]] = [[] for _ in devices]
+    if not any(device.signals for device in devices):
+        return [()] * len(devices)
+    rows: dict[int, list[tuple[int, Signal, Floats]]] = {}
+    for position, device in enumerate(devices):
+        for signal, series in device.signals:
+            if series:
+                rows.setdefault(len(series.array), []).append((position, signal, series.array))
+    for group in rows.values():
+        for (position, signal, _), stats in zip(group, row_stats(np.stack([a for _, _, a in group])), strict=True):
+            found[position].append(SignalStats(signal, stats))
+    order = list(Signal)
+    return [tuple(sorted(unit, key=lambda one: order.index(one.signal))) for unit in found]
+
+
 def _device_usage(
-    device: DeviceSeries, memory: Floats, memory_peak: float | None, follows: float | None
+    device: DeviceSeries,
+    memory: Floats,
+    memory_peak: float | None,
+    follows: float | None,
+    profile: tuple[SignalStats, ...] = (),
 ) -> DeviceUsage:
     peak_series = device.utilization_max or device.utilization_avg
     burst, peak = _percentiles(peak_series.array, 99, 100) if peak_series else (None, None)
@@ -808,6 +842,7 @@ def _device_usage(
         memory_used_low_mib=memory_low(memory),
         memory_load_correlation=follows,
         silent_share=device.silent_share,
+        profile=profile,
     )
 
 
