@@ -30,6 +30,7 @@ from rightsizer.domain.models import (
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
+from rightsizer.domain.signals import KERNEL_TIME, PROJECTED, STANDS_IN, VIDEO_ACTIVE_PCT, Engine, Load
 from rightsizer.domain.sizing import (
     Candidate,
     MemoryReading,
@@ -38,6 +39,7 @@ from rightsizer.domain.sizing import (
     busiest,
     candidates,
     demand,
+    engine_load,
     has_comparable_target,
     host_setup,
     memory_risk_ended,
@@ -179,10 +181,17 @@ class Measured:
         return busiest(self.usage.devices)
 
     @cached_property
+    def loads(self) -> tuple[Load, ...]:
+        """The busiest unit's load of each engine a target's speed is projected on: DCGM's measure where every GPU
+        publishes one, else kernel time (signals.READS)."""
+        return tuple(engine_load(self.usage.devices, engine, self.load) for engine in PROJECTED)
+
+    @cached_property
     def demand(self) -> Demand:
-        video = video_engines(self.accelerator, self.usage)
+        video = video_engines(self.accelerator, self.usage, self.policy, self.video_loads)
         setup = host_setup(self.instance, self.accelerator, self.graphics)
-        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video, setup)
+        loads = self.loads if any(load.measured for load in self.loads) else ()
+        return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video, setup, loads)
 
     @cached_property
     def graphics(self) -> tuple[str, ...]:
@@ -378,6 +387,8 @@ class Measured:
             found.append("CPU not measured")
         if view.holding and view.busy:
             found.append("units that hold memory but do no work")
+        if any(load.signal in STANDS_IN for load in self.loads):
+            found.append("SM occupancy standing in for SM active")
         return tuple(found)
 
     # Words -----------------------------------------------------------------------------------
@@ -399,6 +410,8 @@ class Measured:
         spec, view, usage, unit = self.spec, self.view, self.usage, self.unit
         parts = []
         busy = [d for d in view.busy if d.utilization is not None]
+        if self.signals_text:
+            parts.append(self.signals_text)
         if busy:
             indexes = [d.index for d in busy]
             many = "s" if len(busy) > 1 else ""
@@ -418,7 +431,7 @@ class Measured:
                 f"{unit}{'s' if len(held) > 1 else ''} {index_ranges([d.index for d in held])} hold up to "
                 f"{gib(max(d.memory_used_peak_mib or 0.0 for d in held))} but did no work in the window"
             )
-        encoding = [d for d in usage.devices if d.encodes]
+        encoding = [d for d in usage.devices if (d.encoder_sessions_peak or 0.0) >= 1.0]  # DCGM's: signals_text
         if encoding:
             sessions = max(d.encoder_sessions_peak or 0.0 for d in encoding)
             hours = max(d.encoder_active_hours for d in encoding)
@@ -450,6 +463,22 @@ class Measured:
         if spec.accelerator_kind is AcceleratorKind.NEURON and silent > 0:
             parts.append(f"{silent} of {spec.compute_units} NeuronCores not in use (neuron-monitor reports none)")
         return "; ".join(parts)
+
+    @cached_property
+    def signals_text(self) -> str | None:
+        """What DCGM measured of the busiest unit, beside kernel time: 'SM active p95 18%, tensor active p95 4%, DRAM
+        active p95 11% (DCGM, busiest GPU) while utilization.gpu reads p95 97%' (None: nothing)."""
+        video = [load for load in self.video_loads if load.measured and load.burst >= VIDEO_ACTIVE_PCT]
+        loads = [load for load in self.loads if load.measured] + video
+        if not loads:
+            return None
+        measured = ", ".join(f"{load.label} p95 {pct(load.p95)}" for load in loads)
+        return f"{measured} (DCGM, busiest {self.unit}) while {KERNEL_TIME} reads p95 {pct(self.load[0])}"
+
+    @cached_property
+    def video_loads(self) -> tuple[Load, ...]:
+        """The video engines' loads (NVENC, NVDEC), where DCGM measures them on every GPU (else kernel time: unused)."""
+        return tuple(engine_load(self.usage.devices, engine, self.load) for engine in (Engine.ENCODER, Engine.DECODER))
 
     @cached_property
     def demand_notes(self) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.signals import FIGURE, PROJECTED, Engine, Load
 from rightsizer.domain.wording import gib, pct, plural
 
 
@@ -96,6 +97,32 @@ class Demand:
     network_basis: str = ""  # how network_gbps was set, for the reasons ("" where it was not measured)
     storage: StorageNeed = field(default_factory=lambda: NO_STORAGE_NEED)
     setup: Setup = field(default_factory=lambda: NO_SETUP)
+    # The busiest unit's load of each engine a target's speed is projected on (signals.PROJECTED's order), from DCGM's
+    # signals where the GPUs publish them. Empty: every engine carries the kernel time above.
+    loads: tuple[Load, ...] = ()
+
+    @cached_property
+    def engine_loads(self) -> tuple[Load, ...]:
+        """Each projected engine's load: DCGM's measure where there is one, else kernel time."""
+        if self.loads:
+            return self.loads
+        return tuple(Load(engine, 0.0, self.unit_util_p95, self.unit_util_burst) for engine in PROJECTED)
+
+    @property
+    def measured_loads(self) -> bool:
+        """Does any projected engine's load rest on a DCGM signal?"""
+        return any(load.measured for load in self.engine_loads)
+
+    def room(self, load: Load) -> float:
+        """How much slower a target's engine may run this load: at least as fast always carries it; a slower one must
+        keep the projected p95 and busiest hours within their ceilings."""
+        if not self.load_known:
+            return 1.0
+        room = min(
+            self.util_ceiling / load.p95 if load.p95 > 0 else float("inf"),
+            self.burst_ceiling / load.burst if load.burst > 0 else float("inf"),
+        )
+        return max(1.0, room)
 
     @property
     def graphics(self) -> tuple[str, ...]:
@@ -117,15 +144,9 @@ class Demand:
 
     @property
     def max_ratio(self) -> float:
-        """How much slower a target's accelerator may run the work: at least as fast always carries today's load; a
-        slower one must keep the projected p95 and busiest hours within their ceilings."""
-        if not self.load_known:
-            return 1.0
-        room = min(
-            self.util_ceiling / self.unit_util_p95 if self.unit_util_p95 > 0 else float("inf"),
-            self.burst_ceiling / self.unit_util_burst if self.unit_util_burst > 0 else float("inf"),
-        )
-        return max(1.0, room)
+        """How much slower a target's accelerator may run the kernel time: at least as fast always carries today's
+        load; a slower one must keep the projected p95 and busiest hours within their ceilings."""
+        return self.room(Load(Engine.COMPUTE, 0.0, self.unit_util_p95, self.unit_util_burst))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +158,15 @@ class Offer:
     accelerator: AcceleratorSpec
     source: InstanceTypeSpec
     architecture: str  # the hosts' (their AMI's)
-    ratio: float  # the source's work on this type: > 1 slower, < 1 faster
+    ratio: float  # the source's work on this type: > 1 slower, < 1 faster (the largest of `ratios`)
     basis: str = ""  # how the projection was made, for the reasons
+    # The same for each projected engine (signals.PROJECTED's order: FP32, tensor, memory bandwidth); 0 where a figure
+    # is missing on either side (nothing to project: `ratio` speaks for the accelerator). Empty: `ratio` for each.
+    ratios: tuple[float, ...] = ()
+
+    def ratio_of(self, position: int) -> float:
+        """The ratio of the projected engine at `position`."""
+        return self.ratios[position] if self.ratios else self.ratio
 
     @property
     def leaves_p_family(self) -> bool:
@@ -183,9 +211,57 @@ def _gbit(value: float) -> str:
 
 
 def _projected(offer: Offer, demand: Demand) -> str:
+    """The work on the target: on kernel time, by the largest ratio; on DCGM's signals, each engine by its own."""
     unit = offer.spec.unit_name
-    p95, burst = demand.unit_util_p95 * offer.ratio, demand.unit_util_burst * offer.ratio
-    return f"projected {unit} p95 {pct(p95)} and busiest hours {pct(burst)}{offer.basis}"
+    if not demand.measured_loads:
+        p95, burst = demand.unit_util_p95 * offer.ratio, demand.unit_util_burst * offer.ratio
+        return f"projected {unit} p95 {pct(p95)} and busiest hours {pct(burst)}{offer.basis}"
+    parts = [_on_target(offer, load, position) for position, load in enumerate(demand.engine_loads)]
+    ratios = ", ".join(f"{FIGURE[engine]} x{offer.ratio_of(position) or 1.0:.2f}" for position, engine in
+                       enumerate(PROJECTED))  # fmt: skip
+    moved = f"{offer.source.accelerator_model} -> {offer.spec.accelerator_model}"
+    return f"projected {', '.join(parts)} (DCGM, per {unit}; {moved}: {ratios})"
+
+
+def _on_target(offer: Offer, load: Load, position: int) -> str:
+    ratio = offer.ratio_of(position) or 1.0
+    return f"{load.label} p95 {pct(load.p95 * ratio)} and busiest hours {pct(load.burst * ratio)}"
+
+
+def _engine_projected(offer: Offer, demand: Demand, position: int, verb: str = "projected") -> str:
+    """One engine's load on the target, and the figure that scales it ("tensor active p95 30% on A10G -> 45% on L4")."""
+    if not demand.measured_loads:  # kernel time for every engine: the one projection, by the largest ratio
+        return _projected(offer, demand).replace("projected", verb, 1)
+    load = demand.engine_loads[position]
+    ratio = offer.ratio_of(position) or 1.0
+    figure = FIGURE[load.engine]
+    return (
+        f"{verb} {load.label} p95 {pct(load.p95 * ratio)} and busiest hours {pct(load.burst * ratio)} "
+        f"({figure} x{ratio:.2f} against {offer.source.accelerator_model})"
+    )
+
+
+def _speed(position: int, name: str, speaks: Speaks) -> Limit:
+    """A target's speed for one engine's load (as negatives, so that "at least" reads "no slower than": the ratio may
+    not exceed what the load leaves room for). The first one's sentence is the whole projection."""
+    engine = PROJECTED[position]
+    return Limit(
+        name,
+        offers=lambda o: -o.ratio_of(position),
+        needs=lambda d: -d.room(d.engine_loads[position]),
+        says=_projected if speaks is Speaks.ALWAYS else lambda o, d: _engine_projected(o, d, position),
+        short=lambda o, d: _engine_projected(o, d, position, "would run at"),
+        speaks=speaks,
+        source=f"the {engine} load ({', '.join(_READ_BY[engine])}, else utilization.gpu) x the {FIGURE[engine]} ratio "
+        "(accelerators.json): p95 within 80 %, busiest hours within 100 %",
+    )
+
+
+_READ_BY: dict[Engine, tuple[str, ...]] = {
+    Engine.COMPUTE: ("DCGM's SM active", "SM occupancy"),
+    Engine.TENSOR: ("DCGM's tensor active",),
+    Engine.MEMORY_BANDWIDTH: ("DCGM's DRAM active",),
+}
 
 
 def _needing(value: str, basis: str) -> str:
@@ -242,17 +318,9 @@ LIMITS: tuple[Limit, ...] = (
         speaks=Speaks.ALWAYS,
         source="mem_used_percent's peak x 1.2; unmeasured, today's RAM in proportion to the units kept",
     ),
-    Limit(
-        "accelerator speed",
-        # As negatives, so that "at least" reads "no slower than": the ratio may not exceed what the load allows.
-        offers=lambda o: -o.ratio,
-        needs=lambda d: -d.max_ratio,
-        says=_projected,
-        short=lambda o, d: _projected(o, d).replace("projected", "would run at", 1),
-        speaks=Speaks.ALWAYS,
-        source="the largest of the tensor, memory-bandwidth and FP32 ratios (accelerators.json): p95 within 80 %, "
-        "busiest hours within 100 %",
-    ),
+    _speed(0, "accelerator speed", Speaks.ALWAYS),
+    _speed(1, "tensor throughput", Speaks.DECIDED),
+    _speed(2, "memory bandwidth", Speaks.DECIDED),
     Limit(
         "NVENC",
         offers=lambda o: float(o.accelerator.video_encoders),

@@ -21,7 +21,7 @@ from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
-from rightsizer.domain.signals import Signal
+from rightsizer.domain.signals import VIDEO_ACTIVE_PCT, Signal
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
@@ -271,8 +271,17 @@ class DeviceUsage:
 
     @property
     def encodes(self) -> bool:
-        """Did the GPU's video encoder work at some point in the window?"""
-        return (self.encoder_sessions_peak or 0.0) >= 1.0
+        """Did the GPU's video encoder work at some point in the window (a session open, or DCGM's NVENC at work)?"""
+        return (self.encoder_sessions_peak or 0.0) >= 1.0 or self._engine_worked(Signal.ENCODER)
+
+    @property
+    def decodes(self) -> bool:
+        """Did its video decoder (NVDEC) work, as DCGM measures it? (Without DCGM no Linux metric shows decoding.)"""
+        return self._engine_worked(Signal.DECODER)
+
+    def _engine_worked(self, which: Signal) -> bool:
+        stats = self.signal(which)
+        return stats is not None and stats.peak >= VIDEO_ACTIVE_PCT
 
 
 class RegimeKind(StrEnum):
@@ -389,8 +398,8 @@ class UsageSummary:
 
     @property
     def encoder_measured(self) -> bool:
-        """Does any GPU publish encoder stats (so that video work would show)?"""
-        return any(d.encoder_sessions_peak is not None for d in self.devices)
+        """Does any GPU publish encoder stats or DCGM's NVENC utilisation (so that video work would show)?"""
+        return any(d.encoder_sessions_peak is not None or d.signal(Signal.ENCODER) is not None for d in self.devices)
 
     @property
     def encodes(self) -> bool:

@@ -41,6 +41,12 @@ class Policy:
     target_max_util_pct: float = 80.0  # projected p95 on a target must stay at or below this
     burst_max_util_pct: float = 100.0  # projected p99 of the hourly maxima must fit in the target
     saturated_util_pct: float = 95.0  # median at or above this: the accelerator is pinned
+    # DCGM's SM active (domain/signals.py), where a GPU publishes it, decides instead of kernel time. NVIDIA's DCGM
+    # guide (Profiling Metrics): 0.8 or more "is necessary, but not sufficient, for effective use of the GPU", below
+    # 0.5 "likely indicates ineffective GPU usage". A median at or above the first: the SMs are saturated...
+    saturated_sm_pct: float = 80.0
+    # ...a p95 below the second while kernel time reads pinned: kernels keep the GPU occupied, most SMs wait.
+    underused_sm_pct: float = 50.0
     # Reserved GPU memory: a line that sits at >= this share of memory.total and moves less than the
     # band below is a framework's reservation (vLLM 90 %, TensorRT-LLM 90 %, JAX 75 %, TensorFlow all),
     # not a working set.

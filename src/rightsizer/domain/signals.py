@@ -78,3 +78,48 @@ SIGNALS: dict[Signal, SignalSpec] = {
         SignalSpec(Signal.DECODER, "NVDEC utilisation", "DCGM_FI_DEV_DEC_UTIL", Engine.DECODER, "decoder utilization"),
     )
 }
+
+
+# The engines a target's speed is projected on, and the accelerator table's figure that scales each one's load (the
+# names sizing.projection gives its ratios): SM work by FP32 throughput, tensor work by dense tensor TFLOPS, memory
+# traffic by bandwidth.
+PROJECTED: tuple[Engine, ...] = (Engine.COMPUTE, Engine.TENSOR, Engine.MEMORY_BANDWIDTH)
+FIGURE: dict[Engine, str] = {
+    Engine.COMPUTE: "FP32",
+    Engine.TENSOR: "tensor",
+    Engine.MEMORY_BANDWIDTH: "memory bandwidth",
+}
+# The signals that read each engine's load, best first: SM occupancy stands in for SM active (it counts warps
+# resident, not SMs busy, so the advice resting on it is at most medium confidence).
+READS: dict[Engine, tuple[Signal, ...]] = {
+    Engine.COMPUTE: (Signal.SM_ACTIVE, Signal.SM_OCCUPANCY),
+    Engine.TENSOR: (Signal.TENSOR_ACTIVE,),
+    Engine.MEMORY_BANDWIDTH: (Signal.DRAM_ACTIVE,),
+    Engine.ENCODER: (Signal.ENCODER,),
+    Engine.DECODER: (Signal.DECODER,),
+}
+STANDS_IN: frozenset[Signal] = frozenset({Signal.SM_OCCUPANCY})
+KERNEL_TIME = "utilization.gpu"  # nvidia-smi's: the share of time any kernel ran
+# A video engine (NVENC, NVDEC) at or above this utilisation (%) is at work: an idle engine reads 0.
+VIDEO_ACTIVE_PCT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What one engine of the busiest GPU carries: its median, steady level (p95) and busiest hours, in percent, and
+    the signal that measured it (None: kernel time, where no DCGM signal measures the engine)."""
+
+    engine: Engine
+    p50: float
+    p95: float
+    burst: float
+    signal: Signal | None = None
+
+    @property
+    def measured(self) -> bool:
+        """Measured by DCGM, not read off kernel time."""
+        return self.signal is not None
+
+    @property
+    def label(self) -> str:
+        return SIGNALS[self.signal].label if self.signal is not None else KERNEL_TIME

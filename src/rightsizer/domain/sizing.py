@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from operator import ge
@@ -44,12 +44,14 @@ from rightsizer.domain.models import (
     DeviceUsage,
     Instance,
     InstanceTypeSpec,
+    SeriesStats,
     UsageSummary,
     monthly,
 )
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
+from rightsizer.domain.signals import FIGURE, PROJECTED, READS, VIDEO_ACTIVE_PCT, Engine, Load, Signal
 from rightsizer.domain.wording import gbps, gib
 
 T = TypeVar("T")
@@ -77,8 +79,8 @@ def memory_total(device: DeviceUsage, spec: InstanceTypeSpec) -> float:
 
 def unit_active(device: DeviceUsage, policy: Policy) -> bool:
     """Did this unit do real work at any time in the window (steadily, or in recurring hours)?"""
-    if device.encodes:
-        return True  # the video encoder works, whatever the SMs (utilization.gpu) say
+    if device.encodes or device.decodes:
+        return True  # the video engines work, whatever the SMs (utilization.gpu) say
     if device.utilization is None:
         return True  # no utilisation series: it cannot be shown idle
     if device.utilization.p99 >= policy.idle_util_pct or device.utilization.p50 >= policy.steady_util_pct:
@@ -205,6 +207,36 @@ def busiest(devices: Iterable[DeviceUsage]) -> tuple[float, float, float]:
     return p95, burst, peak
 
 
+def engine_load(devices: Sequence[DeviceUsage], engine: Engine, kernel: tuple[float, float, float]) -> Load:
+    """The busiest unit's load of `engine`: from each unit's best DCGM signal for it (signals.READS), when every unit
+    that published a reading has one (DCGM's profiling counters are per GPU: a GPU without them, or a roll-up, leaves
+    the engine to kernel time); else kernel time (`kernel`: busiest()'s p95, burst and peak). A DCGM signal's busiest
+    hours are its highest 5-minute average (the collector reads those alone)."""
+    read = [d for d in devices if d.utilization is not None or d.utilization_peak is not None or d.profile]
+    chosen: list[tuple[Signal, SeriesStats]] = []
+    for device in read:
+        found = next(
+            ((signal, stats) for signal in READS[engine] if (stats := device.signal(signal)) is not None), None
+        )
+        if found is None:
+            chosen = []
+            break
+        chosen.append(found)
+    if chosen:
+        order = READS[engine]
+        weakest = max((signal for signal, _ in chosen), key=order.index)
+        return Load(
+            engine,
+            p50=max(stats.p50 for _, stats in chosen),
+            p95=max(stats.p95 for _, stats in chosen),
+            burst=max(stats.peak for _, stats in chosen),
+            signal=weakest,
+        )
+    p95, burst, _ = kernel
+    p50 = max((d.utilization.p50 for d in devices if d.utilization is not None), default=p95)
+    return Load(engine, p50, p95, burst)
+
+
 def vcpus_needed(vcpus: int, usage: UsageSummary, policy: Policy) -> int:
     """vCPUs that keep CPU p95 at the target level and the busiest 5-minute periods (p99) within 100 %."""
     if usage.cpu is None:
@@ -226,15 +258,39 @@ def keep_today(demand: Demand, spec: InstanceTypeSpec, policy: Policy) -> Demand
     )
 
 
-def video_engines(accelerator: AcceleratorSpec | None, usage: UsageSummary) -> tuple[int, int]:
-    """(encoders, decoders) per GPU a target must keep (see Demand)."""
+def video_engines(
+    accelerator: AcceleratorSpec | None,
+    usage: UsageSummary,
+    policy: Policy | None = None,
+    loads: Sequence[Load] = (),  # the NVENC and NVDEC loads (Measured.video_loads)
+) -> tuple[int, int]:
+    """(encoders, decoders) per GPU a target must keep (see Demand). Where DCGM measures an engine's utilisation, its
+    load is projected in percent of the engines: the busiest GPU's p95 within the policy's ceiling and its busiest
+    hours within 100 % of the target's engines (one of three L40S NVENCs' worth of work fits an L4's two). Elsewhere,
+    today's engines where the encoder works, none where it was measured idle, one of each where nobody measured it."""
     if accelerator is None or not (accelerator.video_encoders or accelerator.video_decoders):
         return 0, 0
-    if usage.encodes:
-        return accelerator.video_encoders, accelerator.video_decoders
-    if usage.encoder_measured:
-        return 0, 0
-    return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
+    measured = {load.engine: load for load in loads if load.measured}
+    counts = []
+    for engine, engines in ((Engine.ENCODER, accelerator.video_encoders), (Engine.DECODER, accelerator.video_decoders)):
+        load = measured.get(engine)
+        if load is not None and policy is not None:
+            counts.append(_engines_for(engines, load, policy))
+        elif usage.encodes:
+            counts.append(engines)
+        elif usage.encoder_measured:
+            counts.append(0)
+        else:
+            counts.append(min(1, engines))
+    return counts[0], counts[1]
+
+
+def _engines_for(engines: int, load: Load, policy: Policy) -> int:
+    """The engines that carry `load` (percent of `engines` engines) within the policy's ceilings; none if idle."""
+    if load.burst < VIDEO_ACTIVE_PCT:
+        return 0
+    share = max(load.p95 / policy.target_max_util_pct, load.burst / policy.burst_max_util_pct)
+    return max(1, math.ceil(engines * share - 1e-9))
 
 
 def host_setup(instance: Instance, accelerator: AcceleratorSpec | None, graphics: tuple[str, ...]) -> Setup:
@@ -303,6 +359,7 @@ def demand(
     policy: Policy,
     video: tuple[int, int] = (0, 0),  # video_engines(...)
     setup: Setup = NO_SETUP,
+    loads: tuple[Load, ...] = (),  # engine_load(...) of each signals.PROJECTED engine; empty: kernel time
 ) -> Demand:
     p95, burst, _ = load
     units = view.needed
@@ -342,6 +399,7 @@ def demand(
         network_basis=network_basis,
         storage=storage,
         setup=setup,
+        loads=loads,
     )
 
 
@@ -359,12 +417,17 @@ class Projection:
 
     ratio: float
     basis: str
+    ratios: Mapping[str, float] = field(default_factory=dict)  # by figure: "tensor", "memory bandwidth", "FP32"
 
     def of(self, utilization: float) -> float:
         return utilization * self.ratio
 
+    def engine_ratios(self) -> tuple[float, ...]:
+        """The ratio of each projected engine (signals.PROJECTED's order; 0: a figure missing on either side)."""
+        return tuple(self.ratios.get(FIGURE[engine], 0.0) for engine in PROJECTED)
 
-SAME_ACCELERATOR = Projection(1.0, "")
+
+SAME_ACCELERATOR = Projection(1.0, "", {figure: 1.0 for figure in FIGURE.values()})
 
 
 def projection(source: AcceleratorSpec, target: AcceleratorSpec) -> Projection | None:
@@ -390,7 +453,7 @@ def projection(source: AcceleratorSpec, target: AcceleratorSpec) -> Projection |
         return None  # no compute figure on both sides: the accelerators cannot be compared
     bound = max(ratios, key=lambda name: ratios[name])
     detail = ", ".join(f"{name} x{value:.2f}" for name, value in ratios.items())
-    return Projection(ratios[bound], f" ({bound}-bound: {detail})")
+    return Projection(ratios[bound], f" ({bound}-bound: {detail})", ratios)
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,7 +548,9 @@ def _targets(spec: InstanceTypeSpec, catalog: Catalog, same_model_only: bool, ar
             projected = None if target_acc is None else _comparable(source_acc, target_acc)
             if projected is None or target_acc is None:
                 continue
-            offer = Offer(target, target_acc, spec, architecture, projected.ratio, projected.basis)
+            offer = Offer(
+                target, target_acc, spec, architecture, projected.ratio, projected.basis, projected.engine_ratios()
+            )
             found.append(
                 _Target(
                     offer=offer,

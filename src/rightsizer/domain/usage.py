@@ -36,9 +36,10 @@ from rightsizer.domain.models import (
     SignalStats,
     UsageSummary,
 )
-from rightsizer.domain.signals import Signal
+from rightsizer.domain.signals import VIDEO_ACTIVE_PCT, Signal
 
 HOURS_PER_WEEK = 168
+_VIDEO = frozenset({Signal.ENCODER, Signal.DECODER})
 # 1970-01-05 was a Monday: hour-of-week buckets start at Monday 00:00 UTC.
 _FIRST_MONDAY_EPOCH = 4 * 86400
 
@@ -656,11 +657,19 @@ class EncoderViews:
 
 
 def encoder_views(devices: Sequence[DeviceSeries], grid: WindowGrid) -> EncoderViews | None:
-    """None when no GPU publishes encoder stats (nothing to read, no cost)."""
-    if not any(device.encoder_sessions_max for device in devices):
+    """None when no GPU publishes encoder stats or DCGM's video engines (nothing to read, no cost). An hour in which
+    DCGM shows a GPU's NVENC or NVDEC at work counts as one session open: the hours read as work by schedules and
+    regimes are the same whichever measures the engines."""
+    video = [[series for signal, series in device.signals if signal in _VIDEO and series] for device in devices]
+    if not any(device.encoder_sessions_max for device in devices) and not any(video):
         return None
     hours = np.full(grid.hours, -np.inf)
     units: list[tuple[float | None, int, float | None]] = []
+    for engines in video:
+        for series in engines:
+            busiest = Bins(series.stamps, grid.first_hour, 3600, grid.hours).reduce(series.array, np.maximum, -np.inf)
+            at_work = np.where(busiest >= VIDEO_ACTIVE_PCT, 1.0, np.where(busiest > -np.inf, 0.0, -np.inf))
+            np.maximum(hours, at_work, out=hours)
     for device in devices:
         sessions = device.encoder_sessions_max
         if not sessions:
