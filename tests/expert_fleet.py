@@ -41,6 +41,7 @@ from demo.fleet import (
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.models import ActionKind, Confidence, Finding, Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
 from rightsizer.domain.usage import DeviceSeries, Series
 from tests import factories
@@ -134,6 +135,7 @@ class Category(StrEnum):
     NETWORK = "network-bound work and nodes that work together"
     GPU_LOST = "a GPU gone from the bus"
     HELD = "GPU memory held, no work"
+    SIGNALS = "decided by DCGM's signals, not kernel time"
 
 
 # The capabilities of issue 28, each tested by several archetypes of varied workloads, types and families.
@@ -197,6 +199,9 @@ class Archetype:
     placement_group: str = ""
     ena_express: bool = False
     network_cards: int = 1
+    # What the host would publish with the shipped agent configuration instead of DCGM's (Category.SIGNALS): kernel time
+    # alone must lead the analyzer away from the expert's answer, or the archetype proves nothing about the signals.
+    without_dcgm: Workload | None = None
 
     @property
     def expected(self) -> str:
@@ -273,6 +278,18 @@ def transcoder(count: float, fps: float, sm: float = 1.5) -> Gpu:
     )
 
 
+def profiled(util: Shape, memory_mib: Shape, **signals: Shape) -> Gpu:
+    """A GPU whose host runs agent/dcgm's publisher: kernel time and memory from the agent, and DCGM's `signals` (by
+    their Signal value: sm_active, tensor_active, dram_active, encoder_util, decoder_util), each in percent."""
+    return Gpu(util, memory_mib, dcgm=tuple((Signal(name), shape) for name, shape in signals.items()))
+
+
+def kernel_only(work: Workload, **changes: object) -> Workload:
+    """The same host with the shipped agent configuration: kernel time, memory and the encoder stats, no DCGM."""
+    gpus = tuple(replace(g, dcgm=()) for g in work.gpus)
+    return replace(work, gpus=gpus, encoder_stats=True, **changes)  # type: ignore[arg-type]
+
+
 def around(level: float, spread: float) -> Shape:
     """A rate (MB/s, operations a second, Gbps) around `level`, never below 0 and without noisy()'s cap at 100."""
     return noisy(level, spread, lo=0.0, hi=float("inf"))
@@ -332,6 +349,70 @@ THREE_DAYS_AGO = NOW - timedelta(days=3)
 FIVE_DAYS_AGO = NOW - timedelta(days=5)
 FOUR_DAYS_AGO = NOW - timedelta(days=4)
 TWO_DAYS_AGO = NOW - timedelta(days=2)
+
+SM_ACTIVE = (
+    "utilization.gpu is the share of time any kernel ran; DCGM's SM active is the share of cycles an SM has a warp "
+    "assigned (NVIDIA DCGM, dcgm_fields.h): a small batch keeps a kernel in flight with most SMs idle"
+)
+LAUNCH_BOUND_L40S = Workload(
+    gpus=(
+        profiled(
+            noisy(97, 1.5),
+            mib(8 * GIB, 200),
+            sm_active=noisy(18, 3),
+            tensor_active=noisy(5, 1),
+            dram_active=noisy(11, 2),
+            encoder_util=constant(0.0),
+            decoder_util=constant(0.0),
+        ),
+    ),
+    cpu=noisy(20, 3),
+    host_memory_pct=noisy(30, 1),
+)
+LAUNCH_BOUND_T4 = Workload(
+    gpus=(
+        profiled(
+            noisy(97, 1.5),
+            mib(5 * GIB, 100),
+            sm_active=noisy(20, 3),
+            tensor_active=noisy(6, 1),
+            dram_active=noisy(12, 2),
+        ),
+    ),
+    memory_total_mib=T4,
+    cpu=noisy(30, 3),
+    host_memory_pct=noisy(35, 1),
+)
+TENSOR_HEAVY_A10G = Workload(
+    gpus=(
+        profiled(
+            noisy(60, 2),
+            mib(9 * GIB, 100),
+            sm_active=noisy(50, 2),
+            tensor_active=noisy(45, 2),
+            dram_active=noisy(25, 2),
+        ),
+    ),
+    cpu=noisy(12, 2),
+    host_memory_pct=noisy(30, 1),
+)
+TRANSCODER_L40S = Workload(
+    gpus=(
+        profiled(
+            noisy(4, 1),
+            mib(3 * GIB, 50),
+            sm_active=noisy(3, 1),
+            tensor_active=constant(0.0),
+            dram_active=noisy(5, 1),
+            encoder_util=noisy(20, 3),
+            decoder_util=noisy(15, 3),
+        ),
+    ),
+    memory_total_mib=L40S,
+    cpu=noisy(25, 3),
+    host_memory_pct=noisy(35, 1),
+    encoder_stats=False,  # agent/dcgm's configuration: NVENC utilisation replaces the session count
+)
 
 TRAINING_A100 = gpu(training(90), mib(30.5 * GIB, 40))
 TRAINING_A10G = gpu(training(88), mib(20.5 * GIB, 30))
@@ -2016,6 +2097,123 @@ ARCHETYPES: tuple[Archetype, ...] = (
         "must wait for mem_used_percent (no one click)",
         one_click=False,
     ),
+    # --- decided by DCGM's signals: kernel time alone gets each of these wrong --------------------------------------
+    Archetype(
+        "small-batch-server-l40s",
+        Category.SIGNALS,
+        "a recommendation model served one request at a time on an L40S: a kernel in flight 97 % of the time, its SMs "
+        "18 % busy",
+        "g6e.xlarge",
+        LAUNCH_BOUND_L40S,
+        expect(F.OVERPROVISIONED),
+        f"{SM_ACTIVE}; at 18 % it is a few SMs' work: an L4 carries it at ~55 % (x3.0 on FP32, tensor and "
+        "bandwidth); kernel time reads a saturated GPU and would sell a faster one",
+        target=TargetMust(present=True, models=frozenset({"L4"})),
+        says=("SM active p95", "(DCGM, busiest GPU) while utilization.gpu reads p95"),
+        without_dcgm=kernel_only(LAUNCH_BOUND_L40S),
+    ),
+    Archetype(
+        "small-kernels-t4",
+        Category.SIGNALS,
+        "an embedding service on the smallest T4 host: kernel time pinned at 97 %, SM active 20 %",
+        "g4dn.xlarge",
+        LAUNCH_BOUND_T4,
+        expect(F.OVERPROVISIONED),
+        f"{SM_ACTIVE}; nothing smaller than a T4 host is offered, so the GPU is told how to use what it pays for "
+        "(batching, CUDA streams, MPS), not sold a faster one",
+        target=NO_TARGET,
+        one_click=False,
+        max_confidence=Confidence.MEDIUM,
+        says=("batch requests", "MPS", "most of its SMs wait"),
+        without_dcgm=kernel_only(LAUNCH_BOUND_T4),
+    ),
+    Archetype(
+        "bandwidth-bound-a10g",
+        Category.SIGNALS,
+        "a recommender's embedding lookups on an A10G: kernels 35 % of the time, the memory interface 60 % busy",
+        "g5.2xlarge",
+        Workload(
+            gpus=(
+                profiled(
+                    noisy(35, 2),
+                    mib(6 * GIB, 60),
+                    sm_active=noisy(30, 2),
+                    tensor_active=noisy(5, 1),
+                    dram_active=noisy(60, 2),
+                ),
+            ),
+            cpu=noisy(10, 2),
+            host_memory_pct=noisy(30, 1),
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        f"DRAM active 60 % x 2.0 on an L4 is 120 %: its work is bandwidth-bound, and an L4 has half an A10G's "
+        f"bandwidth ({BANDWIDTH}); kernel time's 35 % x 2.0 = 70 % would move it there",
+        target=TargetMust(models=frozenset({"A10G", "L40S"})),
+        says=("DRAM active p95",),
+        without_dcgm=kernel_only(
+            Workload(gpus=(gpu(noisy(35, 2), mib(6 * GIB, 60)),), cpu=noisy(10, 2), host_memory_pct=noisy(30, 1))
+        ),
+    ),
+    Archetype(
+        "tensor-heavy-a10g",
+        Category.SIGNALS,
+        "fine-tuning a small model in bf16 on an A10G: kernels 60 % of the time, tensor cores 45 %, DRAM 25 %",
+        "g5.2xlarge",
+        TENSOR_HEAVY_A10G,
+        expect(F.OVERPROVISIONED),
+        "an L4 has 1.7x an A10G's dense tensor throughput and half its bandwidth: tensor 45 % -> 26 %, DRAM 25 % -> "
+        "50 %, SMs 50 % -> 52 %: it fits; kernel time x the bandwidth ratio (120 %) says nothing cheaper does",
+        target=TargetMust(present=True, models=frozenset({"L4"})),
+        max_confidence=Confidence.MEDIUM,
+        says=("tensor active p95",),
+        without_dcgm=kernel_only(TENSOR_HEAVY_A10G),
+    ),
+    Archetype(
+        "transcoder-l40s-dcgm",
+        Category.SIGNALS,
+        "a live-stream transcoder on an L40S: its 3 NVENC 20 % busy, NVDEC 15 %, SMs ~3 %",
+        "g6e.xlarge",
+        TRANSCODER_L40S,
+        expect(F.OVERPROVISIONED),
+        f"NVENC utilisation 20 % of 3 engines is under one engine's work: an L4's 2 NVENC carry it ({NVENC}); session "
+        "counts cannot be projected, so on them every engine is kept",
+        target=TargetMust(present=True, models=frozenset({"L4"}), min_encoders=1),
+        says=("NVENC utilisation p95",),
+        without_dcgm=kernel_only(
+            Workload(gpus=(transcoder(4, 30, sm=4),), cpu=noisy(25, 3), host_memory_pct=noisy(35, 1))
+        ),
+    ),
+    Archetype(
+        "decoder-only-a10g",
+        Category.SIGNALS,
+        "a video-analytics front end decoding camera streams on NVDEC for a CPU model: SMs ~1 %, 2 GiB held, "
+        "NVDEC 40 %",
+        "g5.xlarge",
+        Workload(
+            gpus=(
+                profiled(
+                    noisy(1, 0.5),
+                    mib(2 * GIB, 30),
+                    sm_active=noisy(1, 0.5),
+                    tensor_active=constant(0.0),
+                    dram_active=noisy(3, 1),
+                    encoder_util=constant(0.0),
+                    decoder_util=noisy(40, 5),
+                ),
+            ),
+            cpu=noisy(35, 3),
+            host_memory_pct=noisy(40, 1),
+            encoder_stats=False,
+        ),
+        expect(F.OPTIMIZED, F.OVERPROVISIONED),
+        f"{SM_ONLY}: DCGM's NVDEC utilisation shows the decoders at work, which no nvidia-smi field the agent "
+        "publishes does; without it the GPU looks like memory held by nobody",
+        target=TargetMust(models=frozenset({"A10G", "L4"})),
+        says=("NVDEC utilisation p95",),
+        without_dcgm=kernel_only(
+            Workload(gpus=(gpu(noisy(1, 0.5), mib(2 * GIB, 30)),), cpu=noisy(35, 3), host_memory_pct=noisy(40, 1))
+        ),
+    ),
     Archetype(
         "forgotten-experiment-p3",
         Category.OPERATIONS,
@@ -2091,6 +2289,17 @@ def advise(archetype: Archetype) -> Recommendation:
     return analyze_instance(
         host(archetype), usage(archetype.name), factories.catalog(region), factories.prices(region), Policy(), NOW
     )
+
+
+def advise_without_dcgm(archetype: Archetype) -> Recommendation:
+    """The advice the archetype's host would get with the shipped agent configuration: kernel time, no DCGM."""
+    if archetype.without_dcgm is None:
+        raise ValueError(f"{archetype.name} has no kernel-time-only workload")
+    instance = host(archetype)
+    raw = raw_usage(archetype.without_dcgm, instance_id=instance.instance_id, seed=archetype.name)
+    region = archetype.region
+    catalog, prices = factories.catalog(region), factories.prices(region)
+    return analyze_instance(instance, summarize_one(raw), catalog, prices, Policy(), NOW)
 
 
 def violations(archetype: Archetype, rec: Recommendation) -> list[str]:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import pytest
 
 from rightsizer.domain.models import Recommendation
-from tests.expert_fleet import ARCHETYPES, LIMIT_CATEGORIES, Archetype, Category, advise, violations
+from tests.expert_fleet import (
+    ARCHETYPES,
+    LIMIT_CATEGORIES,
+    Archetype,
+    Category,
+    advise,
+    advise_without_dcgm,
+    violations,
+)
 
 # archetype name -> why the analyzer's answer differs from the expert's (see the report of the change that added it).
 DISAGREEMENTS: dict[str, str] = {}
@@ -66,6 +74,23 @@ def test_every_limit_of_issue_28_is_tried_on_several_workloads_of_several_famili
         members = [a for a in ARCHETYPES if a.category is category]
         families = {a.instance_type.split(".")[0] for a in members}
         assert len(members) >= 3 and len(families) >= 2, (category, [a.name for a in members])
+
+
+@pytest.mark.parametrize(
+    "archetype", [a for a in ARCHETYPES if a.category is Category.SIGNALS], ids=lambda archetype: archetype.name
+)
+def test_only_dcgms_signals_decide_these_right_kernel_time_alone_does_not(archetype: Archetype) -> None:
+    """Each archetype of issue 32 proves something about the signals: with the shipped agent configuration (kernel time,
+    no DCGM) the analyzer's answer breaks the expert's expectation."""
+    blind = advise_without_dcgm(archetype)
+
+    assert violations(archetype, blind), _explain(archetype, blind, ["kernel time alone got it right too"])
+
+
+def test_the_signals_are_tried_on_several_workloads_of_several_families() -> None:
+    members = [a for a in ARCHETYPES if a.category is Category.SIGNALS]
+    assert len(members) >= 5 and len({a.instance_type.split(".")[0] for a in members}) >= 3
+    assert {a.workload.gpus[0].dcgm != () for a in members} == {True}
 
 
 def test_every_archetype_says_what_it_does_and_why() -> None:

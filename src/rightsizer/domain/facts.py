@@ -181,16 +181,25 @@ class Measured:
         return busiest(self.usage.devices)
 
     @cached_property
+    def profiled(self) -> bool:
+        """Does any unit publish a DCGM signal? (Most hosts do not: their loads are kernel time, read once.)"""
+        return any(device.profile for device in self.usage.devices)
+
+    @cached_property
     def loads(self) -> tuple[Load, ...]:
         """The busiest unit's load of each engine a target's speed is projected on: DCGM's measure where every GPU
         publishes one, else kernel time (signals.READS)."""
+        if not self.profiled:
+            p95, burst, _ = self.load
+            return tuple(Load(engine, 0.0, p95, burst) for engine in PROJECTED)
         return tuple(engine_load(self.usage.devices, engine, self.load) for engine in PROJECTED)
 
     @cached_property
     def demand(self) -> Demand:
-        video = video_engines(self.accelerator, self.usage, self.policy, self.video_loads)
+        profiled = self.profiled
+        video = video_engines(self.accelerator, self.usage, self.policy, self.video_loads if profiled else ())
         setup = host_setup(self.instance, self.accelerator, self.graphics)
-        loads = self.loads if any(load.measured for load in self.loads) else ()
+        loads = self.loads if profiled and any(load.measured for load in self.loads) else ()
         return demand(self.spec, self.usage, self.view, self.memory, self.load, self.policy, video, setup, loads)
 
     @cached_property
@@ -468,6 +477,8 @@ class Measured:
     def signals_text(self) -> str | None:
         """What DCGM measured of the busiest unit, beside kernel time: 'SM active p95 18%, tensor active p95 4%, DRAM
         active p95 11% (DCGM, busiest GPU) while utilization.gpu reads p95 97%' (None: nothing)."""
+        if not self.profiled:
+            return None
         video = [load for load in self.video_loads if load.measured and load.burst >= VIDEO_ACTIVE_PCT]
         loads = [load for load in self.loads if load.measured] + video
         if not loads:
@@ -477,7 +488,9 @@ class Measured:
 
     @cached_property
     def video_loads(self) -> tuple[Load, ...]:
-        """The video engines' loads (NVENC, NVDEC), where DCGM measures them on every GPU (else kernel time: unused)."""
+        """The video engines' loads (NVENC, NVDEC), where DCGM measures them on every GPU (none elsewhere)."""
+        if not self.profiled:
+            return ()
         return tuple(engine_load(self.usage.devices, engine, self.load) for engine in (Engine.ENCODER, Engine.DECODER))
 
     @cached_property

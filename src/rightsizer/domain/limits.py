@@ -20,6 +20,7 @@ platform (domain/platforms.py; a Windows host is never moved to a type sold with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -219,8 +220,9 @@ def _projected(offer: Offer, demand: Demand) -> str:
     parts = [_on_target(offer, load, position) for position, load in enumerate(demand.engine_loads)]
     ratios = ", ".join(f"{FIGURE[engine]} x{offer.ratio_of(position) or 1.0:.2f}" for position, engine in
                        enumerate(PROJECTED))  # fmt: skip
-    moved = f"{offer.source.accelerator_model} -> {offer.spec.accelerator_model}"
-    return f"projected {', '.join(parts)} (DCGM, per {unit}; {moved}: {ratios})"
+    source, target = offer.source.accelerator_model, offer.spec.accelerator_model
+    moved = f"; {source} -> {target}: {ratios}" if source != target else ""
+    return f"projected {', '.join(parts)} (DCGM, per {unit}{moved})"
 
 
 def _on_target(offer: Offer, load: Load, position: int) -> str:
@@ -230,8 +232,6 @@ def _on_target(offer: Offer, load: Load, position: int) -> str:
 
 def _engine_projected(offer: Offer, demand: Demand, position: int, verb: str = "projected") -> str:
     """One engine's load on the target, and the figure that scales it ("tensor active p95 30% on A10G -> 45% on L4")."""
-    if not demand.measured_loads:  # kernel time for every engine: the one projection, by the largest ratio
-        return _projected(offer, demand).replace("projected", verb, 1)
     load = demand.engine_loads[position]
     ratio = offer.ratio_of(position) or 1.0
     figure = FIGURE[load.engine]
@@ -241,19 +241,27 @@ def _engine_projected(offer: Offer, demand: Demand, position: int, verb: str = "
     )
 
 
-def _speed(position: int, name: str, speaks: Speaks) -> Limit:
-    """A target's speed for one engine's load (as negatives, so that "at least" reads "no slower than": the ratio may
-    not exceed what the load leaves room for). The first one's sentence is the whole projection."""
+def _kernel_speed(demand: Demand) -> float:
+    """On kernel time alone, the largest of the three ratios may not exceed the room the load leaves (as a negative,
+    so that "at least" reads "no slower than"); where DCGM measures the engines, each engine's limit decides instead."""
+    return -math.inf if demand.measured_loads else -demand.max_ratio
+
+
+def _engine_speed(position: int, name: str) -> Limit:
+    """A target's speed for one engine's load, where DCGM measures the engines (a negative, as above): the engine's
+    ratio may not exceed the room its load leaves. Its shortfall is named; the projection is said by accelerator
+    speed's sentence."""
     engine = PROJECTED[position]
     return Limit(
         name,
         offers=lambda o: -o.ratio_of(position),
-        needs=lambda d: -d.room(d.engine_loads[position]),
-        says=_projected if speaks is Speaks.ALWAYS else lambda o, d: _engine_projected(o, d, position),
+        needs=lambda d: -d.room(d.engine_loads[position]) if d.measured_loads else -math.inf,
+        says=lambda o, d: _engine_projected(o, d, position),
         short=lambda o, d: _engine_projected(o, d, position, "would run at"),
-        speaks=speaks,
-        source=f"the {engine} load ({', '.join(_READ_BY[engine])}, else utilization.gpu) x the {FIGURE[engine]} ratio "
-        "(accelerators.json): p95 within 80 %, busiest hours within 100 %",
+        speaks=Speaks.DECIDED,
+        source=f"where DCGM measures the engines: the {engine} load ({', '.join(_READ_BY[engine])}, else "
+        f"utilization.gpu) x the {FIGURE[engine]} ratio (accelerators.json): p95 within 80 %, busiest hours within "
+        "100 %",
     )
 
 
@@ -318,9 +326,19 @@ LIMITS: tuple[Limit, ...] = (
         speaks=Speaks.ALWAYS,
         source="mem_used_percent's peak x 1.2; unmeasured, today's RAM in proportion to the units kept",
     ),
-    _speed(0, "accelerator speed", Speaks.ALWAYS),
-    _speed(1, "tensor throughput", Speaks.DECIDED),
-    _speed(2, "memory bandwidth", Speaks.DECIDED),
+    Limit(
+        "accelerator speed",
+        offers=lambda o: -o.ratio,
+        needs=_kernel_speed,
+        says=_projected,
+        short=lambda o, d: _projected(o, d).replace("projected", "would run at", 1),
+        speaks=Speaks.ALWAYS,
+        source="on kernel time, the largest of the tensor, memory-bandwidth and FP32 ratios (accelerators.json): p95 "
+        "within 80 %, busiest hours within 100 %; with DCGM, each engine below",
+    ),
+    _engine_speed(0, "SM throughput"),
+    _engine_speed(1, "tensor throughput"),
+    _engine_speed(2, "memory bandwidth"),
     Limit(
         "NVENC",
         offers=lambda o: float(o.accelerator.video_encoders),

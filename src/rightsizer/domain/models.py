@@ -267,7 +267,10 @@ class DeviceUsage:
 
     def signal(self, which: Signal) -> SeriesStats | None:
         """The GPU's stats of a DCGM signal (None: not published)."""
-        return next((found.stats for found in self.profile if found.signal is which), None)
+        for found in self.profile:  # a loop, not a generator: most GPUs publish none, and this is asked per rule
+            if found.signal is which:
+                return found.stats
+        return None
 
     @property
     def encodes(self) -> bool:
@@ -280,6 +283,8 @@ class DeviceUsage:
         return self._engine_worked(Signal.DECODER)
 
     def _engine_worked(self, which: Signal) -> bool:
+        if not self.profile:
+            return False
         stats = self.signal(which)
         return stats is not None and stats.peak >= VIDEO_ACTIVE_PCT
 
@@ -399,7 +404,10 @@ class UsageSummary:
     @property
     def encoder_measured(self) -> bool:
         """Does any GPU publish encoder stats or DCGM's NVENC utilisation (so that video work would show)?"""
-        return any(d.encoder_sessions_peak is not None or d.signal(Signal.ENCODER) is not None for d in self.devices)
+        return any(
+            d.encoder_sessions_peak is not None or (d.profile and d.signal(Signal.ENCODER) is not None)
+            for d in self.devices
+        )
 
     @property
     def encodes(self) -> bool:

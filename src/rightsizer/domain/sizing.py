@@ -79,7 +79,7 @@ def memory_total(device: DeviceUsage, spec: InstanceTypeSpec) -> float:
 
 def unit_active(device: DeviceUsage, policy: Policy) -> bool:
     """Did this unit do real work at any time in the window (steadily, or in recurring hours)?"""
-    if device.encodes or device.decodes:
+    if device.encodes or (device.profile and device.decodes):
         return True  # the video engines work, whatever the SMs (utilization.gpu) say
     if device.utilization is None:
         return True  # no utilisation series: it cannot be shown idle
@@ -270,6 +270,12 @@ def video_engines(
     today's engines where the encoder works, none where it was measured idle, one of each where nobody measured it."""
     if accelerator is None or not (accelerator.video_encoders or accelerator.video_decoders):
         return 0, 0
+    if not loads:  # no DCGM: the encoders' sessions, or nothing, decide (the usual case)
+        if usage.encodes:
+            return accelerator.video_encoders, accelerator.video_decoders
+        if usage.encoder_measured:
+            return 0, 0
+        return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
     measured = {load.engine: load for load in loads if load.measured}
     counts = []
     for engine, engines in ((Engine.ENCODER, accelerator.video_encoders), (Engine.DECODER, accelerator.video_decoders)):
