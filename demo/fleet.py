@@ -176,6 +176,8 @@ TEAMS: dict[str, str] = {
     "gpu-lost": "vision",
     "held-unused": "research",
     "graphics-workstation": "studio",
+    "small-batch-server": "search",
+    "live-transcoder": "media",
 }
 
 
@@ -551,6 +553,61 @@ def _hosts() -> list[Host]:
             host_memory_pct=noisy(25, 1),
             gpu_name="NVIDIA L4",
             image=("DCV-AmazonLinux2-x86_64-2023.1-NVIDIA-535", "Amazon DCV server with the NVIDIA GRID driver"),
+        ),
+        # Two hosts that publish DCGM's signals (agent/dcgm: its agent config leaves the session count out).
+        Host(
+            "small-batch-server",
+            "us-east-1",
+            "g6e.xlarge",
+            "recs-ranker",
+            "overprovisioned",
+            # One request at a time on an L40S: a kernel in flight 97 % of the time, its SMs 18 % busy. Kernel time
+            # alone would sell it a faster GPU; its SMs fit an L4.
+            gpus=(
+                Gpu(
+                    noisy(97, 1.5),
+                    noisy(8 * gib, 150, lo=0, hi=46068),
+                    dcgm=(
+                        (Signal.SM_ACTIVE, noisy(18, 3)),
+                        (Signal.TENSOR_ACTIVE, noisy(5, 1)),
+                        (Signal.DRAM_ACTIVE, noisy(11, 2)),
+                        (Signal.ENCODER, constant(0.0)),
+                        (Signal.DECODER, constant(0.0)),
+                    ),
+                ),
+            ),
+            cpu=noisy(20, 3),
+            host_memory_pct=noisy(30, 1),
+            gpu_memory_total_mib=46068,
+            gpu_name="NVIDIA L40S",
+            encoder_stats=False,
+        ),
+        Host(
+            "live-transcoder",
+            "us-east-1",
+            "g6e.2xlarge",
+            "live-transcode-01",
+            "overprovisioned",
+            # Live streams decoded and re-encoded on the video engines: the L40S's 3 NVENC 20 % busy, NVDEC 15 %, SMs
+            # ~3 %. In percent of the engines the work is under one NVENC's: an L4's two carry it.
+            gpus=(
+                Gpu(
+                    noisy(4, 1),
+                    noisy(3 * gib, 50, lo=0, hi=46068),
+                    dcgm=(
+                        (Signal.SM_ACTIVE, noisy(3, 1)),
+                        (Signal.TENSOR_ACTIVE, constant(0.0)),
+                        (Signal.DRAM_ACTIVE, noisy(5, 1)),
+                        (Signal.ENCODER, noisy(20, 3)),
+                        (Signal.DECODER, noisy(15, 3)),
+                    ),
+                ),
+            ),
+            cpu=noisy(25, 3),
+            host_memory_pct=noisy(35, 1),
+            gpu_memory_total_mib=46068,
+            gpu_name="NVIDIA L40S",
+            encoder_stats=False,
         ),
     ]
 

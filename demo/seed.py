@@ -18,9 +18,11 @@ from typing import Any
 import boto3
 
 from demo.fleet import Host, fleet, timeline
+from rightsizer.settings import MetricNames
 
 DEMO_AMI = "ami-760aaa0f"  # amzn-ami-hvm (Linux), one of the images moto ships in every region
 HOURLY = timedelta(hours=1)
+DCGM_METRICS = {signal: name for name, signal in MetricNames().signal_metrics.items()}  # as agent/dcgm publishes
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,10 @@ def _datums(seeded: Seeded, end: datetime, days: int) -> Iterable[tuple[str, str
                 fps = gpu.encoder_fps(t, rng) if gpu.encoder_fps and sessions else 0.0
                 yield "CWAgent", "nvidia_smi_encoder_stats_session_count", dims, t, sessions
                 yield "CWAgent", "nvidia_smi_encoder_stats_average_fps", dims, t, fps
+            # agent/dcgm's StatsD gauges: the agent's append_dimensions and the GPU's index tag.
+            statsd = {**instance, "InstanceType": host.instance_type, "index": str(index)}
+            for signal, shape in gpu.dcgm:
+                yield "CWAgent", DCGM_METRICS[signal], statsd, t, shape(t, rng)
         for core, shape in host.neuron_cores.items():
             dims = {**instance, "NeuronCore": str(core)}
             yield "NeuronMonitor", "neuroncore_utilization", dims, t, shape(t, rng)
