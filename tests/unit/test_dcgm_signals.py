@@ -9,71 +9,25 @@ from __future__ import annotations
 
 from demo.fleet import Gpu, Shape, constant, noisy
 
-from rightsizer.domain.analyzer import analyze_instance
-from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation
-from rightsizer.domain.policy import Policy
-from rightsizer.domain.signals import Signal
-from tests import factories
-from tests.factories import NOW
+from rightsizer.domain.models import Confidence, Finding, Recommendation
+from rightsizer.domain.signals import Engine
+from rightsizer.domain.sizing import busiest, engine_load
+from tests.expert_fleet import LAUNCH_BOUND_L40S as LAUNCH_BOUND
+from tests.expert_fleet import TRANSCODER_L40S as TRANSCODER
+from tests.expert_fleet import kernel_only, mib, profiled
 from tests.unit.shapes import Workload, summary
+from tests.unit.test_limits import advise, reason_with
 
 GIB = 1024.0
-
-
-def advise(host: Instance | str, work: Workload) -> Recommendation:
-    host = factories.instance(host) if isinstance(host, str) else host
-    return analyze_instance(
-        host,
-        summary(work, instance_id=host.instance_id),
-        factories.catalog(),
-        factories.prices(),
-        Policy(),
-        NOW,
-    )
-
-
-def reason_with(rec: Recommendation, *fragments: str) -> str:
-    found = [r for r in rec.reasons if all(f in r for f in fragments)]
-    assert found, f"no reason with {fragments} in {rec.reasons}"
-    return found[0]
 
 
 def text(rec: Recommendation) -> str:
     return " | ".join(rec.reasons)
 
 
-def around(level: float, spread: float) -> Shape:
-    return noisy(level, spread)
-
-
 def gpu(kernel: Shape, memory_gib: float, **signals: Shape) -> Gpu:
     """A GPU whose agent publishes kernel time and memory, and DCGM's `signals` (by Signal value) where given."""
-    return Gpu(
-        utilization=kernel,
-        memory_used_mib=noisy(memory_gib * GIB, 200, lo=0, hi=22888),
-        dcgm=tuple((Signal(name), shape) for name, shape in signals.items()),
-    )
-
-
-def without_dcgm(work: Workload) -> Workload:
-    return Workload(gpus=tuple(Gpu(g.utilization, g.memory_used_mib) for g in work.gpus), cpu=work.cpu)
-
-
-# A small-batch inference server: a kernel in flight nearly all the time (kernel time 97 %), yet its SMs are 18 % busy.
-LAUNCH_BOUND = Workload(
-    gpus=(
-        gpu(
-            around(97, 1.5),
-            8,
-            sm_active=around(18, 3),
-            tensor_active=around(5, 1),
-            dram_active=around(11, 2),
-            encoder_util=constant(0.0),
-            decoder_util=constant(0.0),
-        ),
-    ),
-    cpu=around(20, 3),
-)
+    return profiled(kernel, mib(memory_gib * GIB, 200, cap=22888), **signals)
 
 
 def test_kernel_time_that_reads_saturated_while_the_sms_wait_moves_to_a_smaller_gpu_on_the_sms_load() -> None:
@@ -81,7 +35,7 @@ def test_kernel_time_that_reads_saturated_while_the_sms_wait_moves_to_a_smaller_
     # active it fits an L4 (g6.xlarge), projected by each engine's ratio (L40S -> L4: FP32 x3.02, tensor x2.99,
     # bandwidth x2.88).
     rec = advise("g6e.xlarge", LAUNCH_BOUND)
-    blind = advise("g6e.xlarge", without_dcgm(LAUNCH_BOUND))
+    blind = advise("g6e.xlarge", kernel_only(LAUNCH_BOUND))
 
     assert blind.finding is Finding.UNDERPROVISIONED, "kernel time alone reads a saturated GPU"
     reason_with(blind, "utilization.gpu counts a GPU busy while any kernel runs", "agent/dcgm")
@@ -100,7 +54,7 @@ def test_a_gpu_kept_busy_by_small_kernels_with_nothing_smaller_to_move_to_is_tol
     # g4dn.xlarge is the cheapest GPU type: no smaller GPU carries anything. Kernel time says "pinned, buy faster";
     # SM active (20 %) says the GPU waits between kernels: batch, share it, not upgrade.
     rec = advise("g4dn.xlarge", LAUNCH_BOUND)
-    blind = advise("g4dn.xlarge", without_dcgm(LAUNCH_BOUND))
+    blind = advise("g4dn.xlarge", kernel_only(LAUNCH_BOUND))
 
     assert blind.finding is Finding.UNDERPROVISIONED
     assert rec.finding is Finding.OVERPROVISIONED and rec.target_type is None
@@ -111,8 +65,8 @@ def test_a_gpu_kept_busy_by_small_kernels_with_nothing_smaller_to_move_to_is_tol
 
 
 def test_underprovisioned_only_when_the_sms_are_saturated() -> None:
-    busy = Workload(gpus=(gpu(around(99, 0.5), 8, sm_active=around(90, 2), tensor_active=around(60, 3),
-                                 dram_active=around(40, 3)),), cpu=around(20, 3))  # fmt: skip
+    busy = Workload(gpus=(gpu(noisy(99, 0.5), 8, sm_active=noisy(90, 2), tensor_active=noisy(60, 3),
+                                 dram_active=noisy(40, 3)),), cpu=noisy(20, 3))  # fmt: skip
 
     rec = advise("g4dn.xlarge", busy)
 
@@ -125,11 +79,11 @@ def test_a_bandwidth_bound_job_is_kept_off_a_gpu_with_half_the_bandwidth_that_ke
     # g5.2xlarge (A10G, 600 GB/s) -> g6.2xlarge (L4, 300 GB/s) is cheaper. Kernel time p95 35 % x the largest ratio
     # (bandwidth x2.00) is 70 %: it fits, and kernel time would move it. DRAM active p95 60 % x 2.00 is 120 %: it does
     # not, and the reasons say which engine ruled the L4 out.
-    work = Workload(gpus=(gpu(around(35, 2), 6, sm_active=around(30, 2), tensor_active=around(5, 1),
-                                 dram_active=around(60, 2)),), cpu=around(10, 2))  # fmt: skip
+    work = Workload(gpus=(gpu(noisy(35, 2), 6, sm_active=noisy(30, 2), tensor_active=noisy(5, 1),
+                                 dram_active=noisy(60, 2)),), cpu=noisy(10, 2))  # fmt: skip
 
     rec = advise("g5.2xlarge", work)
-    blind = advise("g5.2xlarge", without_dcgm(work))
+    blind = advise("g5.2xlarge", kernel_only(work))
 
     assert blind.target_type is not None and blind.target_type.startswith("g6."), "kernel time moves it to an L4"
     assert rec.target_type is None or not rec.target_type.startswith("g6."), text(rec)
@@ -140,11 +94,11 @@ def test_a_tensor_heavy_job_moves_across_generations_on_its_tensor_and_dram_acti
     # A10G -> L4: the L4 has 1.7x the dense tensor throughput and half the bandwidth. Kernel time p95 60 % x 2.00
     # (bandwidth) is 120 %: nothing cheaper. Measured: SM active 50 %, tensor 45 %, DRAM 25 %: on an L4 52 %, 26 %,
     # 50 %: it fits.
-    work = Workload(gpus=(gpu(around(60, 2), 6, sm_active=around(50, 2), tensor_active=around(45, 2),
-                                 dram_active=around(25, 2)),), cpu=around(10, 2))  # fmt: skip
+    work = Workload(gpus=(gpu(noisy(60, 2), 6, sm_active=noisy(50, 2), tensor_active=noisy(45, 2),
+                                 dram_active=noisy(25, 2)),), cpu=noisy(10, 2))  # fmt: skip
 
     rec = advise("g5.2xlarge", work)
-    blind = advise("g5.2xlarge", without_dcgm(work))
+    blind = advise("g5.2xlarge", kernel_only(work))
 
     assert blind.target_type is None or not blind.target_type.startswith("g6."), text(blind)
     assert rec.finding is Finding.OVERPROVISIONED and rec.target_type is not None
@@ -153,8 +107,8 @@ def test_a_tensor_heavy_job_moves_across_generations_on_its_tensor_and_dram_acti
 
 
 def test_sm_occupancy_stands_in_for_sm_active_at_medium_confidence_at_most() -> None:
-    work = Workload(gpus=(gpu(around(97, 1.5), 8, sm_occupancy=around(15, 3), tensor_active=around(5, 1),
-                                 dram_active=around(11, 2)),), cpu=around(20, 3))  # fmt: skip
+    work = Workload(gpus=(gpu(noisy(97, 1.5), 8, sm_occupancy=noisy(15, 3), tensor_active=noisy(5, 1),
+                                 dram_active=noisy(11, 2)),), cpu=noisy(20, 3))  # fmt: skip
 
     rec = advise("g6e.xlarge", work)
 
@@ -164,10 +118,8 @@ def test_sm_occupancy_stands_in_for_sm_active_at_medium_confidence_at_most() -> 
 
 
 def test_a_gpu_without_dcgm_beside_one_with_it_leaves_its_engines_to_kernel_time() -> None:
-    work = Workload(gpus=(gpu(around(97, 1.5), 8, sm_active=around(18, 3)), gpu(around(97, 1.5), 8)), cpu=around(20, 3))
+    work = Workload(gpus=(gpu(noisy(97, 1.5), 8, sm_active=noisy(18, 3)), gpu(noisy(97, 1.5), 8)), cpu=noisy(20, 3))
     usage = summary(work)
-    from rightsizer.domain.signals import Engine
-    from rightsizer.domain.sizing import busiest, engine_load
 
     load = engine_load(usage.devices, Engine.COMPUTE, busiest(usage.devices))
 
@@ -175,22 +127,6 @@ def test_a_gpu_without_dcgm_beside_one_with_it_leaves_its_engines_to_kernel_time
 
 
 # -- video engines, in percent of the engines ----------------------------------------------------------------------
-
-TRANSCODER = Workload(
-    gpus=(
-        gpu(
-            around(4, 1),
-            3,
-            sm_active=around(3, 1),
-            tensor_active=constant(0.0),
-            dram_active=around(5, 1),
-            encoder_util=around(20, 3),
-            decoder_util=around(15, 3),
-        ),
-    ),
-    cpu=around(25, 3),
-    encoder_stats=False,  # the DCGM configuration leaves the session count out: NVENC utilisation measures the engines
-)
 
 
 def test_a_transcoder_measured_only_by_dcgm_is_never_idle_and_its_encoder_load_moves_to_fewer_engines() -> None:
@@ -204,8 +140,8 @@ def test_a_transcoder_measured_only_by_dcgm_is_never_idle_and_its_encoder_load_m
 
 def test_encoder_sessions_alone_keep_every_engine_they_cannot_project() -> None:
     sessions = Workload(
-        gpus=(Gpu(around(4, 1), noisy(3 * GIB, 100), encoder_sessions=constant(4.0), encoder_fps=constant(30.0)),),
-        cpu=around(25, 3),
+        gpus=(Gpu(noisy(4, 1), noisy(3 * GIB, 100), encoder_sessions=constant(4.0), encoder_fps=constant(30.0)),),
+        cpu=noisy(25, 3),
     )
 
     rec = advise("g6e.xlarge", sessions)
@@ -215,10 +151,8 @@ def test_encoder_sessions_alone_keep_every_engine_they_cannot_project() -> None:
 
 def test_decoder_only_work_shows_at_last_and_is_never_idle() -> None:
     decoding = Workload(
-        gpus=(
-            gpu(around(1, 0.5), 2, sm_active=around(1, 0.5), encoder_util=constant(0.0), decoder_util=around(40, 5)),
-        ),
-        cpu=around(2, 1),
+        gpus=(gpu(noisy(1, 0.5), 2, sm_active=noisy(1, 0.5), encoder_util=constant(0.0), decoder_util=noisy(40, 5)),),
+        cpu=noisy(2, 1),
         encoder_stats=False,
     )
 

@@ -189,9 +189,9 @@ class Measured:
     def loads(self) -> tuple[Load, ...]:
         """The busiest unit's load of each engine a target's speed is projected on: DCGM's measure where every GPU
         publishes one, else kernel time (signals.READS)."""
-        if not self.profiled:
-            p95, burst, _ = self.load
-            return tuple(Load(engine, 0.0, p95, burst) for engine in PROJECTED)
+        if not self.profiled:  # kernel time for every engine: read once
+            kernel = engine_load(self.usage.devices, Engine.COMPUTE, self.load)
+            return tuple(Load(engine, kernel.p50, kernel.p95, kernel.burst) for engine in PROJECTED)
         return tuple(engine_load(self.usage.devices, engine, self.load) for engine in PROJECTED)
 
     @cached_property

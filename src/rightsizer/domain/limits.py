@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
-from rightsizer.domain.signals import FIGURE, PROJECTED, Engine, Load
+from rightsizer.domain.signals import FIGURE, PROJECTED, READS, SIGNALS, Engine, Load
 from rightsizer.domain.wording import gib, pct, plural
 
 
@@ -218,27 +218,27 @@ def _projected(offer: Offer, demand: Demand) -> str:
         p95, burst = demand.unit_util_p95 * offer.ratio, demand.unit_util_burst * offer.ratio
         return f"projected {unit} p95 {pct(p95)} and busiest hours {pct(burst)}{offer.basis}"
     parts = [_on_target(offer, load, position) for position, load in enumerate(demand.engine_loads)]
-    ratios = ", ".join(f"{FIGURE[engine]} x{offer.ratio_of(position) or 1.0:.2f}" for position, engine in
-                       enumerate(PROJECTED))  # fmt: skip
     source, target = offer.source.accelerator_model, offer.spec.accelerator_model
-    moved = f"; {source} -> {target}: {ratios}" if source != target else ""
+    moved = f"; {_moved(offer, range(len(PROJECTED)))}" if source != target else ""
     return f"projected {', '.join(parts)} (DCGM, per {unit}{moved})"
 
 
 def _on_target(offer: Offer, load: Load, position: int) -> str:
+    """One engine's load on the target: 'DRAM active p95 50% and busiest hours 56%'."""
     ratio = offer.ratio_of(position) or 1.0
     return f"{load.label} p95 {pct(load.p95 * ratio)} and busiest hours {pct(load.burst * ratio)}"
 
 
+def _moved(offer: Offer, positions: Sequence[int]) -> str:
+    """'A10G -> L4: FP32 x1.03, tensor x0.58': the figures that scale each engine's load onto the target."""
+    ratios = ", ".join(f"{FIGURE[PROJECTED[p]]} x{offer.ratio_of(p) or 1.0:.2f}" for p in positions)
+    return f"{offer.source.accelerator_model} -> {offer.spec.accelerator_model}: {ratios}"
+
+
 def _engine_projected(offer: Offer, demand: Demand, position: int, verb: str = "projected") -> str:
-    """One engine's load on the target, and the figure that scales it ("tensor active p95 30% on A10G -> 45% on L4")."""
+    """One engine's load on the target, and the figure that scales it."""
     load = demand.engine_loads[position]
-    ratio = offer.ratio_of(position) or 1.0
-    figure = FIGURE[load.engine]
-    return (
-        f"{verb} {load.label} p95 {pct(load.p95 * ratio)} and busiest hours {pct(load.burst * ratio)} "
-        f"({figure} x{ratio:.2f} against {offer.source.accelerator_model})"
-    )
+    return f"{verb} {_on_target(offer, load, position)} ({_moved(offer, (position,))})"
 
 
 def _kernel_speed(demand: Demand) -> float:
@@ -252,6 +252,7 @@ def _engine_speed(position: int, name: str) -> Limit:
     ratio may not exceed the room its load leaves. Its shortfall is named; the projection is said by accelerator
     speed's sentence."""
     engine = PROJECTED[position]
+    read_by = ", ".join(SIGNALS[signal].label for signal in READS[engine])
     return Limit(
         name,
         offers=lambda o: -o.ratio_of(position),
@@ -259,17 +260,9 @@ def _engine_speed(position: int, name: str) -> Limit:
         says=lambda o, d: _engine_projected(o, d, position),
         short=lambda o, d: _engine_projected(o, d, position, "would run at"),
         speaks=Speaks.DECIDED,
-        source=f"where DCGM measures the engines: the {engine} load ({', '.join(_READ_BY[engine])}, else "
-        f"utilization.gpu) x the {FIGURE[engine]} ratio (accelerators.json): p95 within 80 %, busiest hours within "
-        "100 %",
+        source=f"where DCGM measures the engines: the {engine} load ({read_by}, else utilization.gpu) x the "
+        f"{FIGURE[engine]} ratio (accelerators.json): p95 within 80 %, busiest hours within 100 %",
     )
-
-
-_READ_BY: dict[Engine, tuple[str, ...]] = {
-    Engine.COMPUTE: ("DCGM's SM active", "SM occupancy"),
-    Engine.TENSOR: ("DCGM's tensor active",),
-    Engine.MEMORY_BANDWIDTH: ("DCGM's DRAM active",),
-}
 
 
 def _needing(value: str, basis: str) -> str:

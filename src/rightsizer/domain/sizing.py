@@ -214,7 +214,7 @@ def engine_load(devices: Sequence[DeviceUsage], engine: Engine, kernel: tuple[fl
     hours are its highest 5-minute average (the collector reads those alone)."""
     read = [d for d in devices if d.utilization is not None or d.utilization_peak is not None or d.profile]
     chosen: list[tuple[Signal, SeriesStats]] = []
-    for device in read:
+    for device in read if any(d.profile for d in read) else ():
         found = next(
             ((signal, stats) for signal in READS[engine] if (stats := device.signal(signal)) is not None), None
         )
@@ -270,25 +270,17 @@ def video_engines(
     today's engines where the encoder works, none where it was measured idle, one of each where nobody measured it."""
     if accelerator is None or not (accelerator.video_encoders or accelerator.video_decoders):
         return 0, 0
-    if not loads:  # no DCGM: the encoders' sessions, or nothing, decide (the usual case)
-        if usage.encodes:
-            return accelerator.video_encoders, accelerator.video_decoders
-        if usage.encoder_measured:
-            return 0, 0
-        return min(1, accelerator.video_encoders), min(1, accelerator.video_decoders)
     measured = {load.engine: load for load in loads if load.measured}
-    counts = []
-    for engine, engines in ((Engine.ENCODER, accelerator.video_encoders), (Engine.DECODER, accelerator.video_decoders)):
+
+    def keep(engine: Engine, engines: int) -> int:
         load = measured.get(engine)
         if load is not None and policy is not None:
-            counts.append(_engines_for(engines, load, policy))
-        elif usage.encodes:
-            counts.append(engines)
-        elif usage.encoder_measured:
-            counts.append(0)
-        else:
-            counts.append(min(1, engines))
-    return counts[0], counts[1]
+            return _engines_for(engines, load, policy)
+        if usage.encodes:
+            return engines
+        return 0 if usage.encoder_measured else min(1, engines)
+
+    return keep(Engine.ENCODER, accelerator.video_encoders), keep(Engine.DECODER, accelerator.video_decoders)
 
 
 def _engines_for(engines: int, load: Load, policy: Policy) -> int:
