@@ -91,7 +91,15 @@ def raw_usage(host: Host) -> RawUsage:
         return Series(period, start + index * period, values)
 
     devices = tuple(
-        DeviceSeries(str(gpu), **{name: one(name, gpu) for name, _ in synthetic_fleet.GPU_FIELDS})
+        DeviceSeries(
+            str(gpu),
+            utilization_avg=one("utilization_avg", gpu),
+            utilization_max=one("utilization_max", gpu),
+            memory_used_max=one("memory_used_max", gpu),
+            memory_total_max=one("memory_total_max", gpu),
+            encoder_sessions_max=one("encoder_sessions_max", gpu),
+            encoder_fps_avg=one("encoder_fps_avg", gpu),
+        )
         for gpu in range(host.gpus)
     )
     return RawUsage(
