@@ -98,7 +98,10 @@ READS: dict[Engine, tuple[Signal, ...]] = {
     Engine.ENCODER: (Signal.ENCODER,),
     Engine.DECODER: (Signal.DECODER,),
 }
-STANDS_IN: frozenset[Signal] = frozenset({Signal.SM_OCCUPANCY})
+# Each signal that stands in for a better one of its engine (read only where that one is not published): the later
+# entries of READS, each for its engine's first.
+STANDS_IN_FOR: dict[Signal, Signal] = {later: reads[0] for reads in READS.values() for later in reads[1:]}
+STANDS_IN: frozenset[Signal] = frozenset(STANDS_IN_FOR)
 KERNEL_TIME = "utilization.gpu"  # nvidia-smi's: the share of time any kernel ran
 # A video engine (NVENC, NVDEC) at or above this utilisation (%) is at work: an idle engine reads 0.
 VIDEO_ACTIVE_PCT = 1.0

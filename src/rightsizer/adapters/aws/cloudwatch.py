@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
-from rightsizer.domain.signals import Signal
+from rightsizer.domain.signals import STANDS_IN_FOR, Signal
 from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
@@ -80,8 +80,6 @@ _GPU_FIELDS: Mapping[str, tuple[tuple[str, str, int], ...]] = {
     # load and whose peak the busiest hours a target must carry (one query each: kernel time keeps its hourly Maximum).
     **{signal.value: ((signal.value, "Average", 300),) for signal in Signal},
 }
-# A signal read only for a GPU that does not publish the first: SM occupancy stands in for SM active.
-_FALLBACK_SIGNALS: Mapping[Signal, Signal] = {Signal.SM_OCCUPANCY: Signal.SM_ACTIVE}
 _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_avg", "Average", 300),
     ("utilization_max", "Maximum", 3600),
@@ -605,7 +603,7 @@ def _without_fallbacks(found: Sequence[_Found], signals: Mapping[str, Signal]) -
         f
         for f in found
         if f.metric_name not in signals
-        or (primary := _FALLBACK_SIGNALS.get(signals[f.metric_name])) is None
+        or (primary := STANDS_IN_FOR.get(signals[f.metric_name])) is None
         or (f.device, primary) not in published
     ]
 
