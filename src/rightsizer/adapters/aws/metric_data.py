@@ -34,6 +34,8 @@ def epochs(timestamps: Sequence[Any] | Ints) -> Ints:
     timestamps raw), datetimes (botocore's default), or ISO strings (raw, from a text protocol)."""
     if isinstance(timestamps, np.ndarray):
         return timestamps.astype(np.int64, copy=False)
+    if not timestamps:
+        return np.zeros(0, dtype=np.int64)
     first = timestamps[0]
     if isinstance(first, int | float):
         try:  # whole seconds straight to int64 (twice as fast as through float64), fractions cut as astype cuts them
@@ -88,10 +90,7 @@ class MetricDataParser(JSONParser):
             if not all(part is None or isinstance(part, list) for part in (stamps, values)):
                 raise _NotOurs("Timestamps or Values is not a list")
             columns.append(
-                (
-                    (epochs(stamps) if stamps else np.zeros(0, dtype=np.int64)) if stamps is not None else None,
-                    floats(values) if values is not None else None,
-                )
+                (epochs(stamps) if stamps is not None else None, floats(values) if values is not None else None)
             )
         parsed: dict[str, Any] = self._parse_shape(shape, document)  # type: ignore[attr-defined]  # the rest
         for result, (stamps_array, values_array) in zip(parsed.get("MetricDataResults", []), columns, strict=True):
