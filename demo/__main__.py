@@ -34,7 +34,7 @@ def banner(title: str) -> None:
 def analyze_with_cli(seeded: list[Any], sagemaker: list[Any]) -> tuple[int, dict[str, Any]]:
     """The CLI's table, then its JSON checked host by host: (exit status, the JSON document)."""
     from demo.serverless import TEAM_ZONE
-    from rightsizer import cli_main
+    from rightsizer.cli import main as cli_main
 
     # The deployment's team zone (demo/serverless.py): the CLI prices the notebooks' schedule as Slack does.
     command = ["analyze", *[arg for region in REGIONS for arg in ("--region", region)], "--time-zone", TEAM_ZONE]

@@ -178,7 +178,7 @@ def deployed_stack(name: str = STACK_NAME) -> Iterator[Stack]:
 
     import rightsizer.handlers.slack as slack_handler
     from rightsizer import bootstrap
-    from rightsizer.cli_commands import Stack as DeployedStack
+    from rightsizer.cli.deployment import Stack as DeployedStack
 
     # moto runs executions only when asked; Wait states take their seconds from the input (0 here).
     default_user_config["stepfunctions"]["execute_state_machine"] = True

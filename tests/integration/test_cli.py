@@ -23,8 +23,9 @@ from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import Host, fleet
 from demo.seed import seed
 
-from rightsizer import cli, cli_main
 from rightsizer.adapters.aws import session as aws_session
+from rightsizer.cli import main as cli_main
+from rightsizer.cli.output.table import render_table
 from tests.factories import PROMISED_RECOMMENDATION_KEYS
 
 pytestmark = pytest.mark.integration
@@ -338,6 +339,6 @@ def test_malformed_lookback_is_one_line_on_the_given_stderr(capsys: pytest.Captu
 def test_table_header_names_the_lookback_actually_used() -> None:
     from rightsizer.services.report import build_report
 
-    header = cli.render_table(build_report([], datetime(2026, 12, 1, tzinfo=UTC), 4)).splitlines()[0]
+    header = render_table(build_report([], datetime(2026, 12, 1, tzinfo=UTC), 4)).splitlines()[0]
 
     assert header.split()[-2:] == ["4", "DAYS"]

@@ -21,8 +21,8 @@ import pytest
 from demo.fleet import GROUPS, fleet
 from jsonschema import Draft202012Validator
 
-from rightsizer import cli
 from rightsizer.adapters.aws import session as aws_session
+from rightsizer.cli.errors import EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from rightsizer.domain.models import Finding
 from tests.integration.local_aws import (
     RIGHTSIZER,
@@ -102,7 +102,7 @@ def test_an_unknown_profile_in_aws_profile_is_one_line_and_exit_2(served: Served
 
     result = rightsizer("analyze", "--no-progress", env=env)
 
-    one_error_line(result, cli.EXIT_USAGE, "AWS profile 'nosuch' not found", "aws configure list-profiles")
+    one_error_line(result, EXIT_USAGE, "AWS profile 'nosuch' not found", "aws configure list-profiles")
 
 
 def test_an_unknown_profile_option_is_one_line_and_exit_2(served: Served, tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_an_unknown_profile_option_is_one_line_and_exit_2(served: Served, tmp_pa
 
     result = rightsizer("analyze", "--profile", "nosuch", "--no-progress", env=env)
 
-    one_error_line(result, cli.EXIT_USAGE, "AWS profile 'nosuch' not found")
+    one_error_line(result, EXIT_USAGE, "AWS profile 'nosuch' not found")
 
 
 @pytest.mark.parametrize(
@@ -131,7 +131,7 @@ def test_a_malformed_aws_file_is_one_line_naming_it_and_exit_2(
 
     result = rightsizer("analyze", "--no-progress", env=env_for(served, **{variable: str(broken)}))
 
-    one_error_line(result, cli.EXIT_USAGE, f"cannot parse the AWS config file {broken}", where)
+    one_error_line(result, EXIT_USAGE, f"cannot parse the AWS config file {broken}", where)
 
 
 def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(served: Served) -> None:
@@ -143,7 +143,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(served: Served) -
     error = process.stderr.read()
     process.stderr.close()
 
-    assert process.wait(timeout=180) == cli.EXIT_BROKEN_PIPE
+    assert process.wait(timeout=180) == EXIT_BROKEN_PIPE
     assert error == b""
 
 
@@ -171,7 +171,7 @@ def test_the_cli_uses_short_timeouts_and_three_attempts() -> None:
 def test_a_refused_connection_is_one_line_within_three_attempts(served: Served) -> None:
     result = rightsizer("analyze", "--no-progress", env=env_for(served, AWS_ENDPOINT_URL=CLOSED_PORT))
 
-    one_error_line(result, cli.EXIT_FAILURE, "cannot reach AWS in us-east-1", "127.0.0.1:9")
+    one_error_line(result, EXIT_FAILURE, "cannot reach AWS in us-east-1", "127.0.0.1:9")
 
 
 def test_a_hung_endpoint_says_so_first_and_gives_up_after_three_attempts(served: Served) -> None:
@@ -187,7 +187,7 @@ def test_a_hung_endpoint_says_so_first_and_gives_up_after_three_attempts(served:
         process.stderr.close()
 
     assert first == "rightsizer: connecting to AWS in us-east-1...\n"
-    assert code == cli.EXIT_FAILURE
+    assert code == EXIT_FAILURE
     assert rest.splitlines() == [rest.strip()] and "no answer from AWS in us-east-1" in rest
     assert hung.accepted == 3
 
@@ -230,7 +230,7 @@ def test_no_region_anywhere_is_one_line_and_exit_2(served: Served, tmp_path: Pat
 
     result = rightsizer("analyze", "--no-progress", env=env)
 
-    one_error_line(result, cli.EXIT_USAGE, "no AWS region", "AWS_REGION", "--region")
+    one_error_line(result, EXIT_USAGE, "no AWS region", "AWS_REGION", "--region")
 
 
 def test_all_regions_finds_the_regions_with_gpu_hosts(served: Served) -> None:
@@ -257,7 +257,7 @@ def test_a_member_account_is_read_through_its_role(served: Served) -> None:
 def test_a_malformed_role_arn_is_one_line_and_exit_2(served: Served) -> None:
     result = rightsizer("analyze", "--account-role-arn", "GpuRightsizerCollector", "--no-progress", env=env_for(served))
 
-    one_error_line(result, cli.EXIT_USAGE, "not an IAM role ARN")
+    one_error_line(result, EXIT_USAGE, "not an IAM role ARN")
 
 
 def test_help_documents_every_option_with_examples_and_exit_codes(served: Served) -> None:
@@ -279,7 +279,7 @@ def test_help_documents_every_option_with_examples_and_exit_codes(served: Served
     ):
         assert option in result.out, option
     assert "examples:" in result.out and "rightsizer analyze --all-regions" in result.out
-    for code in cli.EXIT_CODES:
+    for code in EXIT_CODES:
         assert re.search(rf"^\s+{code}\s+\S", result.out, re.MULTILINE), code
 
 
@@ -292,7 +292,7 @@ def test_one_unreachable_region_is_a_warning_and_the_others_are_reported(served:
             env=env_for(served, AWS_ENDPOINT_URL=proxy),
         )
 
-    assert result.code == cli.EXIT_OK, result.err
+    assert result.code == EXIT_OK, result.err
     document = json.loads(result.out)
     assert {rec["region"] for rec in document["recommendations"]} == {"eu-west-1"}
     (failed,) = document["failed_targets"]

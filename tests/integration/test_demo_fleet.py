@@ -15,8 +15,8 @@ from demo import fast_cloudwatch, moto_commitments
 from demo.fleet import GROUPS, Host, fleet
 from demo.seed import seed
 
-from rightsizer import cli_main
 from rightsizer.adapters.bundled import snapshot_prices
+from rightsizer.cli import main as cli_main
 from tests.environment import use_fake_aws
 
 pytestmark = pytest.mark.integration

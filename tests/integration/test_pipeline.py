@@ -82,7 +82,7 @@ def test_scheduled_pipeline_collects_two_accounts_and_two_regions_and_reports(wo
 
 
 def test_report_matches_what_the_cli_prints_for_the_same_data(world: dict[str, Any]) -> None:
-    from rightsizer import cli_main
+    from rightsizer.cli import main as cli_main
 
     _run_pipeline(world)
     report = _report()

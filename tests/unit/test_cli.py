@@ -19,7 +19,14 @@ from typing import Any, TextIO
 import pytest
 import yaml
 
-from rightsizer import cli, cli_main, cli_output
+from rightsizer.cli import analysis
+from rightsizer.cli import main as cli_main
+from rightsizer.cli.analysis import LiveReport, _settings, time_zones
+from rightsizer.cli.errors import UsageError
+from rightsizer.cli.output.document import CLI_EXTRA, Output
+from rightsizer.cli.output.progress import RichProgress, progress
+from rightsizer.cli.output.report import write_report
+from rightsizer.cli.output.table import render_table
 from rightsizer.domain.models import Finding
 from rightsizer.services.report import FleetReport, build_report, report_json
 from tests.slack_double import ACCOUNT, NOW, idle, recommendation, schedulable
@@ -83,12 +90,12 @@ def analysed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[argparse.Namespac
     """`live_report` answers with the_report(); the arguments it was called with are kept."""
     calls: list[argparse.Namespace] = []
 
-    def live_report(args: argparse.Namespace, err: TextIO, **options: Any) -> cli.LiveReport:
+    def live_report(args: argparse.Namespace, err: TextIO, **options: Any) -> LiveReport:
         calls.append(args)
         report = the_report()
-        return cli.LiveReport(report, report.warnings)
+        return LiveReport(report, report.warnings)
 
-    monkeypatch.setattr(cli, "live_report", live_report)
+    monkeypatch.setattr(analysis, "live_report", live_report)
     for name in ("COLUMNS", "NO_COLOR", "TERM"):
         monkeypatch.delenv(name, raising=False)
     yield calls
@@ -137,7 +144,7 @@ def test_yaml_without_pyyaml_names_the_extra_before_any_aws_call(
 
     result = run("analyze", "--output", "yaml")
 
-    assert_one_error(result, 2, "PyYAML", cli_output.CLI_EXTRA)
+    assert_one_error(result, 2, "PyYAML", CLI_EXTRA)
     assert analysed == []
 
 
@@ -302,11 +309,11 @@ def test_long_resource_ids_are_shortened_in_the_middle_before_columns_go() -> No
     rec = replace(recommendation(9, name="chat"), instance_id="sagemaker-endpoint/chat-summarizer/AllTraffic")
     report = build_report([rec], NOW, 14)
 
-    lines = cli.render_table(report, width=118).splitlines()
+    lines = render_table(report, width=118).splitlines()
 
     assert lines[2].startswith("sagemaker…llTraffic  chat")
     assert "long ids shortened" in " ".join(lines)
-    assert "sagemaker-endpoint/chat-summarizer/AllTraffic" in cli.render_table(report, width=None)
+    assert "sagemaker-endpoint/chat-summarizer/AllTraffic" in render_table(report, width=None)
 
 
 def test_output_wide_shows_every_column_whole(
@@ -342,7 +349,7 @@ def test_the_table_fits_the_terminal(monkeypatch: pytest.MonkeyPatch, columns: i
     monkeypatch.setenv("COLUMNS", str(columns))
     out = Terminal()
 
-    cli.write_report(the_report(), cli_output.Output("table", width=columns), out)
+    write_report(the_report(), Output("table", width=columns), out)
 
     assert max(len(line) for line in out.getvalue().splitlines()) <= columns
     assert {"NAME", "FINDING", "TARGET", "NET/MO"} <= set(out.getvalue().splitlines()[0].split())
@@ -417,7 +424,7 @@ def test_colour_never_changes_the_json(analysed: list[argparse.Namespace]) -> No
 
 def test_progress_on_a_terminal_is_richs_and_every_bar_finishes() -> None:
     err = Terminal()
-    shown = cli_output.progress(err, enabled=True, color=False)
+    shown = progress(err, enabled=True, color=False)
 
     shown.stage("reading EC2", 3)
     shown.advance()
@@ -426,19 +433,19 @@ def test_progress_on_a_terminal_is_richs_and_every_bar_finishes() -> None:
     shown.close()
 
     text = ANSI.sub("", err.getvalue())
-    assert isinstance(shown, cli_output.RichProgress)
+    assert isinstance(shown, RichProgress)
     assert "reading EC2" in text and "3/3" in text
     assert "reading CloudWatch" in text and "4/4" in text
 
 
 def test_progress_elsewhere_is_one_line_per_stage_and_nothing_with_no_progress() -> None:
     err = io.StringIO()
-    lines = cli_output.progress(err, enabled=True)
+    lines = progress(err, enabled=True)
     lines.stage("connecting to AWS in us-east-1", 1)
     lines.advance()
     lines.close()
     quiet = io.StringIO()
-    cli_output.progress(quiet, enabled=False).stage("connecting", 1)
+    progress(quiet, enabled=False).stage("connecting", 1)
 
     assert err.getvalue() == "rightsizer: connecting to AWS in us-east-1...\n"
     assert quiet.getvalue() == ""
@@ -455,7 +462,7 @@ def test_progress_without_rich_falls_back_to_lines(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(builtins, "__import__", without_rich)
     err = Terminal()
 
-    cli_output.progress(err, enabled=True).stage("reading", 2)
+    progress(err, enabled=True).stage("reading", 2)
 
     assert err.getvalue() == "rightsizer: reading...\n"
 
@@ -491,10 +498,10 @@ def test_a_bad_option_names_the_verbs_help() -> None:
 
 
 def test_an_unexpected_error_is_one_line_unless_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(args: argparse.Namespace, err: TextIO, **options: Any) -> cli.LiveReport:
+    def broken(args: argparse.Namespace, err: TextIO, **options: Any) -> LiveReport:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "live_report", broken)
+    monkeypatch.setattr(analysis, "live_report", broken)
 
     assert_one_error(run("analyze"), 1, "unexpected RuntimeError: boom", "--debug")
     with pytest.raises(RuntimeError):
@@ -541,7 +548,7 @@ def test_show_of_nothing_like_a_host_says_why_it_may_be_missing(analysed: list[a
 
 def test_a_name_two_hosts_share_asks_for_an_id(monkeypatch: pytest.MonkeyPatch) -> None:
     twins = build_report([recommendation(1, name="gpu"), recommendation(2, name="gpu")], NOW, 14)
-    monkeypatch.setattr(cli, "live_report", lambda args, err, **options: cli.LiveReport(twins))
+    monkeypatch.setattr(analysis, "live_report", lambda args, err, **options: LiveReport(twins))
 
     assert_one_error(run("show", "gpu"), 1, "2 hosts are named 'gpu'", "i-00000000000000001", "instance id")
 
@@ -584,12 +591,12 @@ def test_time_zones_say_where_schedules_run_as_a_deployments_settings_do() -> No
         ["analyze", "--region", "us-east-1", "--time-zone", "Asia/Tokyo", "--time-zone", "notebooks=Europe/Berlin"]
     )
 
-    settings = cli._settings(args, ["us-east-1"], ())
+    settings = _settings(args, ["us-east-1"], ())
 
     assert settings.policy.time_zones.of("notebooks") == "Europe/Berlin"
     assert settings.policy.time_zones.of("") == settings.policy.time_zones.of("ads") == "Asia/Tokyo"
-    with pytest.raises(cli.UsageError, match="--time-zone research=Mars/Olympus: 'Mars/Olympus' is not an IANA"):
-        cli.time_zones(["research=Mars/Olympus"])
+    with pytest.raises(UsageError, match="--time-zone research=Mars/Olympus: 'Mars/Olympus' is not an IANA"):
+        time_zones(["research=Mars/Olympus"])
 
 
 # ---------------------------------------------------------------------------------------------

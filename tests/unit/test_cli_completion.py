@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rightsizer import cli, cli_main
-from rightsizer.cli_completion import SHELLS, commands
-from rightsizer.cli_output import OUTPUTS
+from rightsizer.cli import main as cli_main
+from rightsizer.cli.errors import EXIT_CODES
+from rightsizer.cli.output.document import OUTPUTS
+from rightsizer.cli.verbs.completion import SHELLS, commands
 from tests.unit.test_cli import run
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
@@ -102,7 +103,7 @@ def test_the_docs_name_every_output_and_exit_code() -> None:
 
     for output in (*OUTPUTS, "csv", "html"):
         assert f"`{output}`" in text, output
-    for code in cli.EXIT_CODES:
+    for code in EXIT_CODES:
         assert re.search(rf"^\| `?{code}`? \|", text, re.MULTILINE), code
 
 

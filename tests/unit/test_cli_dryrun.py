@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rightsizer.cli_commands import CHECKOUT_DEFINITION
-from rightsizer.cli_dryrun import (
+from rightsizer.cli.verbs.act import CHECKOUT_DEFINITION
+from rightsizer.cli.verbs.act_dryrun import (
     Answer,
     DryRunError,
     Machine,

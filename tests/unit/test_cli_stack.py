@@ -16,8 +16,9 @@ from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
-from rightsizer.cli_commands import CHECKOUT_DEFINITION
-from rightsizer.cli_dryrun import substituted
+from rightsizer.cli.errors import aws_failure
+from rightsizer.cli.verbs.act import CHECKOUT_DEFINITION
+from rightsizer.cli.verbs.act_dryrun import substituted
 from rightsizer.domain.models import DecisionKind, Finding, Recommendation
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
@@ -212,14 +213,12 @@ def test_any_aws_failure_a_verb_meets_is_described_not_unexpected() -> None:
     from botocore.exceptions import EndpointConnectionError
     from botocore.parsers import ResponseParserError
 
-    from rightsizer import cli
-
-    assert cli.aws_failure(ResponseParserError("Unable to parse response (...), invalid XML received.")) == (
+    assert aws_failure(ResponseParserError("Unable to parse response (...), invalid XML received.")) == (
         "the answer from AWS is not an AWS response (Unable to parse response (...), invalid XML received): "
         "an endpoint or proxy without this API?"
     )
-    assert "cannot reach AWS" in str(cli.aws_failure(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")))
-    assert cli.aws_failure(ValueError("a bug")) is None
+    assert "cannot reach AWS" in str(aws_failure(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")))
+    assert aws_failure(ValueError("a bug")) is None
 
 
 def test_report_needs_a_stack() -> None:
@@ -429,7 +428,7 @@ def test_a_definition_file_instead_of_the_deployed_one(deployment: Deployment) -
 def test_each_stack_setting_is_read_from_the_output_template_yaml_gives_it() -> None:
     from demo.aws_table import template
 
-    from rightsizer.cli_commands import output_key
+    from rightsizer.cli.deployment import output_key
     from rightsizer.settings import SETTINGS, SetBy
 
     outputs = set(template()["Outputs"])

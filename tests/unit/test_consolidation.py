@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from rightsizer import cli
+from rightsizer.cli.output.csv_rows import csv_rows
 from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.consolidation import consolidate
 from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation, UsageSummary
@@ -73,7 +73,7 @@ def test_three_part_used_hosts_of_a_team_fit_one_and_the_others_are_named_for_st
     assert fleet_totals(recs.values()).monthly_savings == Decimal("767.96")
     document = recommendation_json(drained[0])
     assert document["finding"] == "consolidate" and document["consolidation"]["keep"] == [keep.instance_id]
-    rows = {row["instance_id"]: row for row in cli.csv_rows(build_report(recs.values(), NOW, 14))}
+    rows = {row["instance_id"]: row for row in csv_rows(build_report(recs.values(), NOW, 14))}
     assert rows[drained[0].instance_id]["consolidation_keep"] == keep.instance_id
     assert rows[drained[0].instance_id]["consolidation_hosts"] == "; ".join(plan.hosts)
 

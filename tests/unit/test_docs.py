@@ -71,7 +71,7 @@ def test_the_architecture_diagram_names_every_function_and_state_machine() -> No
 
 
 def layout() -> list[str]:
-    """The entries under src/rightsizer/ in docs/architecture.md's layout, in its order (`cli.py`, `adapters/aws/`)."""
+    """The entries under src/rightsizer/ in docs/architecture.md's layout, in order (`cli/verbs/`, `adapters/aws/`)."""
     (block,) = re.findall(r"^## Layout\n.*?```\n(.*?)```", ARCHITECTURE.read_text(), re.DOTALL | re.MULTILINE)
     return [line.split()[0] for line in block.splitlines() if line.startswith("  ")]
 
@@ -86,17 +86,27 @@ def entries(folder: Path, prefix: str = "") -> set[str]:
 
 def test_the_layout_names_every_module_of_the_package_in_the_order_of_the_import_layers() -> None:
     named = layout()
-    present = entries(PACKAGE) - {"adapters/"} | entries(PACKAGE / "adapters", "adapters/")
+    nested = ("adapters", "cli")
+    present = entries(PACKAGE) - {f"{folder}/" for folder in nested}
+    present |= {entry for folder in nested for entry in entries(PACKAGE / folder, f"{folder}/")}
     assert sorted(named) == sorted(present), "docs/architecture.md's layout and src/rightsizer differ"
 
+    depths = [layer_depths("layers")[entry.split("/")[0].removesuffix(".py")] for entry in named]
+    assert depths == sorted(depths), "the layout lists the package outermost layer first, as the layers contract"
+    inside = [
+        layer_depths("cli")[entry.split("/")[1].removesuffix(".py")] for entry in named if entry.startswith("cli/")
+    ]
+    assert inside == sorted(inside), "the layout lists the CLI's modules outermost layer first, as the cli contract"
+
+
+def layer_depths(contract_id: str) -> dict[str, int]:
+    """Each module of a layers contract in pyproject.toml and its depth (0: the outermost layer)."""
     (layers,) = (
         contract["layers"]
         for contract in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-        if contract["id"] == "layers"
+        if contract["id"] == contract_id
     )
-    layer_of = {name.strip(): depth for depth, layer in enumerate(layers) for name in re.split(r"[:|]", layer)}
-    depths = [layer_of[entry.split("/")[0].removesuffix(".py")] for entry in named]
-    assert depths == sorted(depths), "the layout lists the package outermost layer first, as the layers contract"
+    return {name.strip(): depth for depth, layer in enumerate(layers) for name in re.split(r"[:|]", layer)}
 
 
 @pytest.mark.parametrize("document", DOCS, ids=lambda path: str(path.relative_to(ROOT)))

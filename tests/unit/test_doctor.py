@@ -20,7 +20,7 @@ from demo.serverless import CHANNEL, STACK_NAME, Stack, deployed_stack
 from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, Channel
 
 from rightsizer.adapters.aws.session import AwsSession
-from rightsizer.cli_doctor import CHECKS, STACK_PARTS, Part
+from rightsizer.cli.verbs.doctor import CHECKS, STACK_PARTS, Part
 from rightsizer.domain.actions import ACTIONS, ActionKind
 from rightsizer.services.doctor import AGENT_CONFIG_PARAMETER, AGENT_INSTALL, AGENT_TAG, agent_commands
 from tests.unit.test_cli import Run, run

@@ -12,7 +12,11 @@ from decimal import Decimal
 
 import pytest
 
-from rightsizer import cli, cli_main
+from rightsizer.cli import main as cli_main
+from rightsizer.cli.errors import print_warnings
+from rightsizer.cli.output.csv_rows import write_csv
+from rightsizer.cli.output.report import write_report
+from rightsizer.cli.output.table import render_table
 from rightsizer.domain.models import Recommendation
 from rightsizer.services.formatting import printable, spreadsheet_text
 from rightsizer.services.report import FleetReport, build_report, report_json
@@ -79,7 +83,7 @@ def test_spreadsheet_text_leaves_other_text_alone(text: str) -> None:
 
 def csv_rows(report: FleetReport) -> list[dict[str, str]]:
     out = io.StringIO()
-    cli.write_csv(report, out)
+    write_csv(report, out)
     return list(csv.DictReader(io.StringIO(out.getvalue())))
 
 
@@ -124,8 +128,8 @@ def test_no_text_cell_of_the_csv_starts_like_a_formula() -> None:
 def test_a_name_cannot_forge_rows_or_reverse_text_in_the_table() -> None:
     forged = recommendation(1, name=FORGED_NAME)
     honest = recommendation(2)
-    table = cli.render_table(report_of(forged, honest), width=400)
-    plain = cli.render_table(report_of(replace(forged, instance_name="web-1"), honest), width=400)
+    table = render_table(report_of(forged, honest), width=400)
+    plain = render_table(report_of(replace(forged, instance_name="web-1"), honest), width=400)
 
     assert len(table.splitlines()) == len(plain.splitlines())  # no forged row
     assert "\t" not in table and "\u202e" not in table
@@ -137,16 +141,16 @@ def test_a_name_cannot_forge_rows_or_reverse_text_in_the_table() -> None:
 def test_no_hidden_character_reaches_the_table(char: str) -> None:
     rec = replace(recommendation(1, name=f"gpu{char}1"), reasons=(f"reason{char}here",))
 
-    table = cli.render_table(report_of(rec), width=300)
+    table = render_table(report_of(rec), width=300)
 
-    assert char not in table.replace("\n", "") and table.count("\n") == cli.render_table(
+    assert char not in table.replace("\n", "") and table.count("\n") == render_table(
         report_of(recommendation(1)), width=300
     ).count("\n")
 
 
 def test_warnings_and_errors_on_stderr_are_one_line_each() -> None:
     err = io.StringIO()
-    cli._print_warnings(err, ["us-east-1: tag 'a\nrightsizer: error: forged\u202e'"])
+    print_warnings(err, ["us-east-1: tag 'a\nrightsizer: error: forged\u202e'"])
     cli_main._fail(err, "bad\r\nthing", 2)
 
     lines = err.getvalue().splitlines()
@@ -158,7 +162,7 @@ def test_warnings_and_errors_on_stderr_are_one_line_each() -> None:
 
 def test_json_keeps_the_name_exactly() -> None:
     out = io.StringIO()
-    cli.write_report(report_of(recommendation(1, name=FORGED_NAME)), "json", out)
+    write_report(report_of(recommendation(1, name=FORGED_NAME)), "json", out)
 
     assert json.loads(out.getvalue())["recommendations"][0]["name"] == FORGED_NAME
 

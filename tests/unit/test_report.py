@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from rightsizer import cli
 from rightsizer.adapters.slack import blocks
+from rightsizer.cli.output.csv_rows import write_csv
+from rightsizer.cli.output.table import Charset, render_table
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.findings import FINDINGS
 from rightsizer.domain.models import Confidence, DecisionKind, Evidence, Finding, Recommendation
@@ -138,7 +139,7 @@ def amounts(text: str) -> list[str]:
 
 def test_the_slack_report_and_the_cli_print_the_same_totals() -> None:
     report = mixed_report()
-    table = cli.render_table(report)
+    table = render_table(report)
     slack = blocks.summary_text(blocks.ReportView.of(report, []))
     footer = table.split("\n\n", 1)[1]
 
@@ -252,7 +253,7 @@ def test_csv_has_one_row_per_recommendation_with_flat_evidence_and_money_in_cent
     report = mixed_report()
     out = io.StringIO()
 
-    cli.write_csv(report, out)
+    write_csv(report, out)
 
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert [row["instance_id"] for row in rows] == [rec.instance_id for rec in report.recommendations]
@@ -265,7 +266,7 @@ def test_csv_has_one_row_per_recommendation_with_flat_evidence_and_money_in_cent
 
 @pytest.mark.parametrize("width", [60, 80, 100, 132, 200])
 def test_the_table_fits_the_terminal_width(width: int) -> None:
-    table = cli.render_table(mixed_report(), width=width)
+    table = render_table(mixed_report(), width=width)
 
     assert max(len(line) for line in table.splitlines()) <= width
     header = table.splitlines()[0].split()
@@ -274,14 +275,14 @@ def test_the_table_fits_the_terminal_width(width: int) -> None:
 
 
 def test_the_table_says_why_a_host_has_no_one_click_resize() -> None:
-    table = cli.render_table(mixed_report(), width=200)
+    table = render_table(mixed_report(), width=200)
 
     assert "ACT no: member of Auto Scaling group serving-asg: change the group's launch template" in table
     assert f"ACT no: `i-{4:017x}` is in account {OTHER_ACCOUNT}, and the stack acts only in its own account" in table
 
 
 def test_ascii_charset_draws_ascii_sparklines() -> None:
-    table = cli.render_table(mixed_report(), width=200, charset=cli.Charset(ASCII_BARS, "..."))
+    table = render_table(mixed_report(), width=200, charset=Charset(ASCII_BARS, "..."))
 
     table.encode("ascii")  # nothing outside ASCII
     assert re.search(r"[_.:\-=+*#]{14}", table)

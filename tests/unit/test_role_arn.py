@@ -7,7 +7,9 @@ from io import StringIO
 
 import pytest
 
-from rightsizer import cli, cli_main
+from rightsizer.cli import main as cli_main
+from rightsizer.cli.errors import EXIT_USAGE
+from rightsizer.cli.session import known_partitions, role_arn_problem
 
 GOOD = (
     "arn:aws:iam::444455556666:role/GpuRightsizerCollector",
@@ -49,7 +51,7 @@ BAD = {
 
 @pytest.mark.parametrize("arn", GOOD)
 def test_well_formed_role_arns_pass(arn: str) -> None:
-    assert cli.role_arn_problem(arn) is None
+    assert role_arn_problem(arn) is None
 
 
 @pytest.mark.parametrize(("arn", "problem"), BAD.values(), ids=list(BAD))
@@ -60,7 +62,7 @@ def test_a_malformed_role_arn_exits_2_with_one_line_naming_the_problem(arn: str,
         ["analyze", "--region", "us-east-1", "--account-role-arn", arn, "--no-progress"], stdout=out, stderr=err
     )
 
-    assert code == cli.EXIT_USAGE == 2
+    assert code == EXIT_USAGE == 2
     assert out.getvalue() == ""
     (line,) = err.getvalue().splitlines()
     assert line.startswith(f"rightsizer: error: not an IAM role ARN: {arn!r} in --account-role-arn: ")
@@ -87,7 +89,7 @@ def test_every_role_arn_is_checked_not_only_the_first() -> None:
 
 
 def test_the_partitions_are_botocores() -> None:
-    assert {"aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b"} <= cli.known_partitions()
+    assert {"aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b"} <= known_partitions()
 
 
 @pytest.mark.parametrize("account", ["1", "44445555666", "²³²³²³²³²³²³", "１２３４５６７８９０１２"])

@@ -1,5 +1,8 @@
 """`rightsizer completion bash|zsh|fish`: completion scripts generated from the argparse parser itself, so every verb
-and option the CLI has is completed, with the choices an option takes (--output json|text|table|yaml, ...)."""
+and option the CLI has is completed, with the choices an option takes (--output json|text|table|yaml, ...).
+
+The verb prints the script of the whole parser, which is built from every verb, this one included: cli/main.py hands
+it `build_parser` (`verb(build_parser)`), so no module of verbs/ imports main.py."""
 
 from __future__ import annotations
 
@@ -7,6 +10,10 @@ import argparse
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TextIO
+
+from rightsizer.cli.errors import EXIT_OK
+from rightsizer.cli.options import Verb, add_debug_option
 
 
 @dataclass(frozen=True)
@@ -201,3 +208,28 @@ def _fish_option(prefix: str, option: Option) -> str:
 
 
 SHELLS: dict[str, Callable[[argparse.ArgumentParser], str]] = {"bash": bash, "zsh": zsh, "fish": fish}
+
+
+# ---------------------------------------------------------------------------------------------
+# the verb: the script of a shell for the whole parser
+
+
+def _completion_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shell", choices=sorted(SHELLS), help="the shell whose completion script to print")
+    add_debug_option(parser)
+
+
+def verb(build_parser: Callable[[], argparse.ArgumentParser]) -> Verb:
+    """`completion`, printing the script of the parser `build_parser` makes (cli/main.py's, of every verb)."""
+
+    def _completion(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        out.write(SHELLS[args.shell](build_parser()))
+        return EXIT_OK
+
+    return Verb(
+        "completion",
+        "print a shell completion script (bash, zsh, fish)",
+        "Print the completion script of a shell for every verb and option (see docs/cli.md to install it).",
+        _completion_options,
+        _completion,
+    )

@@ -5,7 +5,7 @@ For an account (`--region`, `--all-regions`, `--account-role-arn`) or a deployed
 the metrics the bot reads, by name, with the SSM commands that install the CloudWatch agent; the stack's functions,
 state machines, secret and schedules; Slack (the token, the channel, the bot in it); the action role's permissions on a
 tagged host, simulated by IAM. `CHECKS` is the checklist, one small function per line (services/doctor.py runs it);
-what they share is read once, by `Doctor`. Exit 0 when every line is ok, 1 when one needs fixing (cli.EXIT_CODES).
+what they share is read once, by `Doctor`. Exit 0 when every line is ok, 1 when one needs fixing (errors.EXIT_CODES).
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rightsizer import cli, cli_output
-from rightsizer.cli import Verb
-from rightsizer.cli_output import Output, Paint, UsageError
+from rightsizer.cli.deployment import Deployment, open_deployment
+from rightsizer.cli.errors import EXIT_FAILURE, EXIT_OK, UsageError, aws_failure
+from rightsizer.cli.options import Verb, add_connection_options, add_stack_option
+from rightsizer.cli.output.document import Output, add_output_options, write_document
+from rightsizer.cli.output.paint import Paint
+from rightsizer.cli.session import NO_REGION, aws_session, checked_regions, checked_role_arn, default_region
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.models import AcceleratorKind, Instance
 from rightsizer.services.doctor import (
@@ -43,7 +46,6 @@ from rightsizer.settings import Settings
 
 if TYPE_CHECKING:
     from rightsizer.adapters.aws.session import AwsSession
-    from rightsizer.cli_commands import Deployment
 
 SESSION_NAME = "gpu-rightsizer-doctor"
 RECENTLY = "PT3H"  # a host publishes when its series had data in the last 3 hours (ListMetrics' RecentlyActive)
@@ -789,23 +791,21 @@ def _options(parser: argparse.ArgumentParser) -> None:
         metavar="ARN",
         help="also check a member account by assuming this role, repeatable (with --stack: the stack's member roles)",
     )
-    cli.add_stack_option(
+    add_stack_option(
         parser, "check the deployment too: its functions, state machines, secret, schedules, Slack and action role"
     )
-    cli_output.add_output_options(
+    add_output_options(
         parser,
         table="one line per check, ok or the fix",
         document="the checklist's: ok, and checks, each with check, title, status, text, fix and details",
         query="checks[?status=='fix'].[title, fix]",
     )
-    cli.add_connection_options(parser)
+    add_connection_options(parser)
 
 
 def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from rightsizer.cli_commands import open_deployment
-
     output = Output.of(args, out)
-    roles = tuple(dict.fromkeys(cli._checked_role_arn(arn) for arn in args.account_role_arn or ()))
+    roles = tuple(dict.fromkeys(checked_role_arn(arn) for arn in args.account_role_arn or ()))
     if args.stack:
         if roles:
             raise UsageError(
@@ -814,21 +814,21 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         deployment = open_deployment(args)
         doctor = Doctor(deployment.session, deployment.stack.region, deployment.settings.regions, (), deployment)
     else:
-        session = cli.aws_session(args)
-        home = cli.default_region(session)
+        session = aws_session(args)
+        home = default_region(session)
         asked = None if args.all_regions else tuple(dict.fromkeys(args.region or [home or ""]))
         if asked is not None and not all(asked):
-            raise UsageError(cli.NO_REGION)
+            raise UsageError(NO_REGION)
         if asked is not None:
             from rightsizer.adapters.aws.session import known_regions
 
-            asked = cli._checked(asked, known_regions())  # an unknown one: exit 2, as every verb
+            asked = checked_regions(asked, known_regions())  # an unknown one: exit 2, as every verb
         doctor = Doctor(session, (asked or (home or "us-east-1",))[0], asked, roles, None)
     checks = [check for check in CHECKS if args.stack or not check.stack_only]
-    lines = run_checks(checks, doctor, cli.aws_failure)
+    lines = run_checks(checks, doctor, aws_failure)
     document = doctor_json(doctor, lines)
-    cli_output.write_document(document, output, out, table=lambda: doctor_text(doctor, lines, output))
-    return cli.EXIT_FAILURE if needs_fixing(lines) else cli.EXIT_OK
+    write_document(document, output, out, table=lambda: doctor_text(doctor, lines, output))
+    return EXIT_FAILURE if needs_fixing(lines) else EXIT_OK
 
 
 def doctor_json(doctor: Doctor, lines: Sequence[Line]) -> dict[str, Any]:
@@ -876,16 +876,14 @@ def _wrap(text: str, width: int | None, first: str, rest: str) -> list[str]:
     return wrapped or [first]
 
 
-VERBS: dict[str, Verb] = {
-    "doctor": Verb(
-        "doctor",
-        "check a deployment (--stack) or an account: each line ok or the fix",
-        "What a new deployment needs, checked line by line: credentials and regions, member roles, which GPU and "
-        "Inferentia/Trainium hosts publish the metrics the bot reads (by name, with the SSM command that installs "
-        "the CloudWatch agent) and, with --stack, the stack's functions, state machines, secret and schedules, Slack "
-        "(the token, the channel, the bot in it) and the action role's permissions on a tagged host, simulated by "
-        "IAM. Exit 0 when every line is ok, 1 when one needs fixing. Run it after the first deploy.",
-        _options,
-        _doctor,
-    )
-}
+VERB = Verb(
+    "doctor",
+    "check a deployment (--stack) or an account: each line ok or the fix",
+    "What a new deployment needs, checked line by line: credentials and regions, member roles, which GPU and "
+    "Inferentia/Trainium hosts publish the metrics the bot reads (by name, with the SSM command that installs "
+    "the CloudWatch agent) and, with --stack, the stack's functions, state machines, secret and schedules, Slack "
+    "(the token, the channel, the bot in it) and the action role's permissions on a tagged host, simulated by "
+    "IAM. Exit 0 when every line is ok, 1 when one needs fixing. Run it after the first deploy.",
+    _options,
+    _doctor,
+)

@@ -1,10 +1,10 @@
 """`rightsizer`'s entry point: the parser, built from every verb's registry entry, and `main`, which runs a verb.
 
-Every verb is one `Verb`: `analyze` (cli.py), `show`, `report` and `act --dry-run` (cli_commands.py), `completion`
-(here: it prints the whole parser) and `doctor` (cli_doctor.py). The parser, the help, the completion scripts and
+Every verb is one `Verb` in its own module of verbs/: `analyze`, `show`, `report`, `act --dry-run`, `completion` (it
+prints the whole parser: it is given `build_parser`) and `doctor`. The parser, the help, the completion scripts and
 docs/cli.md's test are generated from `verbs()`. Errors are one line on stderr and a documented exit code
-(cli.EXIT_CODES), never a traceback (unless --debug). This module sits above the verbs' modules, which import the
-pieces they share from cli.py and never this one: the CLI's imports have no circle.
+(errors.EXIT_CODES), never a traceback (unless --debug). This module sits above the verbs' modules, which import the
+pieces they share from the modules below them and never this one: the CLI's imports have no circle.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from rightsizer import __version__, cli_commands, cli_doctor
-from rightsizer.cli import (
-    ANALYZE,
+from rightsizer import __version__
+from rightsizer.cli.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_CODES,
     EXIT_FAILURE,
@@ -26,12 +25,11 @@ from rightsizer.cli import (
     EXIT_OK,
     EXIT_USAGE,
     CommandFailed,
-    Verb,
-    add_debug_option,
+    UsageError,
     aws_failure,
 )
-from rightsizer.cli_completion import SHELLS
-from rightsizer.cli_output import UsageError
+from rightsizer.cli.options import Verb
+from rightsizer.cli.verbs import act, analyze, completion, doctor, report, show
 from rightsizer.services.formatting import printable
 
 __all__ = ["build_parser", "main", "verbs"]
@@ -65,7 +63,8 @@ def _epilog() -> str:
 
 def verbs() -> dict[str, Verb]:
     """Every verb, in the order the help lists them."""
-    return {ANALYZE.name: ANALYZE, **cli_commands.VERBS, COMPLETION.name: COMPLETION, **cli_doctor.VERBS}
+    listed = (analyze.VERB, show.VERB, report.VERB, act.VERB, completion.verb(build_parser), doctor.VERB)
+    return {verb.name: verb for verb in listed}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,29 +153,6 @@ def _drop_output(out: TextIO) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, fileno)
     os.close(devnull)
-
-
-# ---------------------------------------------------------------------------------------------
-# completion: the script of a shell for the whole parser
-
-
-def _completion_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("shell", choices=sorted(SHELLS), help="the shell whose completion script to print")
-    add_debug_option(parser)
-
-
-def _completion(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    out.write(SHELLS[args.shell](build_parser()))
-    return EXIT_OK
-
-
-COMPLETION = Verb(
-    "completion",
-    "print a shell completion script (bash, zsh, fish)",
-    "Print the completion script of a shell for every verb and option (see docs/cli.md to install it).",
-    _completion_options,
-    _completion,
-)
 
 
 if __name__ == "__main__":

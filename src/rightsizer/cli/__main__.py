@@ -1,0 +1,7 @@
+"""`python -m rightsizer.cli`: the console script `rightsizer` without installing it."""
+
+import sys
+
+from rightsizer.cli.main import main
+
+sys.exit(main())
