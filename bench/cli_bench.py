@@ -31,8 +31,8 @@ _REGION = "us-east-1"
 # moto's server takes a while to describe thousands of instances: the CLI's 20 s read timeout is for a person waiting
 # on AWS, not for an emulator.
 _PATIENT = ("--cli-read-timeout", "600")
-_CLI = "import sys; from rightsizer.cli_main import main; sys.exit(main())"
-_PROFILED = "import sys, cProfile; from rightsizer.cli_main import main; cProfile.run('main()', sys.argv.pop(1))"
+_CLI = "import sys; from rightsizer.cli.main import main; sys.exit(main())"
+_PROFILED = "import sys, cProfile; from rightsizer.cli.main import main; cProfile.run('main()', sys.argv.pop(1))"
 
 
 @dataclass(frozen=True)
