@@ -191,10 +191,8 @@ def request_checks() -> dict[str, State]:
                 "action its resource (statemachine/sagemaker.py)."
             ),
             Choices=[
-                goto(
-                    not_(one_of(IN.action, RESIZE, STOP, SCHEDULE, UNSCHEDULE, sm.UPDATE_ENDPOINT, sm.STOP_NOTEBOOK)),
-                    "InvalidRequest",
-                ),
+                # Every action of the registry (domain/actions.py), and nothing else.
+                goto(not_(one_of(IN.action, *(kind.value for kind in ActionKind))), "InvalidRequest"),
                 goto(all_of(one_of(IN.action, RESIZE, STOP), not_(all_of(*pair))), "InvalidRequest"),
                 goto(all_of(one_of(IN.action, SCHEDULE, UNSCHEDULE), not_(all_of(*schedule))), "InvalidRequest"),
                 *sm.request_fields(),
@@ -1321,10 +1319,7 @@ def the_end() -> dict[str, State]:
             "Choice",
             Choices=[
                 goto(all_of(equals(kind, SUCCEEDED), equals(IN.action, UNSCHEDULE)), "DoneUnscheduled"),
-                goto(
-                    all_of(equals(kind, SUCCEEDED), one_of(IN.action, sm.UPDATE_ENDPOINT, sm.STOP_NOTEBOOK)),
-                    "DoneSageMaker",
-                ),
+                goto(all_of(equals(kind, SUCCEEDED), one_of(IN.action, *sm.HANDLED_ACTIONS)), "DoneSageMaker"),
                 goto(equals(kind, SUCCEEDED), "Done"),
                 *(
                     goto(equals(kind, k), name)

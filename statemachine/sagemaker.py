@@ -66,6 +66,7 @@ from statemachine.fragments import (
 EndsAs = Callable[[str, str, Format | Path], State]  # resize.ends_as: one table of endings for every action
 
 UPDATE_ENDPOINT, STOP_NOTEBOOK = ActionKind.UPDATE_ENDPOINT.value, ActionKind.STOP_NOTEBOOK.value
+HANDLED_ACTIONS = (UPDATE_ENDPOINT, STOP_NOTEBOOK)  # what this fragment runs: its routes and request checks
 SM = IN.sagemaker
 ENDPOINT = Path("$.endpoint")  # {Status, Config[, Variants]} as SageMaker describes the endpoint
 CONFIG = Path("$.endpoint_config")  # the judged endpoint config, whole: what CreateEndpointConfig takes of it

@@ -47,6 +47,9 @@ class ActionSpec:
     name: str  # what its workflow is called: "Resize started by", "Resize refused", "the resize workflow"
     done: str  # the headline of a success: "Resized"
     becomes: str  # what the host becomes, as `from_type → to_type` shows it (Approval.to_type); {target}
+    # The change in words, for the workflow's audit entries and messages ("The {change} failed: ..."): {target},
+    # {count} (the endpoint's instance count) and {schedule} (the approved pair's description).
+    change: str
     # Only what advice carries (an Approve button, /gpu show): what it says after "`{type}` →"; {target}.
     target_text: str = ""
     approve_label: str = ""  # the Approve button
@@ -94,6 +97,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Resize",
             done="Resized",
             becomes="{target}",
+            change="resize to {target}",
             target_text="`{target}`",
             approve_label="Approve resize",
             confirm_title="Resize this host?",
@@ -118,6 +122,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Stop",
             done="Stopped",
             becomes="stopped",
+            change="stop",
             target_text="stop",
             approve_label="Approve stop",
             confirm_title="Stop this host?",
@@ -133,6 +138,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Schedule",
             done="Scheduled",
             becomes="stop/start schedule",
+            change="stop/start schedule ({schedule})",
             target_text="stop/start on a schedule",
             approve_label="Approve schedule",
             confirm_title="Schedule this host?",
@@ -149,6 +155,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Schedule removal",
             done="Schedule removed",
             becomes="no schedule",
+            change="removal of the stop/start schedule",
             pair=PairChange.REMOVES,
             # ListSchedules: the removal decides from what is left, never from error names.
             permissions=frozenset({"scheduler:DeleteSchedule", "scheduler:ListSchedules"}),
@@ -158,6 +165,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Endpoint update",
             done="Endpoint updated",
             becomes="{target}",
+            change="endpoint update to {count} x {target}",
             target_text="`{target}`",
             approve_label="Approve endpoint update",
             confirm_title="Update this endpoint?",
@@ -185,6 +193,7 @@ ACTIONS: Mapping[ActionKind, ActionSpec] = MappingProxyType(
             name="Notebook stop",
             done="Notebook stopped",
             becomes="stopped",
+            change="notebook stop",
             target_text="stop",
             approve_label="Approve stop",
             confirm_title="Stop this notebook instance?",

@@ -121,7 +121,7 @@ class WorkflowInput:
     lock_expiration: str  # epoch seconds as text
     pair: SchedulePair
     schedule: ScheduleInput | None = None  # schedule and unschedule only; absent from the JSON otherwise
-    sagemaker: SageMakerInput | None = None  # update_endpoint and stop_notebook only; absent from the JSON otherwise
+    sagemaker: SageMakerInput | None = None  # a SageMaker action's only; absent from the JSON otherwise
 
     def to_json(self) -> dict[str, Any]:
         """The execution input as Step Functions receives it."""

@@ -180,7 +180,7 @@ class Approval:
     schedule: SchedulePlan | None = None  # SCHEDULE and UNSCHEDULE: the pair, in the team's time zone
     capacity_risk_confirmed: bool = False  # a scarce type's approver confirmed restart capacity is not guaranteed
     attempt: int = 1  # an approver may retry an outcome other than success: each attempt has its own execution
-    sagemaker: SageMakerAction | None = None  # UPDATE_ENDPOINT and STOP_NOTEBOOK: the SageMaker resource
+    sagemaker: SageMakerAction | None = None  # a SageMaker action's resource (endpoint variant, notebook instance)
     instance_name: str = ""  # the host's Name when approved: the schedule pair it creates is listed and found by it
 
 

@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.adapters.codec import to_jsonable
 from rightsizer.domain import workflow_contract
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import attempt_key
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
@@ -291,7 +292,7 @@ class StepFunctionsResizeWorkflow:
         stop_name, start_name = schedule_names(instance_id)
         schedule: ScheduleInput | None = None
         plan = approval.get("schedule")
-        if action in (ActionKind.SCHEDULE, ActionKind.UNSCHEDULE):
+        if ACTIONS[action].pair is not None:  # a schedule or its removal: the pair the workflow creates or deletes
             if not isinstance(plan, dict):
                 raise ValueError(f"a {action.value} approval needs its schedule plan")
             role = self._roles.scheduler_role(account_id)
@@ -395,20 +396,12 @@ def _sagemaker_input(approval: Mapping[str, Any], max_polls: int) -> SageMakerIn
 
 
 def _change_text(action: ActionKind, approval: Mapping[str, Any]) -> str:
-    """The change in words, for the workflow's audit entries and messages ("The {change} failed: ...")."""
-    if action is ActionKind.RESIZE:
-        return f"resize to {approval['to_type']}"
-    if action is ActionKind.STOP:
-        return "stop"
-    if action is ActionKind.UPDATE_ENDPOINT:
-        target = approval.get("sagemaker") or {}
-        return f"endpoint update to {target.get('target_count')} x {approval['to_type']}"
-    if action is ActionKind.STOP_NOTEBOOK:
-        return "notebook stop"
+    """The change in words, for the workflow's audit entries and messages: the action's own (`ActionSpec.change`)."""
+    endpoint = approval.get("sagemaker") or {}
     plan = approval.get("schedule") or {}
-    if action is ActionKind.SCHEDULE:
-        return f"stop/start schedule ({plan.get('description', '')})"
-    return "removal of the stop/start schedule"
+    return ACTIONS[action].change.format(
+        target=approval.get("to_type"), count=endpoint.get("target_count"), schedule=plan.get("description", "")
+    )
 
 
 def idempotency_store(table_name: str, dynamodb_client: Any | None = None) -> Any:
