@@ -3,8 +3,12 @@
 The Slack buttons and their confirmations, the notifier's headlines, the approval's `to_type` and what the advice
 says of a host read them here; a test checks that the action role (template.yaml and member-account/template.yaml)
 grants each spec's permissions and that the instance workflow's branch of the action calls each of them. Adding an
-action is one member and one entry here, plus its workflow fragment (its branch of statemachine/resize.asl.json and
-what adapters/aws/workflow.py puts in the execution input).
+action is one member and one entry here, plus its workflow fragment (statemachine/resize.py for an EC2 host's,
+statemachine/sagemaker.py for a SageMaker resource's), then `make asl` and `make schema`: the state machine's
+allow-list and the schema's enum are generated from this registry (tests/integration/test_new_member_footprint.py
+adds one and counts the files it touches). An action that needs input no other action has also extends what
+adapters/aws/workflow.py puts in the execution input, and one that needs a right no action has the ActionRole of both
+templates.
 
 Pure data: no I/O; the Slack app's cold start imports it.
 """

@@ -1,0 +1,175 @@
+"""What adding an action or a finding costs, counted by doing it: the files a new dummy one touches.
+
+Each test copies the repository's shipped parts to a temporary directory, adds a dummy member the way a contributor
+would (its registry entry plus its workflow fragment or its rule, and for a finding its row in the document that
+explains every finding), runs the generators (`make asl`, `make schema`) and then the checks that hold the
+registries, the generated artefacts and the documents together, in that copy. The files whose bytes changed are the
+footprint; the closing note of issue 30 quotes these sets. A new AWS right would add the two templates' ActionRole
+statements (CloudFormation stays literal; test_registries.py checks them against the registry): the dummy action
+reuses rights the notebook stop already has, so it shows the floor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the generators and the registry checks read: the package, the fragments, the schema, the templates and docs.
+COPIED = ("src", "statemachine", "schema", "tests", "demo", "docs", "member-account", "regional", "slack")
+COPIED_FILES = ("template.yaml", "README.md", "pyproject.toml")
+GENERATORS = (["-m", "statemachine.build", "--write"], ["-m", "rightsizer.services.report_schema", "--write"])
+# The checks of the registries against everything that names their members, run in the copy after the change.
+CHECKS = (
+    "tests/unit/test_registries.py",
+    "tests/unit/test_report_schema.py",
+    "tests/unit/test_statemachine_build.py",
+    "tests/unit/test_findings_documented.py",
+)
+
+
+def _copy(destination: Path) -> Path:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
+    for folder in COPIED:
+        shutil.copytree(ROOT / folder, destination / folder, ignore=ignore)
+    for name in COPIED_FILES:
+        shutil.copy2(ROOT / name, destination / name)
+    return destination
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _run(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": f"{copy / 'src'}{os.pathsep}{copy}", "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=copy, env=environment, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def _edit(path: Path, anchor: str, insertion: str, *, before: bool = False) -> None:
+    """Insert `insertion` after (or before) the one occurrence of `anchor` in `path`."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count(anchor) == 1, f"{path.name} no longer holds {anchor!r} once: update this test's dummy"
+    path.write_text(text.replace(anchor, insertion + anchor if before else anchor + insertion), encoding="utf-8")
+
+
+def _footprint(tmp_path: Path, change: Callable[[Path], None]) -> tuple[Path, set[str]]:
+    copy = _copy(tmp_path / "repo")
+    before = _digests(copy)
+    change(copy)
+    for generator in GENERATORS:
+        generated = _run(copy, *generator)
+        assert generated.returncode == 0, generated.stderr
+    after = _digests(copy)
+    checked = _run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *CHECKS)
+    assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
+    return copy, {path for path in after if before.get(path) != after[path]}
+
+
+def _add_action(copy: Path) -> None:
+    actions = copy / "src/rightsizer/domain/actions.py"
+    _edit(
+        actions,
+        "  # StopNotebookInstance: its ML storage volume is kept\n",
+        '    RESTART_NOTEBOOK = "restart_notebook"\n',
+    )
+    _edit(
+        actions,
+        "    }\n)\n",
+        """        ActionKind.RESTART_NOTEBOOK: ActionSpec(
+            ActionKind.RESTART_NOTEBOOK,
+            name="Notebook restart",
+            done="Notebook restarted",
+            becomes="restarted",
+            change="notebook restart",
+            target_text="restart",
+            approve_label="Approve restart",
+            confirm_title="Restart this notebook instance?",
+            confirm_button="Restart",
+            confirm_text="restart the {type} notebook instance (running kernels end).",
+            permissions=frozenset({"sagemaker:DescribeNotebookInstance", "sagemaker:StopNotebookInstance"}),
+        ),
+""",
+        before=True,
+    )
+    fragment = copy / "statemachine/sagemaker.py"
+    _edit(fragment, "HANDLED_ACTIONS = (UPDATE_ENDPOINT, STOP_NOTEBOOK", ", ActionKind.RESTART_NOTEBOOK.value")
+    _edit(
+        fragment,
+        '        goto(equals(IN.action, STOP_NOTEBOOK), "DescribeNotebook"),\n',
+        '        goto(equals(IN.action, ActionKind.RESTART_NOTEBOOK.value), "DescribeNotebook"),\n',
+    )
+
+
+def _add_finding(copy: Path) -> None:
+    findings = copy / "src/rightsizer/domain/findings.py"
+    _edit(findings, '    HELD_UNUSED = "held_unused"\n', '    PARKED = "parked"\n')
+    _edit(
+        findings,
+        "    }\n)\n",
+        '        Finding.PARKED: FindingSpec(Finding.PARKED, "parked", no_action="a dummy", needs_nothing=True),\n',
+        before=True,
+    )
+    rules = copy / "src/rightsizer/domain/rules.py"
+    _edit(
+        rules,
+        "FINDINGS: tuple[Rule, ...] = (\n",
+        '''def parked(m: Measured) -> Draft | None:
+    """A dummy rule: never decides (the footprint test adds it)."""
+    return None
+
+
+''',
+        before=True,
+    )
+    _edit(rules, "FINDINGS: tuple[Rule, ...] = (\n", "    parked,\n")
+    _edit(
+        copy / "docs/how-it-decides.md",
+        "| `held_unused` |",
+        "| `parked` | never (a dummy) | nothing |\n",
+        before=True,
+    )
+
+
+@pytest.mark.integration
+def test_a_new_action_touches_its_registry_entry_its_fragment_and_two_generated_files(tmp_path: Path) -> None:
+    copy, touched = _footprint(tmp_path, _add_action)
+
+    assert touched == {
+        "src/rightsizer/domain/actions.py",  # its ActionKind member and its ActionSpec (words, rights, change text)
+        "statemachine/sagemaker.py",  # its workflow fragment
+        "statemachine/resize.asl.json",  # generated: `make asl`
+        "schema/report.schema.json",  # generated: `make schema`
+    }
+    machine = json.loads((copy / "statemachine/resize.asl.json").read_text())
+    assert "restart_notebook" in json.dumps(machine["States"]["CheckScheduleRequest"])  # the allow-list took it
+    schema = json.loads((copy / "schema/report.schema.json").read_text())
+    assert "restart_notebook" in schema["$defs"]["recommendation"]["properties"]["action"]["enum"]
+
+
+@pytest.mark.integration
+def test_a_new_finding_touches_its_registry_entry_its_rule_its_row_and_the_generated_schema(tmp_path: Path) -> None:
+    copy, touched = _footprint(tmp_path, _add_finding)
+
+    assert touched == {
+        "src/rightsizer/domain/findings.py",  # its Finding member and its FindingSpec (label, severity, action)
+        "src/rightsizer/domain/rules.py",  # its rule
+        "docs/how-it-decides.md",  # its row in the table that explains every finding (checked, not generated)
+        "schema/report.schema.json",  # generated: `make schema`
+    }
+    schema = json.loads((copy / "schema/report.schema.json").read_text())
+    assert "parked" in schema["$defs"]["finding"]["enum"]
