@@ -29,7 +29,7 @@ from rightsizer.domain.approval import TERMINAL, ApprovalStatus, attempt_of
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.workflow_contract import InputKey, WorkflowError
-from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord
+from rightsizer.services.ports import Approval, ApprovalRecords, AuditEntry, ScheduleRecord, ScheduleWriter
 
 PROGRESS_STATUSES = frozenset({ApprovalStatus.RUNNING}) | TERMINAL
 NOTIFIER_ACTOR = "rightsizer"
@@ -247,15 +247,7 @@ def _json_object(value: Any) -> dict[str, Any]:
 # the use-case
 
 
-class ScheduleRegistry(Protocol):
-    """The schedule pairs `/gpu schedules` lists (DynamoStore in AWS)."""
-
-    def put_schedule(self, record: ScheduleRecord) -> None: ...
-
-    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None: ...
-
-
-class NotifyRecords(ApprovalRecords, ScheduleRegistry, Protocol):
+class NotifyRecords(ApprovalRecords, ScheduleWriter, Protocol):
     """What the use-case writes."""
 
 
@@ -362,7 +354,7 @@ def _skipped(progress: ResizeProgress, error: Exception) -> NotifyResult:
     )
 
 
-def _register_schedule(approval: Approval, registry: ScheduleRegistry) -> None:
+def _register_schedule(approval: Approval, registry: ScheduleWriter) -> None:
     """A created pair joins the `/gpu schedules` registry, a removed one leaves it (written once: the outcome is)."""
     pair = ACTIONS[approval.action].pair
     if pair is PairChange.REMOVES:

@@ -208,6 +208,20 @@ class ScheduleRecord:
         return f"{self.account_id}#{self.region}#{self.instance_id}"
 
 
+class ScheduleWriter(Protocol):
+    """Records and forgets the stop/start pairs: the notifier follows each approved change (DynamoStore in AWS)."""
+
+    def put_schedule(self, record: ScheduleRecord) -> None: ...
+
+    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None: ...
+
+
+class ScheduleRegistry(ScheduleWriter, Protocol):
+    """The schedule pairs `/gpu schedules` lists, read and corrected by the daily check."""
+
+    def schedules(self) -> list[ScheduleRecord]: ...
+
+
 @dataclass(frozen=True)
 class ApprovalUpdate:
     """The approval after an update, and whether this very write moved its status (False: the lifecycle

@@ -13,19 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from rightsizer.domain.schedule_plan import schedule_names
-from rightsizer.services.ports import ScheduleRecord, SourceUnavailable
+from rightsizer.services.ports import ScheduleRegistry, SourceUnavailable
 
 
 class SchedulerListing(Protocol):
     def names(self) -> frozenset[str]:
         """The bot's schedule names in one account and region; raises SourceUnavailable."""
         ...
-
-
-class ScheduleRegistry(Protocol):
-    def schedules(self) -> list[ScheduleRecord]: ...
-    def put_schedule(self, record: ScheduleRecord) -> None: ...
-    def delete_schedule(self, account_id: str, region: str, instance_id: str) -> None: ...
 
 
 @dataclass(frozen=True)
