@@ -14,7 +14,6 @@ tested one by one:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -32,6 +31,7 @@ from rightsizer.domain.models import (
     Recommendation,
     UsageSummary,
 )
+from rightsizer.domain.models import recommendation_id as advice_id
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
@@ -40,18 +40,10 @@ from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit
 
 
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:
-    """Stable across re-runs: the same advice for the same host keeps the same id."""
-    key = "|".join(
-        (
-            instance.account_id,
-            instance.region,
-            instance.instance_id,
-            instance.instance_type,
-            finding,
-            target_type or "",
-        )
+    """An EC2 host's advice id (models.recommendation_id)."""
+    return advice_id(
+        instance.account_id, instance.region, instance.instance_id, instance.instance_type, finding, target_type or ""
     )
-    return "rec-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
 def decide(facts: Facts) -> tuple[Draft, Measured | None]:

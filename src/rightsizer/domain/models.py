@@ -6,6 +6,7 @@ value, once collected or computed, cannot drift while it travels through the pip
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -468,6 +469,12 @@ class Consolidation:
     hosts: tuple[str, ...]  # every host of the group, by instance id
     keep: tuple[str, ...]  # the hosts that keep running and take the work of the others
     target_type: str  # the type the kept hosts run
+
+
+def recommendation_id(*advice: str) -> str:
+    """Stable across re-runs: the same advice (account, region, resource, type, finding, target, ...) on the same
+    resource keeps the same id, so a snooze, a dismissal or an approval follows it from one run to the next."""
+    return "rec-" + hashlib.sha256("|".join(advice).encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True, slots=True)

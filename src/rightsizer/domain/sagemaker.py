@@ -20,7 +20,6 @@ notebook, training), never EC2's: a type without a SageMaker price has none.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,6 +41,7 @@ from rightsizer.domain.models import (
     SeriesStats,
     monthly,
 )
+from rightsizer.domain.models import recommendation_id as advice_id
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.sagemaker_models import (
@@ -443,11 +443,10 @@ def one_click(kind: ResourceKind, finding: Finding, detail: SageMakerDetail) -> 
 
 
 def recommendation_id(account_id: str, region: str, resource: str, instance_type: str, draft: Draft) -> str:
-    """Stable across re-runs: the same advice for the same resource keeps the same id."""
-    key = "|".join(
-        (account_id, region, resource, instance_type, draft.finding, draft.target_type or "", str(draft.target_count))
+    """A SageMaker resource's advice id (models.recommendation_id): its target count is part of the advice."""
+    return advice_id(
+        account_id, region, resource, instance_type, draft.finding, draft.target_type or "", str(draft.target_count)
     )
-    return "rec-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
 def _build(
