@@ -127,7 +127,7 @@ def _add_finding(copy: Path) -> None:
     rules = copy / "src/rightsizer/domain/rules.py"
     _edit(
         rules,
-        "FINDINGS: tuple[Rule, ...] = (\n",
+        "FINDING_RULES: tuple[Rule, ...] = (\n",
         '''def parked(m: Measured) -> Draft | None:
     """A dummy rule: never decides (the footprint test adds it)."""
     return None
@@ -136,7 +136,7 @@ def _add_finding(copy: Path) -> None:
 ''',
         before=True,
     )
-    _edit(rules, "FINDINGS: tuple[Rule, ...] = (\n", "    parked,\n")
+    _edit(rules, "FINDING_RULES: tuple[Rule, ...] = (\n", "    parked,\n")
     _edit(
         copy / "docs/how-it-decides.md",
         "| `held_unused` |",

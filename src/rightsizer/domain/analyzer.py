@@ -34,7 +34,7 @@ from rightsizer.domain.models import (
 from rightsizer.domain.models import recommendation_id as advice_id
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.rules import ADJUSTMENTS, FINDINGS, GATES, Draft
+from rightsizer.domain.rules import ADJUSTMENTS, FINDING_RULES, GATES, Draft
 from rightsizer.domain.schedule_plan import busy_runs
 from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit_view
 
@@ -54,7 +54,7 @@ def decide(facts: Facts) -> tuple[Draft, Measured | None]:
         if facts.spec is None or facts.usage is None:  # the gates answer for both: a broken rule order
             raise RuntimeError(f"{facts.instance.instance_id} passed the gates without a spec and usage")
         measured = Measured(facts, facts.spec, facts.usage)
-        draft = next(d for rule in FINDINGS if (d := rule(measured)) is not None)
+        draft = next(d for rule in FINDING_RULES if (d := rule(measured)) is not None)
     for adjust in ADJUSTMENTS:
         draft = adjust(facts, draft)
     return draft, measured

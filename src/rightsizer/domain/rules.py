@@ -1,14 +1,14 @@
 """The analyzer's rules, one small function each, in the order they are asked.
 
 - `GATES` look at the host alone (exclusions, data sufficiency) and return a draft or nothing.
-- `FINDINGS` look at measured usage; the first that returns a draft decides. `optimized` always answers,
+- `FINDING_RULES` look at measured usage; the first that returns a draft decides. `optimized` always answers,
   but only once every rule before it had the data to compare.
 - `ADJUSTMENTS` then refine whatever was decided: hosts someone else owns (Auto Scaling, Spot), types
   no longer offered, unpriced types.
 
 Adding a finding means one rule here and its entry in domain/findings.py (the `Finding` member and its `FindingSpec`:
-label, attention, action), plus its value in the JSON schema's enum and its row in docs/how-it-decides.md (tests
-check both).
+label, attention, action), plus its row in docs/how-it-decides.md (a test checks it), then `make schema` (the JSON
+schema's enum is generated).
 """
 
 from __future__ import annotations
@@ -1093,7 +1093,7 @@ def optimized(m: Measured) -> Draft:
     return _light_and_video_unknown(m, draft)
 
 
-FINDINGS: tuple[Rule, ...] = (
+FINDING_RULES: tuple[Rule, ...] = (
     gpu_gone,
     neuron_monitor_silent,
     held_unused,
