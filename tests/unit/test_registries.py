@@ -205,7 +205,7 @@ RULES = {  # a finding's rule names it
     "src/rightsizer/domain/rules.py",
     "src/rightsizer/domain/consolidation.py",
     "src/rightsizer/domain/node_groups.py",
-    "src/rightsizer/domain/sagemaker.py",
+    *(f"src/rightsizer/domain/sagemaker/{kind}.py" for kind in ("advice", "endpoints", "notebooks", "training")),
 }
 # The execution input and the state machine's builder: each action's branch.
 WORKFLOW = {"src/rightsizer/adapters/aws/workflow.py", "src/rightsizer/domain/workflow_contract.py"}

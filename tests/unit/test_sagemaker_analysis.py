@@ -1,4 +1,4 @@
-"""SageMaker advice a GPU expert would give (domain/sagemaker.py), on series shaped as SageMaker publishes them.
+"""SageMaker advice a GPU expert would give (domain/sagemaker/), on series shaped as SageMaker publishes them.
 
 Each test states a workload first, in CloudWatch's own units: `/aws/sagemaker/Endpoints` GPUUtilization and
 GPUMemoryUtilization are summed over the instance's GPUs (a 4-GPU instance reads up to 400 %), CPUUtilization over its
@@ -24,16 +24,16 @@ from rightsizer.adapters.bundled import sagemaker_snapshot_prices
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import ActionKind, Confidence, Finding, Recommendation, monthly
 from rightsizer.domain.policy import Policy
-from rightsizer.domain.sagemaker import (
-    MIN_HA_INSTANCES,
+from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
+from rightsizer.domain.sagemaker.endpoints import MIN_HA_INSTANCES, analyze_variants
+from rightsizer.domain.sagemaker.notebooks import analyze_notebooks
+from rightsizer.domain.sagemaker.prices import SageMakerPrices
+from rightsizer.domain.sagemaker.training import analyze_training
+from rightsizer.domain.sagemaker.usage import (
     JobSeries,
     NotebookSeries,
-    SageMakerPriceBook,
     TrainingSeries,
     VariantSeries,
-    analyze_notebooks,
-    analyze_training,
-    analyze_variants,
     summarize_notebook,
     summarize_training,
     summarize_variant,
@@ -46,7 +46,6 @@ from rightsizer.domain.sagemaker_models import (
     ec2_type,
     training_family,
 )
-from rightsizer.domain.sagemaker_prices import SageMakerPrices
 from rightsizer.domain.usage import EMPTY, Series
 from tests import factories
 from tests.factories import ACCOUNT, NOW

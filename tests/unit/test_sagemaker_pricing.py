@@ -24,7 +24,7 @@ from rightsizer.adapters.aws.sagemaker_pricing import (
     parse_sagemaker_price_list_item,
 )
 from rightsizer.adapters.bundled import sagemaker_snapshot_prices
-from rightsizer.domain.sagemaker_prices import SageMakerComponent
+from rightsizer.domain.sagemaker.prices import SageMakerComponent
 from rightsizer.services.ports import SourceUnavailable
 
 FIXTURE = (

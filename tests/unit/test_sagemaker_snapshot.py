@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rightsizer.adapters.bundled import sagemaker_snapshot_prices, sagemaker_snapshot_regions, snapshot_regions
-from rightsizer.domain.sagemaker_prices import SAGEMAKER_COMPONENTS, SageMakerComponent
+from rightsizer.domain.sagemaker.prices import SAGEMAKER_COMPONENTS, SageMakerComponent
 
 ACCELERATED_FAMILIES = {
     "g4dn", "g5", "g6", "g6e", "p3", "p4d", "p4de", "p5", "p5e", "p5en", "inf1", "inf2", "trn1", "trn1n",

@@ -14,7 +14,7 @@ from typing import Any
 from rightsizer.domain.catalog import AcceleratorTable
 from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.sagemaker_prices import SageMakerComponent, SageMakerPrices
+from rightsizer.domain.sagemaker.prices import SageMakerComponent, SageMakerPrices
 
 
 def _load(name: str) -> dict[str, Any]:

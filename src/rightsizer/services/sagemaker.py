@@ -1,5 +1,5 @@
 """Use-case: SageMaker GPU spend of one (account, region): collect the endpoint variants, notebook instances and
-training jobs, their CloudWatch series and SageMaker's own prices, then analyse them (domain/sagemaker.py).
+training jobs, their CloudWatch series and SageMaker's own prices, then analyse them (domain/sagemaker/).
 
 SageMaker resources are few per region (tens, where EC2 hosts may be thousands): the CLI reads them with the
 region's EC2 hosts, the pipeline in one task of their own per region beside the EC2 shards. A source that cannot be
@@ -18,20 +18,18 @@ from typing import Protocol, TypeVar
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import Policy
-from rightsizer.domain.sagemaker import (
+from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
+from rightsizer.domain.sagemaker.fleet import SageMakerResources, SageMakerUsage, analyze_sagemaker
+from rightsizer.domain.sagemaker.prices import SAGEMAKER_COMPONENTS, SageMakerComponent, SageMakerPrices
+from rightsizer.domain.sagemaker.usage import (
     NotebookSeries,
-    SageMakerPriceBook,
-    SageMakerResources,
-    SageMakerUsage,
     TrainingSeries,
     VariantSeries,
-    analyze_sagemaker,
     summarize_notebook,
     summarize_training,
     summarize_variant,
 )
 from rightsizer.domain.sagemaker_models import EndpointVariant, NotebookInstance, TrainingFamily, ec2_type
-from rightsizer.domain.sagemaker_prices import SAGEMAKER_COMPONENTS, SageMakerComponent, SageMakerPrices
 from rightsizer.services.ports import SourceUnavailable, Window
 from rightsizer.settings import PriceMode
 

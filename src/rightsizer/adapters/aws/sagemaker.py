@@ -1,5 +1,5 @@
 """SageMaker: the accelerated endpoint variants, notebook instances and training jobs of one account in one region,
-and the CloudWatch series the domain's SageMaker analysis (domain/sagemaker.py) reads for them.
+and the CloudWatch series the domain's SageMaker analysis (domain/sagemaker/) reads for them.
 
 The inventory reads the SageMaker API (and Application Auto Scaling, for who else changes a variant's count) and keeps
 only `ml.*` types with GPUs or Neuron devices: the bot sizes accelerators, and a CPU endpoint's cost is someone else's
@@ -32,7 +32,7 @@ from botocore.parsers import ResponseParserError
 from rightsizer.adapters.aws.cloudwatch import MAX_QUERIES_PER_CALL, _merge, metric_stat_query
 from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.adapters.aws.session import describe_aws_error
-from rightsizer.domain.sagemaker import JobSeries, NotebookSeries, TrainingSeries, VariantSeries
+from rightsizer.domain.sagemaker.usage import JobSeries, NotebookSeries, TrainingSeries, VariantSeries
 from rightsizer.domain.sagemaker_models import (
     EndpointVariant,
     NotebookInstance,

@@ -27,7 +27,7 @@ from botocore.exceptions import ConnectionError as BotocoreConnectionError
 # The EC2 adapter's own helpers: the highest positive USD per-hour OnDemand price of a row, and the split of a type
 # list into filter values of at most 1024 characters. Shared so that both services read a price the same way.
 from rightsizer.adapters.aws.pricing import _chunks, _hourly_usd, _mapping
-from rightsizer.domain.sagemaker_prices import SageMakerComponent
+from rightsizer.domain.sagemaker.prices import SageMakerComponent
 from rightsizer.services.ports import SourceUnavailable
 
 SERVICE_CODE = "AmazonSageMaker"
