@@ -646,23 +646,18 @@ def savings_picture(report: FleetReport) -> Picture | None:
 
 
 def refresh_prices(wiring: Wiring, now: datetime) -> dict[str, Any]:
-    """Weekly: cache on-demand prices of every accelerated type, per configured region."""
+    """Weekly: the price refresh (services/prices.py) over the Price List API, each region's EC2 and the table."""
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
-    from rightsizer.domain.platforms import PLATFORMS, Billing, Platform
+    from rightsizer.services import prices
 
-    session, settings, state = wiring.session, wiring.settings, wiring.store
+    session, settings = wiring.session, wiring.settings
     api = PriceListApi(session.client("pricing", PRICING_ENDPOINT_REGION))
-    cached: dict[str, int] = {}
     account_id = session.account_id(settings.home_region)
-    for region in settings.regions:
+
+    def accelerated_types(region: str) -> set[str]:
         fleet = Ec2Fleet(session.client("ec2", region), account_id, region, bundled.accelerator_table())
-        types = sorted({spec.instance_type for spec in fleet.accelerated_specs()} | set(bundled.legacy_specs()))
-        # Every platform on shared tenancy: a region's Windows or RHEL hosts are priced at their own rates.
-        for platform in Platform:
-            billing = Billing(platform, PLATFORMS[platform].label)
-            prices = api.hourly(region, types, billing)
-            state.put_prices(region, prices, api.source, now, billing)
-            if platform is Platform.LINUX:
-                cached[region] = len(prices)
+        return {spec.instance_type for spec in fleet.accelerated_specs()} | set(bundled.legacy_specs())
+
+    cached = prices.refresh_prices(settings.regions, accelerated_types, api, wiring.store, now)
     return {"regions": cached, "get_products_calls": api.calls}
