@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -400,50 +399,33 @@ def step_functions_workflow(
 
 
 def start_pipeline(wiring: Wiring, now: datetime, mode: Mode | None = None) -> dict[str, Any]:
-    """Start the day's pipeline execution once per day (collect), or a catch-up analysis of the latest run.
-
-    The targets go to S3, where the Distributed Map's ItemReader reads them: their list grows with the
-    organisation and would not fit in an execution's input (256 KB)."""
+    """The day's pipeline start (services/pipeline.start_run): targets from the settings and Organizations, the
+    plan in the stack's bucket, the execution in Step Functions."""
     from rightsizer.adapters.aws.accounts import active_accounts
-    from rightsizer.services.pipeline import Mode, pipeline_input, plan_key, plan_targets, run_name
+    from rightsizer.adapters.aws.pipeline import S3PlanBucket, StepFunctionsPipeline
+    from rightsizer.services.pipeline import Mode, plan_targets, start_run
 
     settings = wiring.settings
     if not settings.pipeline_state_machine_arn:
         raise ConfigError("PIPELINE_STATE_MACHINE_ARN is not set")
     if not settings.plan_bucket:
         raise ConfigError("PLAN_BUCKET is not set")
-    home = settings.home_region
-    session = wiring.session
-    mode = mode or Mode.COLLECT
-    if mode is Mode.COLLECT:
-        own_account = session.account_id(home)
-        targets = plan_targets(settings, own_account, lambda: active_accounts(session.client("organizations", home)))
-        run = run_name(now)
-        body = json.dumps([asdict(target) for target in targets]).encode()
-        session.client("s3", home).put_object(Bucket=settings.plan_bucket, Key=plan_key(run), Body=body)
-        wiring.store.put_run(run, now)
-        name, planned = f"run-{run}", len(targets)
-    else:
-        latest = wiring.store.latest_run()
-        if latest is None:
-            return {"run": "", "status": "nothing-to-analyse"}
-        run, name, planned = latest, f"analyze-{latest}-{now:%Y%m%dT%H%M}", 0
-    sfn = session.client("stepfunctions", home)
-    try:
-        started = sfn.start_execution(
-            stateMachineArn=settings.pipeline_state_machine_arn,
-            name=name,
-            input=json.dumps(pipeline_input(run, mode, settings.plan_bucket)),
-        )
-    except sfn.exceptions.ExecutionAlreadyExists:
-        return {"run": run, "mode": mode.value, "status": "already-started", "targets": planned}
-    return {
-        "run": run,
-        "mode": mode.value,
-        "status": "started",
-        "targets": planned,
-        "execution_arn": started["executionArn"],
-    }
+    home, session = settings.home_region, wiring.session
+
+    def organization() -> list[str]:  # asked only where the settings say to use Organizations
+        return active_accounts(session.client("organizations", home))
+
+    def targets() -> list[Target]:
+        return plan_targets(settings, session.account_id(home), organization)
+
+    return start_run(
+        mode or Mode.COLLECT,
+        now,
+        wiring.store,
+        S3PlanBucket(session.client("s3", home), settings.plan_bucket),
+        StepFunctionsPipeline(session.client("stepfunctions", home), settings.pipeline_state_machine_arn),
+        targets,
+    )
 
 
 def _reach(wiring: Wiring, role_arn: str) -> AwsSession:

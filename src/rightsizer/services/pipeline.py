@@ -179,6 +179,49 @@ def pipeline_input(run: str, mode: Mode, bucket: str) -> dict[str, Any]:
     return {"run": run, "mode": mode.value, "plan": {"Bucket": bucket, "Key": plan_key(run)}}
 
 
+class PlanBucket(Protocol):
+    """Where a run's targets go for the Distributed Map's ItemReader (S3 in AWS): their list grows with the
+    organisation and would not fit in an execution's input (256 KB)."""
+
+    bucket: str
+
+    def put_targets(self, key: str, targets: Sequence[Target]) -> None: ...
+
+
+class PipelineExecutions(Protocol):
+    """Starts the pipeline state machine (Step Functions in AWS)."""
+
+    def start(self, name: str, execution_input: Mapping[str, Any]) -> str | None:
+        """The new execution's ARN; None when an execution of this name exists (the start is idempotent by name)."""
+        ...
+
+
+def start_run(
+    mode: Mode,
+    now: datetime,
+    runs: RunStore,
+    plans: PlanBucket,
+    executions: PipelineExecutions,
+    targets: Callable[[], list[Target]],
+) -> dict[str, Any]:
+    """Start the day's pipeline execution once per day (collect: `targets` planned and written first), or a catch-up
+    analysis of the latest run. Its summary: the run, the mode, whether it started or already had, the targets."""
+    if mode is Mode.COLLECT:
+        planned = targets()
+        run = run_name(now)
+        plans.put_targets(plan_key(run), planned)
+        runs.put_run(run, now)
+        name, count = f"run-{run}", len(planned)
+    else:
+        latest = runs.latest_run()
+        if latest is None:
+            return {"run": "", "status": "nothing-to-analyse"}
+        run, name, count = latest, f"analyze-{latest}-{now:%Y%m%dT%H%M}", 0
+    arn = executions.start(name, pipeline_input(run, mode, plans.bucket))
+    summary: dict[str, Any] = {"run": run, "mode": mode.value, "status": "started", "targets": count}
+    return {**summary, "execution_arn": arn} if arn is not None else {**summary, "status": "already-started"}
+
+
 def plan_target(
     run: str,
     mode: Mode,
