@@ -39,10 +39,17 @@ def only(user: str) -> Any:
     return lambda actor: actor == user
 
 
+REQUEST_FIELDS = frozenset({"capacity_risk_confirmed", "slack_channel", "slack_ts"})
+RULE_FIELDS = frozenset({"scope", "time_zone", "managed_tag_key"})
+
+
 def approve(store: MemoryStore, workflow: RecordingWorkflow, rec_id: str, actor: str = APPROVER, **kw: Any) -> Any:
-    return approvals.approve(
-        store, lambda: workflow, rec_id, actor, is_approver=only(APPROVER), now=kw.pop("now", NOW), **kw
+    """One click by `actor` (an approver unless told), the request's and the rules' fields by name."""
+    request = approvals.ApprovalRequest(
+        rec_id, actor, kw.pop("now", NOW), **{k: kw.pop(k) for k in REQUEST_FIELDS & kw.keys()}
     )
+    rules = approvals.ApprovalRules(only(APPROVER), **{k: kw.pop(k) for k in RULE_FIELDS & kw.keys()})
+    return approvals.approve(store, lambda: workflow, request, rules, **kw)
 
 
 # -- durations -----------------------------------------------------------------------------------

@@ -175,38 +175,58 @@ def _current(store: ApprovalStore, recommendation_id: str) -> tuple[Recommendati
     return rec, None
 
 
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One click on Approve: which advice, by whom and when, and the message whose thread receives its progress."""
+
+    recommendation_id: str
+    actor: str
+    now: datetime
+    capacity_risk_confirmed: bool = False  # a scarce type's approver confirmed restart capacity is not guaranteed
+    slack_channel: str = ""
+    slack_ts: str = ""
+
+
+def _utc(rec: Recommendation) -> str:
+    return "UTC"
+
+
+@dataclass(frozen=True)
+class ApprovalRules:
+    """What this deployment lets a click do: who approves, where one click reaches (`scope`, the managed tag) and
+    the time zone a team's schedule is written in."""
+
+    is_approver: Callable[[str], bool]
+    scope: ActionScope | None = None
+    time_zone: Callable[[Recommendation], str] = _utc
+    managed_tag_key: str | None = None
+
+
 def approve(
     store: ApprovalStore,
     workflow_factory: Callable[[], ResizeWorkflow],
-    recommendation_id: str,
-    actor: str,
-    *,
-    is_approver: Callable[[str], bool],
-    now: datetime,
-    scope: ActionScope | None = None,
-    time_zone: Callable[[Recommendation], str] = lambda rec: "UTC",
-    capacity_risk_confirmed: bool = False,
-    slack_channel: str = "",
-    slack_ts: str = "",
+    request: ApprovalRequest,
+    rules: ApprovalRules,
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
-    managed_tag_key: str | None = None,
 ) -> ActionResult:
     """Approve the advice's one-click action (resize, stop or schedule) and start the instance workflow exactly once
     per recommendation id.
 
     The conditional write in `create_approval` elects one winner among double clicks, Slack retries and
     Lambda's async retries; only the winner starts the workflow. Losers report the existing approval.
-    `slack_channel`/`slack_ts` name the message whose thread receives progress; without them the winner
+    `request.slack_channel`/`slack_ts` name the message whose thread receives progress; without them the winner
     calls `open_thread` (returns channel and ts, or None) before the workflow starts, so that no progress
-    event can arrive before the thread is recorded. A schedule is written in `time_zone(rec)` (the team's).
+    event can arrive before the thread is recorded. A schedule is written in `rules.time_zone(rec)` (the team's).
     """
+    recommendation_id, actor, now = request.recommendation_id, request.actor, request.now
+    capacity_risk_confirmed = request.capacity_risk_confirmed
     rec = store.recommendation(recommendation_id)
     if rec is None:
         return ActionResult(Outcome.NOT_FOUND, detail=recommendation_id)
-    if not is_approver(actor):
+    if not rules.is_approver(actor):
         store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER, recommendation=rec)
-    refused = _refusal(store, rec, scope, now, capacity_risk_confirmed, managed_tag_key)
+    refused = _refusal(store, rec, rules.scope, now, capacity_risk_confirmed, rules.managed_tag_key)
     if refused is not None:
         decision = refused.decision
         if decision is not None or refused.detail:  # an approver tried: keep a trace
@@ -219,7 +239,7 @@ def approve(
     plan = None
     if ACTIONS[action].pair is PairChange.CREATES:
         try:
-            plan = schedule_plan(rec.evidence.busy_windows, time_zone(rec), now)
+            plan = schedule_plan(rec.evidence.busy_windows, rules.time_zone(rec), now)
         except NoSchedulePair as why:
             store.audit(AuditEntry(recommendation_id, now, actor, "approve-refused", str(why)[:1000]))
             return ActionResult(Outcome.NO_SCHEDULE, recommendation=rec, detail=str(why))
@@ -232,8 +252,8 @@ def approve(
         to_type=ACTIONS[action].becomes.format(target=rec.target_type or ""),
         approver=actor,
         approved_at=now,
-        slack_channel=slack_channel,
-        slack_ts=slack_ts,
+        slack_channel=request.slack_channel,
+        slack_ts=request.slack_ts,
         action=action,
         schedule=plan,
         capacity_risk_confirmed=capacity_risk_confirmed,

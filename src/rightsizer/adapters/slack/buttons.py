@@ -153,20 +153,22 @@ def approve_with_capacity_risk(deps: Deps, talk: Conversation, recommendation_id
 
 def _approve(deps: Deps, talk: Conversation, recommendation_id: str, *, capacity_risk_confirmed: bool) -> None:
     click, settings = talk.click, deps.settings
-    result = approvals.approve(
-        deps.store,
-        deps.workflow_factory,
+    request = approvals.ApprovalRequest(
         recommendation_id,
         click.user,
-        is_approver=is_approver_via(deps, talk.web),
-        now=deps.clock(),
-        scope=settings.report_scope,
-        time_zone=lambda rec: settings.time_zone_of(rec.team),
+        deps.clock(),
         capacity_risk_confirmed=capacity_risk_confirmed,
         slack_channel="" if click.ephemeral else click.channel,
         slack_ts="" if click.ephemeral else click.message_ts,
-        open_thread=open_thread_in(deps, talk.web),
+    )
+    rules = approvals.ApprovalRules(
+        is_approver_via(deps, talk.web),
+        scope=settings.report_scope,
+        time_zone=lambda rec: settings.time_zone_of(rec.team),
         managed_tag_key=settings.managed_tag_key,
+    )
+    result = approvals.approve(
+        deps.store, deps.workflow_factory, request, rules, open_thread=open_thread_in(deps, talk.web)
     )
     if result.outcome is Outcome.STARTED and result.approval is not None and result.recommendation is not None:
         _started(talk, result.recommendation, result.approval)

@@ -27,6 +27,8 @@ from rightsizer.domain.scope import ActionScope
 from rightsizer.domain.workflow_contract import RESIZABLE_STATES
 from rightsizer.services.approvals import (
     ActionResult,
+    ApprovalRequest,
+    ApprovalRules,
     ApprovalStore,
     Outcome,
     approve,
@@ -686,18 +688,16 @@ def approve_dry(
     Actions are counted on (a report-only deployment is where a dry run is wanted), and a scarce type's restart risk
     counted confirmed, as the second button Slack shows then does."""
     workflow = RecordingWorkflow(input_of, expected_state(rec))
-    result = approve(
-        DryRunStore(rec, reads),
-        lambda: workflow,
-        rec.recommendation_id,
-        DRY_RUN_ACTOR,
-        is_approver=lambda actor: True,
-        now=now,
+    request = ApprovalRequest(
+        rec.recommendation_id, DRY_RUN_ACTOR, now, capacity_risk_confirmed=needs_capacity_confirmation(rec)
+    )
+    rules = ApprovalRules(
+        lambda actor: True,
         scope=actions_on(settings.report_scope),
         time_zone=lambda advice: settings.time_zone_of(advice.team),
-        capacity_risk_confirmed=needs_capacity_confirmation(rec),
         managed_tag_key=settings.managed_tag_key,
     )
+    result = approve(DryRunStore(rec, reads), lambda: workflow, request, rules)
     return _started(result, workflow)
 
 
