@@ -14,7 +14,7 @@ from slack_bolt import Ack as BoltAck
 from slack_bolt import Respond as BoltRespond
 
 from rightsizer.adapters.slack import blocks, buttons, commands
-from rightsizer.adapters.slack.buttons import ScheduleKey
+from rightsizer.adapters.slack.buttons.button import ScheduleKey
 from rightsizer.adapters.slack.commands import COMMANDS, Reply, manifest
 from rightsizer.adapters.slack.commands.report import Report
 from rightsizer.adapters.slack.commands.schedules import Schedules
