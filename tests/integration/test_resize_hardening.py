@@ -17,7 +17,6 @@ from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models import EC2Backend
 
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
-from rightsizer.adapters.codec import to_jsonable
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.handlers import notify
 from rightsizer.services.ports import Approval
@@ -144,7 +143,7 @@ def test_the_lock_outlives_the_execution_timeout() -> None:
     workflow = StepFunctionsResizeWorkflow(
         object(), f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:s", clock=lambda: datetime(2026, 12, 1, tzinfo=UTC)
     )
-    payload = workflow.execution_input(to_jsonable(approval("i-0abc")), "running")
+    payload = workflow.execution_input(approval("i-0abc"), "running")
     assert datetime.fromisoformat(payload["lock_expires_at"]) - datetime(2026, 12, 1, tzinfo=UTC) == LOCK_TTL
 
 
@@ -188,7 +187,7 @@ def test_every_ec2_call_retries_ec2_errors_with_jitter_and_every_task_has_a_time
 def test_wait_loops_are_bounded_by_the_input_checks(aws: Aws) -> None:
     instance_id = aws.launch()
     request = approval(instance_id)
-    payload = aws.workflow().execution_input(to_jsonable(request), "running")
+    payload = aws.workflow().execution_input(request, "running")
     for field_name, value in (("max_polls", 31), ("wait_seconds", 61)):
         name = f"unbounded-{field_name}-{instance_id}"
         arn = aws.sfn.start_execution(
@@ -267,7 +266,7 @@ def run_stale(aws: Aws, monkeypatch: pytest.MonkeyPatch, request: Approval) -> s
 
 
 def run_invalid_input(aws: Aws, monkeypatch: pytest.MonkeyPatch, request: Approval) -> str:
-    payload = aws.workflow().execution_input(to_jsonable(request), "running")
+    payload = aws.workflow().execution_input(request, "running")
     del payload["target_type"]
     arn: str = aws.sfn.start_execution(
         stateMachineArn=aws.state_machine_arn, name=f"bad-{request.instance_id}", input=json.dumps(payload)

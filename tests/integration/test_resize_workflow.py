@@ -21,7 +21,6 @@ from rightsizer.adapters.aws.workflow import (
     execution_arn,
     execution_name,
 )
-from rightsizer.adapters.codec import to_jsonable
 from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval
 from tests.integration.resize_world import (
     ACCOUNT,
@@ -352,7 +351,7 @@ def test_unsafe_resizes_are_refused_before_anything_is_touched(
 def test_incomplete_input_fails_before_anything_runs(aws: Aws) -> None:
     instance_id = aws.launch()
     request = approval(instance_id)
-    payload = aws.workflow().execution_input(to_jsonable(request), "running")
+    payload = aws.workflow().execution_input(request, "running")
     del payload["max_polls"]  # a missing path after the stop would be an uncatchable States.Runtime error
     arn = aws.sfn.start_execution(
         stateMachineArn=aws.state_machine_arn, name=f"partial-{instance_id}", input=json.dumps(payload)
@@ -490,7 +489,7 @@ def test_execution_input_carries_the_whole_request() -> None:
         table_name="t",
         clock=lambda: APPROVED_AT + timedelta(minutes=5),
     )
-    payload = workflow.execution_input(to_jsonable(approval("i-0abc")), "stopped")
+    payload = workflow.execution_input(approval("i-0abc"), "stopped")
 
     assert payload == {
         "recommendation_id": "rec-0abc",

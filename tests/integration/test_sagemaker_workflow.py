@@ -21,7 +21,6 @@ from demo import moto_sagemaker
 from moto.sagemaker.models import FakeSagemakerNotebookInstance, sagemaker_backends
 
 from rightsizer.adapters.aws.dynamo import keys
-from rightsizer.adapters.codec import to_jsonable
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.workflow_contract import MAX_SAGEMAKER_POLLS, SageMakerInput, WorkflowError, WorkflowInput
@@ -698,9 +697,8 @@ def test_an_idle_notebook_is_stopped(aws: Aws, sagemaker: SageMaker) -> None:
 
 
 def _input(aws: Aws, request: Approval) -> WorkflowInput:
-    """The input StepFunctionsResizeWorkflow writes for `request` (its workflow_input, from the approval as JSON)."""
-    approval: dict[str, Any] = to_jsonable(request)
-    return aws.workflow().workflow_input(approval, "running")
+    """The input StepFunctionsResizeWorkflow writes for `request` (its workflow_input)."""
+    return aws.workflow().workflow_input(request, "running")
 
 
 def _sagemaker_of(data: WorkflowInput) -> SageMakerInput:

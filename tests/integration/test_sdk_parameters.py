@@ -26,7 +26,6 @@ from botocore.model import Shape
 from statemachine.sagemaker import DESCRIBED_ONLY
 
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
-from rightsizer.adapters.codec import to_jsonable
 from rightsizer.domain.models import ActionKind
 from rightsizer.services.ports import Approval
 from tests.botocore_samples import every_member, input_shape, problems
@@ -86,7 +85,7 @@ def sample_inputs() -> list[dict[str, Any]]:
         endpoint_update("chat", endpoint_arn),
         notebook_stop("nb", notebook_arn),
     ]
-    return [workflow.workflow_input(to_jsonable(a), "running").to_json() for a in approvals]
+    return [workflow.workflow_input(a, "running").to_json() for a in approvals]
 
 
 def _lookup(data: Any, path: str) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,11 +23,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from rightsizer.adapters.aws.dynamo import keys
-from rightsizer.adapters.codec import to_jsonable
+from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain import workflow_contract
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import attempt_key
-from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names
 from rightsizer.domain.scope import ACTION_ROLE_NAME, ActionScope
 from rightsizer.domain.workflow_contract import (
@@ -261,6 +260,7 @@ class StepFunctionsResizeWorkflow:
         if state not in RESIZABLE_STATES:
             raise ValueError(f"expected_state must be one of {RESIZABLE_STATES}, got {state!r}")
         self._check_scope(approval)
+        # Powertools' idempotency hashes the JSON of the approval: the typed Approval is rebuilt on the other side.
         approval_data = to_jsonable(approval)
         if self._idempotent_start is None:
             return self._start_from_approval(approval=approval_data, expected_state=state)
@@ -276,35 +276,32 @@ class StepFunctionsResizeWorkflow:
 
     # -- internals ---------------------------------------------------------------------------------
 
-    def execution_input(self, approval: dict[str, Any], expected_state: str) -> dict[str, Any]:
+    def execution_input(self, approval: Approval, expected_state: str) -> dict[str, Any]:
         """The state machine's input, as JSON. A repeated StartExecution of the same approval is answered with the
         first execution's ARN (see _start_from_approval), whatever the lock's expiry says."""
         return self.workflow_input(approval, expected_state).to_json()
 
-    def workflow_input(self, approval: dict[str, Any], expected_state: str) -> WorkflowInput:
-        """The state machine's input (`approval` as JSON: to_jsonable of an Approval)."""
-        approved_at = str(approval["approved_at"])
-        expires = int((datetime.fromisoformat(approved_at) + AUDIT_RETENTION).timestamp())
+    def workflow_input(self, approval: Approval, expected_state: str) -> WorkflowInput:
+        """The state machine's input for `approval`."""
+        expires = int((approval.approved_at + AUDIT_RETENTION).timestamp())
         lock_until = self._clock().astimezone(UTC) + LOCK_TTL
-        action = ActionKind(approval.get("action") or ActionKind.RESIZE)
-        account_id = str(approval["account_id"])
-        instance_id = str(approval["instance_id"])
+        action, account_id, instance_id = approval.action, approval.account_id, approval.instance_id
         stop_name, start_name = schedule_names(instance_id)
         schedule: ScheduleInput | None = None
-        plan = approval.get("schedule")
+        plan = approval.schedule
         if ACTIONS[action].pair is not None:  # a schedule or its removal: the pair the workflow creates or deletes
-            if not isinstance(plan, dict):
+            if plan is None:
                 raise ValueError(f"a {action.value} approval needs its schedule plan")
             role = self._roles.scheduler_role(account_id)
-            instance = json.dumps({"InstanceIds": [approval["instance_id"]]})
+            instance = json.dumps({"InstanceIds": [instance_id]})
             schedule = ScheduleInput(
                 group=self._schedule_group,
                 stop_name=stop_name,
                 start_name=start_name,
-                stop_cron=str(plan["stop_cron"]),
-                start_cron=str(plan["start_cron"]),
-                time_zone=str(plan["time_zone"]),
-                description=str(plan["description"]),
+                stop_cron=plan.stop_cron,
+                start_cron=plan.start_cron,
+                time_zone=plan.time_zone,
+                description=plan.description,
                 scheduler_role_arn=role,
                 # What each schedule does when it fires: EventBridge Scheduler's universal target for EC2, run as
                 # the account's scheduler role (tag-scoped, opt-out honoured at every firing).
@@ -312,18 +309,18 @@ class StepFunctionsResizeWorkflow:
                 start_target=_target("startInstances", role, instance),
             )
         return WorkflowInput(
-            recommendation_id=approval["recommendation_id"],
-            instance_id=approval["instance_id"],
+            recommendation_id=approval.recommendation_id,
+            instance_id=instance_id,
             account_id=account_id,
-            region=approval["region"],
+            region=approval.region,
             action=action,
-            change=_change_text(action, approval),
+            change=_change_text(approval),
             action_role_arn=self._roles.action_role(account_id),
-            expected_type=approval["from_type"],
-            target_type=approval["to_type"],
+            expected_type=approval.from_type,
+            target_type=approval.to_type,
             expected_state=expected_state,
-            approver=approval["approver"],
-            approved_at=approved_at,
+            approver=approval.approver,
+            approved_at=approval.approved_at.isoformat(),
             managed_tag_key=self._managed_tag_key,
             opt_out_tag=self._opt_out_tag,
             wait_seconds=self._wait_seconds,
@@ -337,13 +334,15 @@ class StepFunctionsResizeWorkflow:
             # Every action knows the host's pair: a stop or resize is refused while one exists (Scheduler is asked).
             pair=SchedulePair(group=self._schedule_group, stop_name=stop_name, start_name=start_name),
             schedule=schedule,
-            sagemaker=_sagemaker_input(approval, self._max_polls) if approval.get("sagemaker") else None,
+            sagemaker=_sagemaker_input(approval, self._max_polls),
         )
 
     def _start_from_approval(self, *, approval: dict[str, Any], expected_state: str) -> str:
-        name = attempt_execution_name(str(approval["recommendation_id"]), int(approval.get("attempt") or 1))
-        payload = json.dumps(self.execution_input(approval, expected_state), sort_keys=True)
-        region = str(approval["region"])
+        """`approval` as JSON (to_jsonable of an Approval): the data Powertools' idempotency hashes."""
+        typed = from_jsonable(Approval, approval)
+        name = attempt_execution_name(typed.recommendation_id, typed.attempt)
+        payload = json.dumps(self.execution_input(typed, expected_state), sort_keys=True)
+        region = typed.region
         machine = in_region(self.state_machine_arn, region)
         client = self._client if region == self._home_region or self._client_for is None else self._client_for(region)
         try:
@@ -374,33 +373,35 @@ def _target(operation: str, role_arn: str, instance_input: str) -> dict[str, Any
     }
 
 
-def _sagemaker_input(approval: Mapping[str, Any], max_polls: int) -> SageMakerInput:
-    """The `sagemaker` input of an endpoint update or a notebook stop. The new endpoint config's and the alarm's names
-    derive from the approval (its id and attempt): a retried start writes the same ones."""
-    target = approval["sagemaker"]
-    attempt = int(approval.get("attempt") or 1)
-    digest = hashlib.sha256(f"{approval['recommendation_id']}#{attempt}".encode()).hexdigest()[:12]
-    name = str(target["name"])
+def _sagemaker_input(approval: Approval, max_polls: int) -> SageMakerInput | None:
+    """The `sagemaker` input of an endpoint update or a notebook stop (None for an EC2 host). The new endpoint config's
+    and the alarm's names derive from the approval (its id and attempt): a retried start writes the same ones."""
+    target = approval.sagemaker
+    if target is None:
+        return None
+    digest = hashlib.sha256(f"{approval.recommendation_id}#{approval.attempt}".encode()).hexdigest()[:12]
+    name = target.name
     return SageMakerInput(
         name=name,
-        arn=str(target["arn"]),
-        variant_name=str(target.get("variant_name") or ""),
-        expected_config=str(target.get("endpoint_config_name") or ""),
+        arn=target.arn,
+        variant_name=target.variant_name,
+        expected_config=target.endpoint_config_name,
         # SageMaker names: at most 63 characters of [a-zA-Z0-9-].
         new_config_name=f"rightsizer-{name[:38]}-{digest}",
-        target_count=int(target.get("target_count") or 0),
+        target_count=target.target_count,
         alarm_name=f"rightsizer-{name}-rollback",  # endpoint names are unique per region, alarms take 255
         # An endpoint's blue/green update (new instances, the canary and its bake time) takes tens of minutes.
         max_polls=min(MAX_SAGEMAKER_POLLS, max_polls * 5),
     )
 
 
-def _change_text(action: ActionKind, approval: Mapping[str, Any]) -> str:
+def _change_text(approval: Approval) -> str:
     """The change in words, for the workflow's audit entries and messages: the action's own (`ActionSpec.change`)."""
-    endpoint = approval.get("sagemaker") or {}
-    plan = approval.get("schedule") or {}
-    return ACTIONS[action].change.format(
-        target=approval.get("to_type"), count=endpoint.get("target_count"), schedule=plan.get("description", "")
+    endpoint, plan = approval.sagemaker, approval.schedule
+    return ACTIONS[approval.action].change.format(
+        target=approval.to_type,
+        count=endpoint.target_count if endpoint is not None else None,
+        schedule=plan.description if plan is not None else "",
     )
 
 

@@ -136,14 +136,13 @@ def _walked(
 def _input_builder(settings: Settings, session: AwsSession | None, region: str) -> InputOf:
     """The execution input `adapters.aws.workflow` builds for an approval, wired as the deployed Slack function."""
     from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
-    from rightsizer.adapters.codec import to_jsonable
 
     # The idempotency store it wires is never used here: its client is built, not called.
     dynamodb = session.client("dynamodb", region) if session is not None and settings.table_name else None
     workflow = StepFunctionsResizeWorkflow.from_settings(settings, None, dynamodb_client=dynamodb)
 
     def input_of(approval: Approval, expected_state: str) -> dict[str, Any]:
-        return workflow.execution_input(to_jsonable(approval), expected_state)
+        return workflow.execution_input(approval, expected_state)
 
     return input_of
 
