@@ -9,10 +9,11 @@ botocore's parser.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -24,11 +25,20 @@ from botocore.compat import HTTPHeaders
 from botocore.exceptions import ClientError, ParamValidationError
 from botocore.model import Shape
 from botocore.parsers import JSONParser
+from botocore.serialize import create_serializer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
-from rightsizer.adapters.aws.metric_data import OUTPUT_SHAPE, MetricDataParser, epochs, floats
+from rightsizer.adapters.aws.metric_data import (
+    OUTPUT_SHAPE,
+    MetricDataParser,
+    MetricDataSerializer,
+    as_given,
+    epochs,
+    floats,
+    read_timestamps,
+)
 from rightsizer.adapters.aws.session import AwsSession, interactive_config
 from rightsizer.domain.usage import RawUsage
 from rightsizer.services.ports import SourceUnavailable, Window
@@ -166,12 +176,74 @@ BOTOCORES = {
 }
 
 
+def compact(payload: bytes) -> bytes:
+    """The body without a space, as AWS writes JSON (and the timestamps' fast path reads it); as it is if not JSON."""
+    try:
+        return json.dumps(json.loads(payload), separators=(",", ":")).encode()
+    except ValueError:
+        return payload
+
+
+# Bodies whose timestamp lists are found in the bytes and either read there or left to orjson, and bodies the
+# JSON grammar refuses inside such a list (numpy would read them: they must fail as botocore fails).
+RAW_CASES: dict[str, bytes] = {
+    "a compact page": compact(CASES["a complete page"]),
+    "an empty list and a null": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[],"Values":[]},'
+    b'{"Id":"q1","Timestamps":null,"Values":null},{"Id":"q2","Timestamps":[1796082600],"Values":[2]}]}',
+    "one list of floats among integers": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1796082600,1796082900],'
+    b'"Values":[1,2]},{"Id":"q1","Timestamps":[1.7960826E9],"Values":[3]},{"Id":"q2","Timestamps":[1796082600],'
+    b'"Values":[4]}]}',
+    "spaces inside a list": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[ 1796082600 , 1796082900 ],'
+    b'"Values":[1,2]}]}',
+    "an integer beyond int64": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[99999999999999999999],"Values":[1]}]}',
+    "a negative and a zero": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[0,-300],"Values":[1,2]}]}',
+    "a timestamps list inside another member": b'{"MetricDataResults":[{"Id":"q0","Other":{"Timestamps":[5]},'
+    b'"Timestamps":[1796082600],"Values":[1]}]}',
+    "only one inside another member": b'{"MetricDataResults":[{"Id":"q0","Other":{"Timestamps":[5]},'
+    b'"Values":[1]},{"Id":"q1","Timestamps":[1796082900],"Values":[2]}]}',
+    "a key that ends like one": b'{"MetricDataResults":[{"Id":"q0","x\\"Timestamps":[7],'
+    b'"Timestamps":[1796082600],"Values":[1]}]}',
+    "a label that names one": b'{"MetricDataResults":[{"Id":"q0","Label":"\\"Timestamps\\":[1,2]",'
+    b'"Timestamps":[1796082600],"Values":[1]}]}',
+    "a key given twice": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[1],"Timestamps":[1796082600],"Values":[1]}]}',
+    "leading zeros (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[007],"Values":[1]}]}',
+    "a plus sign (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[+5],"Values":[1]}]}',
+    "a trailing comma (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[5,],"Values":[1]}]}',
+    "an empty element (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[5,,6],"Values":[1,2]}]}',
+    "an unclosed list (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[5,6',
+}
+RAW_BOTOCORES = {name for name in RAW_CASES if "not JSON" in name}
+
+
 @pytest.mark.parametrize("name", CASES)
-def test_every_body_reads_as_botocore_reads_it(name: str) -> None:
+@pytest.mark.parametrize("spacing", [lambda payload: payload, compact], ids=["as written", "compact"])
+def test_every_body_reads_as_botocore_reads_it(name: str, spacing: Callable[[bytes], bytes]) -> None:
+    payload = spacing(CASES[name])
     if name in BOTOCORES:
-        assert outcome(ours, CASES[name]) == outcome(botocores, CASES[name])
+        assert outcome(ours, payload) == outcome(botocores, payload)
     else:
-        assert_same(ours(CASES[name]), botocores(CASES[name]))
+        assert_same(ours(payload), botocores(payload))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")  # epochs() of 1e20, as before
+@pytest.mark.parametrize("name", RAW_CASES)
+def test_timestamps_read_from_the_bytes_are_botocores(name: str) -> None:
+    payload = RAW_CASES[name]
+    if name in RAW_BOTOCORES:
+        assert outcome(ours, payload) == outcome(botocores, payload)
+    else:
+        assert_same(ours(payload), botocores(payload))
+
+
+def test_a_compact_pages_timestamps_are_read_from_its_bytes() -> None:
+    """Each list of whole seconds is read by numpy and emptied for orjson; one numpy cannot read exactly stays."""
+    emptied, read = read_timestamps(RAW_CASES["one list of floats among integers"])
+    assert emptied.count(b'"Timestamps":[]') == 2 and b"1.7960826E9" in emptied
+    assert [None if stamps is None else stamps.tolist() for stamps in read] == [
+        [1796082600, 1796082900],
+        None,
+        [1796082600],
+    ]
 
 
 def test_the_fast_path_hands_over_arrays() -> None:
@@ -211,6 +283,7 @@ stamps = st.one_of(st.integers(0, 2**40), st.floats(0, 2.0**40, allow_nan=False)
 def test_any_numbers_read_as_botocore_reads_them(pages: list[tuple[list[Any], list[float]]]) -> None:
     payload = body([result(f"q{n}", s, v) for n, (s, v) in enumerate(pages)])
     assert_same(ours(payload), botocores(payload))
+    assert_same(ours(compact(payload)), botocores(compact(payload)))
 
 
 # 3. Through a real client: retries, errors and paging stay botocore's -----------------------------------------------
@@ -228,8 +301,10 @@ class Wire:
         self.answers = list(answers)
         self.listings = None if listings is None else list(listings)
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []  # as sent
 
     def __call__(self, request: Any, event_name: str = "", **_: Any) -> AWSResponse:
+        self.bodies.append(bytes(request.body or b""))
         self.requests.append(json.loads(request.body or b"{}"))
         if self.listings is not None and event_name.endswith(".ListMetrics"):
             status, payload = 200, self.listings.pop(0) if self.listings else b'{"Metrics":[]}'
@@ -357,6 +432,120 @@ def test_the_metric_client_leaves_validation_to_the_test_above() -> None:
     plain: Any = boto3.client("cloudwatch", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
     with pytest.raises(ParamValidationError, match="Namespace"):
         plain.list_metrics(Namespace="")
+
+
+# Requests written without botocore's walk: the same bytes -----------------------------------------------------------
+
+GET_METRIC_DATA = MODEL.operation_model("GetMetricData")
+
+
+def botocores_body(params: Mapping[str, Any], operation: str = "GetMetricData") -> bytes:
+    """What botocore's own JSON serializer writes for `params` (without validation, as the metric client)."""
+    model = MODEL.operation_model(operation)
+    return bytes(create_serializer("json", include_validation=False).serialize_to_request(params, model)["body"])
+
+
+def ours_serializer() -> MetricDataSerializer:
+    return MetricDataSerializer(create_serializer("json", include_validation=False))
+
+
+def test_the_queries_shape_is_json_as_given() -> None:
+    """The fast path applies to GetMetricData's queries as botocore models them (should a new model rename a member or
+    add a timestamp or float to them, the whole request would be botocore's again: this says so), not to shapes
+    botocore converts."""
+    inputs = GET_METRIC_DATA.input_shape
+    assert inputs is not None and as_given(inputs.members["MetricDataQueries"])
+    put = MODEL.operation_model("PutMetricData").input_shape
+    assert put is not None and not as_given(put.members["MetricData"])  # Timestamp, Value (a double)
+
+
+def test_the_collectors_requests_are_the_bytes_botocore_writes() -> None:
+    """Every request the collector sends through the metric client, each page of GetMetricData with its reused queries
+    included, is byte for byte what botocore's own serializer writes for the same parameters."""
+    listed, answers = paged_answers()
+    wire = Wire(answers, [listed])
+    client = metric_client(wire)
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        sent.append((model.name, copy.deepcopy(params)))
+
+    client.meta.events.register("before-parameter-build.cloudwatch", record)
+    CloudWatchUsage(client, MetricNames()).fetch([instance(instance_id=IID)], api_specs(), WINDOW)
+    assert [name for name, _ in sent].count("GetMetricData") == 2 and "NextToken" in sent[-1][1]
+    assert [botocores_body(params, name) for name, params in sent] == wire.bodies
+
+
+def test_the_queries_are_dumped_once_per_request_and_its_continuations() -> None:
+    """botocore's serializer writes what surrounds the queries; the queries' text is reused for a continuation of the
+    same list, and written afresh for another list or a request that starts again."""
+    seen: list[dict[str, Any]] = []
+    inner = create_serializer("json", include_validation=False)
+
+    class Spy:
+        def serialize_to_request(self, params: dict[str, Any], model: Any) -> Any:
+            seen.append(params)
+            return inner.serialize_to_request(params, model)
+
+    serializer = MetricDataSerializer(Spy())
+    first = [_query("q0", "i-1"), _query("q1", "i-2")]
+    window = {"StartTime": WINDOW.start, "EndTime": WINDOW.end}
+    start = {"MetricDataQueries": first, **window, "ScanBy": "TimestampAscending"}
+    bodies = [
+        serializer.serialize_to_request(params, GET_METRIC_DATA)["body"]
+        for params in (start, {**start, "NextToken": "2"}, {**start, "MetricDataQueries": [_query("q0", "i-3")]})
+    ]
+    assert bodies == [botocores_body(start), botocores_body({**start, "NextToken": "2"}),
+                      botocores_body({**start, "MetricDataQueries": [_query("q0", "i-3")]})]  # fmt: skip
+    assert all("MetricDataQueries" not in params for params in seen)  # botocore never walked them
+    first.append(_query("q2", "i-4"))  # changed, and sent again as a new request (no NextToken): written afresh
+    assert serializer.serialize_to_request(start, GET_METRIC_DATA)["body"] == botocores_body(start)
+
+
+def test_requests_the_fast_path_does_not_take_are_botocores() -> None:
+    """Queries not first, another operation, and a request without queries: botocore's serializer, whole."""
+    serializer = ours_serializer()
+    late = {"StartTime": WINDOW.start, "EndTime": WINDOW.end, "MetricDataQueries": [_query("q0", "i-1")]}
+    assert serializer.serialize_to_request(late, GET_METRIC_DATA)["body"] == botocores_body(late)
+    listing = MODEL.operation_model("ListMetrics")
+    params = {"Namespace": "CWAgent", "Dimensions": [{"Name": "InstanceId", "Value": "i-1"}]}
+    plain = create_serializer("json", include_validation=False).serialize_to_request(params, listing)
+    assert serializer.serialize_to_request(params, listing) == plain
+    empty: dict[str, Any] = {"MetricDataQueries": []}
+    assert serializer.serialize_to_request(empty, GET_METRIC_DATA)["body"] == botocores_body(empty)
+
+
+def _query(query_id: str, iid: str, **more: Any) -> dict[str, Any]:
+    metric = {"Namespace": "CWAgent", "MetricName": "m", "Dimensions": [{"Name": "InstanceId", "Value": iid}]}
+    return {"Id": query_id, "MetricStat": {"Metric": metric, "Period": 300, "Stat": "Average"}, **more}
+
+
+text = st.text(max_size=12)
+dimension = st.fixed_dictionaries({"Name": text, "Value": text})
+metric_stat = st.fixed_dictionaries(
+    {"Metric": st.fixed_dictionaries({"Namespace": text, "MetricName": text, "Dimensions": st.lists(dimension)}),
+     "Period": st.integers(-(2**40), 2**40), "Stat": text},
+    optional={"Unit": text},
+)  # fmt: skip
+query = st.fixed_dictionaries(
+    {"Id": text},
+    optional={"MetricStat": metric_stat, "Expression": text, "Label": text, "ReturnData": st.booleans(),
+              "Period": st.integers(0, 2**31), "AccountId": text},
+)  # fmt: skip
+moments = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(query, max_size=5), moments, moments, st.one_of(st.none(), text))
+def test_any_queries_are_written_as_botocore_writes_them(
+    queries: list[dict[str, Any]], start: datetime, end: datetime, token: str | None
+) -> None:
+    params: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
+    serializer = ours_serializer()
+    assert serializer.serialize_to_request(params, GET_METRIC_DATA)["body"] == botocores_body(params)
+    if token is not None:
+        continued = {**params, "NextToken": token}
+        assert serializer.serialize_to_request(continued, GET_METRIC_DATA)["body"] == botocores_body(continued)
 
 
 def _series(raw: RawUsage) -> list[tuple[str, list[int], list[float]]]:

@@ -126,14 +126,21 @@ class AwsSession:
     ) -> Any:
         """A client of this session. `metric_arrays`: GetMetricData's datapoints come as numpy arrays, decoded by a
         parser made for them (adapters/aws/metric_data.py) instead of botocore's generic walk of the response, which
-        was most of the CPU of reading 14 days of CloudWatch datapoints; other timestamps stay as the wire has them.
+        was most of the CPU of reading 14 days of CloudWatch datapoints, and its queries are written without that walk
+        too; other timestamps stay as the wire has them.
         `extra`: settings on top of the session's (e.g. S3's SigV4 for presigned links)."""
         session = self._metric_session() if metric_arrays else self._session
         factory: Any = session.client  # typed per service literal; callers treat clients as Any
         config = QUICK_CONFIG if quick else self._config
         if metric_arrays:
             config = config.merge(UNVALIDATED)
-        return factory(service, region_name=region, config=config.merge(extra) if extra is not None else config)
+        client = factory(service, region_name=region, config=config.merge(extra) if extra is not None else config)
+        if metric_arrays:
+            from rightsizer.adapters.aws.metric_data import MetricDataSerializer
+
+            # botocore has no component for serializers (its parsers have one): the client's own is wrapped.
+            client._serializer = MetricDataSerializer(client._serializer)
+        return client
 
     def _metric_session(self) -> boto3.Session:
         """A sibling session with the same credentials whose response parsers decode GetMetricData into arrays and
