@@ -91,13 +91,10 @@ def consolidate(
 ) -> list[Recommendation]:
     """`recommendations` of one region, with those of consolidatable groups replaced by `consolidate` advice."""
     by_id = {i.instance_id: i for i in instances}
-    # One team's hosts of one type in one zone, in one account (zone names map to different zones in each account)
-    # and billed alike (Windows work does not move onto a Linux host).
-    groups: dict[tuple[str, str, str, str, str | None], list[Recommendation]] = {}
+    groups: dict[GroupKey, list[Recommendation]] = {}
     for rec in recommendations:
-        instance = by_id.get(rec.instance_id)
-        if instance is not None and _eligible(rec, instance, usage.get(rec.instance_id)):
-            key = (rec.account_id, rec.team, rec.availability_zone, rec.instance_type, instance.billing.key)
+        key = consolidation_key(rec, by_id.get(rec.instance_id), usage.get(rec.instance_id))
+        if key is not None:
             groups.setdefault(key, []).append(rec)
     replaced: dict[str, Recommendation] = {}
     for (_, team, zone, instance_type, _), members in groups.items():
@@ -113,6 +110,18 @@ def consolidate(
         for rec in _larger_saving(members, advice, group):
             replaced[rec.instance_id] = rec
     return [replaced.get(rec.instance_id, rec) for rec in recommendations]
+
+
+GroupKey = tuple[str, str, str, str, str | None]  # account, team, zone, type, how it is billed
+
+
+def consolidation_key(rec: Recommendation, instance: Instance | None, usage: UsageSummary | None) -> GroupKey | None:
+    """The group `consolidate` packs the host with: one team's hosts of one type in one zone, in one account (zone
+    names map to different zones in each account) and billed alike (Windows work does not move onto a Linux host).
+    None: the host cannot be consolidated (`_eligible`)."""
+    if instance is None or not _eligible(rec, instance, usage):
+        return None
+    return (rec.account_id, rec.team, rec.availability_zone, rec.instance_type, instance.billing.key)
 
 
 def _group_saving(recs: Sequence[Recommendation]) -> Decimal:

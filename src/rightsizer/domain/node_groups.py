@@ -104,10 +104,10 @@ def group_nodes(
     owners: dict[tuple[str, str, str], Owner] = {}
     for rec in recommendations:
         instance = by_id.get(rec.instance_id)
-        owner = instance.owner if instance is not None else None
-        if instance is None or owner is None or owner.kind is None or rec.kind is not ResourceKind.EC2:
-            continue  # a host of its own, or an owner whose nodes are advised one by one (EMR, Ray, a fleet, ...)
-        key = (rec.account_id, rec.region, owner.resource_id)
+        grouped = node_group_of(rec, instance)
+        if instance is None or grouped is None:
+            continue
+        key, owner = grouped
         owners[key] = owner
         node = Node(rec, instance, catalog.spec(instance.instance_type), policy.opt_out_tag in instance.tags)
         groups.setdefault(key, []).append(node)
@@ -120,6 +120,15 @@ def group_nodes(
         for node in nodes:
             pointed[node.iid] = _pointing(node, group.owner, rec)
     return [*(pointed.get(rec.instance_id, rec) for rec in recommendations), *advice]
+
+
+def node_group_of(rec: Recommendation, instance: Instance | None) -> tuple[tuple[str, str, str], Owner] | None:
+    """The node group `group_nodes` advises the host in (its key: account, region, owner) and its owner; None: a host of
+    its own, or an owner whose nodes are advised one by one (EMR, Ray, a fleet, ...)."""
+    owner = instance.owner if instance is not None else None
+    if owner is None or owner.kind is None or rec.kind is not ResourceKind.EC2:
+        return None
+    return (rec.account_id, rec.region, owner.resource_id), owner
 
 
 def _pointing(node: Node, owner: Owner, group: Recommendation) -> Recommendation:

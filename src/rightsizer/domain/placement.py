@@ -25,9 +25,9 @@ def group_level(recommendations: Sequence[Recommendation], instances: Sequence[I
     by_id: Mapping[str, Instance] = {i.instance_id: i for i in instances}
     groups: dict[tuple[str, str, str], list[Recommendation]] = {}
     for rec in recommendations:
-        instance = by_id.get(rec.instance_id)
-        if instance is not None and instance.placement_group and instance.is_running:
-            groups.setdefault((rec.account_id, rec.region, instance.placement_group), []).append(rec)
+        key = placement_key(rec, by_id.get(rec.instance_id))
+        if key is not None:
+            groups.setdefault(key, []).append(rec)
     replaced: dict[str, Recommendation] = {}
     for (_, _, name), members in groups.items():
         if len(members) < 2 or not any(rec.target_type for rec in members):
@@ -35,6 +35,13 @@ def group_level(recommendations: Sequence[Recommendation], instances: Sequence[I
         for rec in _together(name, members, by_id):
             replaced[rec.instance_id] = rec
     return [replaced.get(rec.instance_id, rec) for rec in recommendations]
+
+
+def placement_key(rec: Recommendation, instance: Instance | None) -> tuple[str, str, str] | None:
+    """The placement group whose members `group_level` advises together (None: the host runs in none)."""
+    if instance is None or not instance.placement_group or not instance.is_running:
+        return None
+    return (rec.account_id, rec.region, instance.placement_group)
 
 
 def _together(name: str, members: Sequence[Recommendation], instances: Mapping[str, Instance]) -> list[Recommendation]:

@@ -211,14 +211,17 @@ def fleet_totals(
 ) -> Totals:
     """The one definition of the report's totals (CLI and Slack alike). `rounded=False` keeps exact sums, for
     totals that are added up later (shards of a fleet)."""
-    recs = list(recommendations)
     money: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     net: dict[Category, Decimal] = dict.fromkeys(Category, Decimal(0))
     count: Counter[Category] = Counter()
+    findings: Counter[Finding] = Counter()
+    kinds: Counter[str] = Counter()
     cost = actionable = actionable_net = untagged = untagged_net = Decimal(0)
     actionable_count = untagged_count = unpriced = 0
     hosts = 0
-    for rec in recs:
+    for rec in recommendations:  # one pass: the recommendations may be read back from a file (the CLI's)
+        findings[rec.finding] += 1
+        kinds[rec.kind.value] += 1
         if not node_group(rec):  # a group's nodes count as hosts, with their cost
             hosts += 1
             if rec.monthly_cost is None:
@@ -238,8 +241,6 @@ def fleet_totals(
             untagged += delta
             untagged_net += rec.net_savings or Decimal(0)
             untagged_count += 1
-    findings = Counter(rec.finding for rec in recs)
-    kinds = Counter(rec.kind.value for rec in recs)
     totals = Totals(
         instances=hosts,
         monthly_cost=cost,

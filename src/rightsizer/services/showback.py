@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
 from rightsizer.domain.findings import FINDINGS, Finding
@@ -122,28 +122,30 @@ def host_money(rec: Recommendation) -> HostMoney | None:
     return HostMoney(rec.instance_id, rec.instance_name, waste, max(net, ZERO))
 
 
-def group_of(key: str, recs: Sequence[Recommendation], limit: int | None = None) -> Group:
-    """One group's money from its recommendations."""
-    spend, unpriced = ZERO, 0
-    behind = []
-    for rec in recs:
+@dataclass
+class _Tally:
+    """A group's money as its recommendations go by: only the resources behind its numbers are kept."""
+
+    spend: Decimal = ZERO
+    unpriced: int = 0
+    resources: int = 0
+    behind: list[HostMoney] = field(default_factory=list)
+
+    def add(self, rec: Recommendation) -> None:
+        self.resources += 1
         if not RESOURCES[rec.kind].node_group:  # a group's cost is its nodes', counted among the hosts
             if rec.monthly_cost is None:
-                unpriced += 1
+                self.unpriced += 1
             else:
-                spend += rec.monthly_cost
+                self.spend += rec.monthly_cost
         money = host_money(rec)
         if money is not None:
-            behind.append(money)
-    return Group(
-        key,
-        spend,
-        sum((h.waste for h in behind), ZERO),
-        sum((h.net for h in behind), ZERO),
-        len(recs),
-        unpriced,
-        _ranked(behind, limit),
-    )
+            self.behind.append(money)
+
+    def group(self, key: str, limit: int | None) -> Group:
+        behind = self.behind
+        waste, net = sum((h.waste for h in behind), ZERO), sum((h.net for h in behind), ZERO)
+        return Group(key, self.spend, waste, net, self.resources, self.unpriced, _ranked(behind, limit))
 
 
 @dataclass(frozen=True)
@@ -172,10 +174,14 @@ def _ordered(groups: Iterable[Group]) -> tuple[Group, ...]:
 def showback(recommendations: Iterable[Recommendation], by: GroupBy = BY_TEAM, limit: int | None = None) -> Showback:
     """The recommendations' money by `by`, the most waste first. `limit`: how many resources each group names (None:
     every one whose advice saves money)."""
-    members: dict[str, list[Recommendation]] = {}
-    for rec in recommendations:
-        members.setdefault(by.key_of(rec), []).append(rec)
-    return Showback(by, _ordered(group_of(key, recs, limit) for key, recs in members.items()))
+    tallies: dict[str, _Tally] = {}
+    for rec in recommendations:  # one pass, keeping no recommendation: they may be read back from a file (the CLI's)
+        key = by.key_of(rec)
+        tally = tallies.get(key)
+        if tally is None:
+            tally = tallies[key] = _Tally()
+        tally.add(rec)
+    return Showback(by, _ordered(tally.group(key, limit) for key, tally in tallies.items()))
 
 
 # ---------------------------------------------------------------------------------------------
