@@ -13,7 +13,14 @@ from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.approvals import ApprovalStore
-from rightsizer.services.ports import OnDemandPrices, Progress, ResizeWorkflow, SourceUnavailable, UsageSource
+from rightsizer.services.ports import (
+    AdviceStore,
+    OnDemandPrices,
+    Progress,
+    ResizeWorkflow,
+    SourceUnavailable,
+    UsageSource,
+)
 from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
 
@@ -151,9 +158,10 @@ def analyze_one(
     progress: Progress | None = None,
     on_demand: OnDemandPrices | None = None,
     usage_tap: UsageTap | None = None,
+    store: AdviceStore | None = None,
 ) -> RegionAdvice:
     """One region read and analysed as its usage arrives. `usage_tap` wraps the CloudWatch reader (the CLI keeps the
-    page's per-GPU series)."""
+    page's per-GPU series); `store` keeps the advice instead of the region's `recommendations`."""
     from dataclasses import replace
 
     from rightsizer.services.analyze import analyze_region
@@ -172,6 +180,7 @@ def analyze_one(
             settings.lookback_days,
             settings.policy,
             progress,
+            store,
         )
     except Exception as error:
         raise RegionFailure(region, error) from error
@@ -208,9 +217,11 @@ def analyze(
     now: datetime,
     progress: Progress | None = None,
     usage_tap: UsageTap | None = None,
+    store: AdviceStore | None = None,
 ) -> FleetReport:
     """The CLI pipeline: every (account, region) in turn, each analysed as its usage arrives (only the advice is kept
-    from one region to the next), then ranked together.
+    from one region to the next), then ranked together. With a `store`, the advice is kept there, and the report holds
+    none of it (services/report.py's `ranked_head` makes it the head of `store.ranked()`).
 
     An account or region that cannot be read is a warning and a failed target, as in the Lambda pipeline;
     only when nothing at all can be read does it raise RegionFailure (with the first error).
@@ -227,7 +238,7 @@ def analyze(
     for account, reach in reaches:
         for region in regions:
             try:
-                analysed.append(analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap))
+                analysed.append(analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap, store=store))
             except RegionFailure as failure:
                 failures.append(
                     (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)

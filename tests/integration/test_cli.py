@@ -342,3 +342,31 @@ def test_table_header_names_the_lookback_actually_used() -> None:
     header = render_table(build_report([], datetime(2026, 12, 1, tzinfo=UTC), 4)).splitlines()[0]
 
     assert header.split()[-2:] == ["4", "DAYS"]
+
+
+# 3. The whole demo fleet, streamed -----------------------------------------------------------------------------------
+
+
+def test_the_streamed_json_of_the_demo_fleet_is_the_in_memory_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--output json` writes its recommendations as it reads them back from a temporary file (adapters/spill.py);
+    with `--query @` (the whole document) the report is held in memory. Same fleet, same moment: the same bytes,
+    narrowed or not."""
+    from rightsizer.cli import analysis
+
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    moment = datetime.now(UTC)
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return moment
+
+    monkeypatch.setattr(analysis, "datetime", Frozen)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_PRICING", CLOSED_PORT)
+    base = ("analyze", "--region", "us-east-1", "--output", "json", "--prices", "snapshot", "--no-progress")
+    with seeded_moto(end, days=14):
+        for narrowing in ((), ("--group-by", "account", "--finding", "idle", "--finding", "consolidate")):
+            streamed, held = run(*base, *narrowing), run(*base, *narrowing, "--query", "@")
+            assert (streamed.code, held.code, streamed.err) == (0, 0, held.err)
+            assert streamed.out == held.out
+            assert json.loads(streamed.out)["recommendations"]

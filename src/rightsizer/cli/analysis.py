@@ -20,6 +20,7 @@ from rightsizer.settings import ConfigError, PriceMode, Settings
 
 if TYPE_CHECKING:
     from rightsizer.adapters.html.series import UnitSeries
+    from rightsizer.adapters.spill import SpilledAdvice
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,17 @@ class LiveReport:
     # The other enabled regions where an instance has this id or Name tag (None: every region was analysed, or none
     # can be asked): where `show` points for a host it did not find.
     elsewhere: Callable[[str], list[str]] | None = None
+    # `stream`: the recommendations, in an unnamed temporary file (the report holds none of them): gone when closed, or
+    # with the process however it ends.
+    advice: SpilledAdvice | None = None
 
 
-def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, keep_series: bool = False) -> LiveReport:
+def live_report(
+    args: argparse.Namespace, err: TextIO, *, color: bool = True, keep_series: bool = False, stream: bool = False
+) -> LiveReport:
     """Collect and analyse as `analyze` does (--region / --all-regions, --account-role-arn, ...). A UsageError or
-    CommandFailed when nothing can be analysed."""
+    CommandFailed when nothing can be analysed. `stream`: the advice is kept in a temporary file, not in memory (the
+    report is the head of `advice.ranked()`: services/report.py's `ranked_head`)."""
     try:
         Settings(lookback_days=args.lookback_days)  # checks the range before any AWS call
         time_zones(args.time_zone or ())
@@ -53,6 +60,7 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
     from rightsizer import bootstrap
     from rightsizer.adapters.aws.session import known_regions
     from rightsizer.adapters.html.series import UnitSeriesTap
+    from rightsizer.adapters.spill import SpilledAdvice
     from rightsizer.services.ports import UsageSource
 
     session = aws_session(args)
@@ -65,6 +73,7 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
         return UnitSeriesTap(inner, kept)
 
     now = datetime.now(UTC)
+    advice = SpilledAdvice() if stream else None
     try:
         if args.all_regions:
             regions, discovery_warnings = bootstrap.regions_with_accelerated_hosts(
@@ -84,6 +93,7 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
                 now,
                 reporter,
                 usage_tap=tap if keep_series else None,
+                store=advice,
             )
     except bootstrap.RegionFailure as failure:
         raise CommandFailed(bootstrap.describe_failure(failure.error, failure.region)) from None
@@ -95,7 +105,7 @@ def live_report(args: argparse.Namespace, err: TextIO, *, color: bool = True, ke
         return bootstrap.regions_holding(session, home or regions[0], query, analysed)
 
     warnings = (*discovery_warnings, *report.warnings)
-    return LiveReport(report, warnings, kept, None if args.all_regions else elsewhere)
+    return LiveReport(report, warnings, kept, None if args.all_regions else elsewhere, advice)
 
 
 def _settings(args: argparse.Namespace, regions: Sequence[str], roles: tuple[str, ...]) -> Settings:

@@ -7,7 +7,7 @@ one), where to analyse (--region, --all-regions, --account-role-arn, ...), how t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TextIO
 
@@ -15,7 +15,8 @@ from rightsizer.cli.errors import UsageError
 from rightsizer.cli.output.document import OUTPUTS, add_output_options
 from rightsizer.cli.output.report import REPORT_FORMATS
 from rightsizer.cli.output.table import COLUMNS
-from rightsizer.services.report import FleetReport
+from rightsizer.domain.models import Recommendation
+from rightsizer.services.report import FleetReport, ranked_head
 from rightsizer.services.showback import BY_TEAM, Filters, GroupBy, filters_of, showback
 from rightsizer.settings import PriceMode
 
@@ -190,6 +191,17 @@ class Narrowing:
     def reads_everything(self) -> bool:
         """Filters, or groups other than the teams a stored ranking keeps: every recommendation is needed."""
         return bool(self.filters) or self.group_by not in (None, BY_TEAM)
+
+    def kept(self, ranked: Callable[[], Iterable[Recommendation]]) -> Callable[[], Iterator[Recommendation]]:
+        """What the filters keep of the recommendations `ranked()` gives, a new pass each call."""
+        return lambda: (rec for rec in ranked() if self.filters.keeps(rec))
+
+    def head(self, report: FleetReport, ranked: Callable[[], Iterable[Recommendation]]) -> FleetReport:
+        """`apply` for a report that holds none of its recommendations (`ranked()` gives them, in order: the CLI's
+        streamed analysis): the head of what the filters keep, its totals and showback those of what is kept, grouped
+        as asked."""
+        head = ranked_head(report, self.kept(ranked), self.group_by or BY_TEAM)
+        return replace(head, filtered=self.filters.describe(), grouped=self.group_by is not None)
 
     def apply(self, report: FleetReport) -> FleetReport:
         """The report narrowed to what the filters keep, its totals those of what is kept, grouped as asked."""

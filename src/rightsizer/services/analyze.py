@@ -21,11 +21,11 @@ from typing import Any
 from rightsizer.domain.analyzer import analyze_fleet, analyze_instance
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, HostCover, coverage
-from rightsizer.domain.consolidation import consolidate
+from rightsizer.domain.consolidation import GroupKey, consolidate, consolidation_key
 from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import Instance, Recommendation, UsageSummary
-from rightsizer.domain.node_groups import group_nodes
-from rightsizer.domain.placement import group_level
+from rightsizer.domain.node_groups import group_nodes, node_group_of
+from rightsizer.domain.placement import group_level, placement_key
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.collect import (
@@ -36,7 +36,7 @@ from rightsizer.services.collect import (
     usage_summaries,
     usage_warnings,
 )
-from rightsizer.services.ports import Progress, Window
+from rightsizer.services.ports import AdviceStore, Progress, Window
 from rightsizer.settings import PriceMode
 
 
@@ -113,6 +113,82 @@ def analyze_as_read(
     return across_hosts(recommendations, instances, kept, catalog, prices, policy, covers)
 
 
+def analyze_into(
+    store: AdviceStore,
+    instances: Sequence[Instance],
+    summaries: Iterable[UsageSummary],
+    catalog: Catalog,
+    prices: PriceBook,
+    policy: Policy,
+    now: datetime,
+    covers: Mapping[str, HostCover],
+    gaps: tuple[Gap, ...] = (),
+) -> None:
+    """`analyze_as_read` for a fleet larger than memory: each host's recommendation goes into `store` as soon as it is
+    made (with what consolidation reads of its summary, where consolidation may pack the host), and the steps across
+    hosts then run one group at a time on the members they take back. Memory holds the groups' members, not the
+    fleet's advice. The store ends up with the same recommendations as `analyze_as_read` returns, in the same order
+    (`AdviceStore.put`'s `order`: after what the store held)."""
+    first = len(store)
+    by_id = {instance.instance_id: instance for instance in instances}
+    position = {instance.instance_id: first + n for n, instance in enumerate(instances)}
+    placements: dict[tuple[str, str, str], list[str]] = {}
+    consolidations: dict[GroupKey, list[str]] = {}
+    owned: dict[tuple[str, str, str], list[str]] = {}
+
+    def analyze_one(instance: Instance, summary: UsageSummary | None) -> None:
+        iid = instance.instance_id
+        rec = analyze_instance(instance, summary, catalog, prices, policy, now, covers.get(iid), gaps)
+        kept = for_the_fleet(summary) if summary is not None else None
+        packed = consolidation_key(rec, instance, kept)
+        store.put(rec, kept if packed is not None else None, order=position[iid])
+        placed, grouped = placement_key(rec, instance), node_group_of(rec, instance)
+        if placed is not None:
+            placements.setdefault(placed, []).append(iid)
+        if packed is not None:
+            consolidations.setdefault(packed, []).append(iid)
+        if grouped is not None:
+            owned.setdefault(grouped[0], []).append(iid)
+
+    seen: set[str] = set()
+    for summary in summaries:
+        analyze_one(by_id[summary.instance_id], summary)
+        seen.add(summary.instance_id)
+    for instance in instances:
+        if instance.instance_id not in seen:
+            analyze_one(instance, None)
+
+    def taken(ids: Sequence[str]) -> tuple[list[Recommendation], dict[str, UsageSummary], list[Instance]]:
+        """A group's members in the instances' order (the order `across_hosts` sees them in), as the store has them."""
+        ordered = sorted(ids, key=position.__getitem__)
+        members = [by_id[iid] for iid in ordered]
+        recs, usage = [], {}
+        for member in members:
+            rec, summary = store.taken(member.account_id, member.region, member.instance_id)
+            recs.append(rec)
+            if summary is not None:
+                usage[member.instance_id] = summary
+        return recs, usage, members
+
+    for ids in placements.values():
+        recs, _, members = taken(ids)
+        for rec in group_level(recs, members):
+            store.put(rec)
+    for ids in consolidations.values():
+        recs, usage, members = taken(ids)
+        for rec in consolidate(recs, members, usage, catalog, policy, covers):
+            store.put(rec)
+    after = first + len(instances)  # the groups' own recommendations come after every host, in their order
+    for ids in sorted(owned.values(), key=lambda ids: min(position[iid] for iid in ids)):
+        recs, _, members = taken(ids)
+        for rec in group_nodes(recs, members, catalog, prices, policy, covers):
+            if rec.instance_id in by_id:
+                store.put(rec)
+            else:
+                store.put(rec, order=after)
+                after += 1
+
+
 @dataclass(frozen=True)
 class RegionAdvice:
     """One region of one account, read and analysed: its advice, what was read to give it, and the warnings."""
@@ -138,19 +214,31 @@ def analyze_region(
     lookback_days: int,
     policy: Policy,
     progress: Progress | None = None,
+    store: AdviceStore | None = None,
 ) -> RegionAdvice:
     """The CLI's region: inventory and context, then each host analysed as its usage arrives (the region's EC2 hosts and
-    their node groups), then its SageMaker resources."""
+    their node groups), then its SageMaker resources. With a `store`, the advice goes there (`analyze_into`) and the
+    region's `recommendations` are empty."""
     instances, context = read_region(account_id, region, sources, reference, price_mode, now, lookback_days, progress)
     covers = coverage(instances, context.commitments, context.prices.on_demand)
     summaries = usage_summaries(instances, context, sources.usage)
-    hosts = analyze_as_read(instances, summaries, context.catalog, context.prices, policy, now, covers, context.gaps)
+    args = (instances, summaries, context.catalog, context.prices, policy, now, covers, context.gaps)
+    hosts: list[Recommendation] = []
+    if store is None:
+        hosts = analyze_as_read(*args)
+    else:
+        analyze_into(store, *args)
     warnings = [*context.warnings, *usage_warnings(context, sources.usage)]
     sagemaker = read_sagemaker(context, sources, reference, price_mode)
     if sagemaker is not None:
         from rightsizer.services.sagemaker import analyze_region_sagemaker
 
-        hosts += analyze_region_sagemaker(sagemaker, context.catalog, policy, now)
+        resources = analyze_region_sagemaker(sagemaker, context.catalog, policy, now)
+        if store is None:
+            hosts += resources
+        else:
+            for rec in resources:
+                store.put(rec, order=len(store))
         warnings += sagemaker.warnings
     return RegionAdvice(
         account_id=account_id,

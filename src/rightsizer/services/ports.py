@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
-from rightsizer.domain.models import ActionKind, DecisionKind, Instance, InstanceTypeSpec, Resize
+from rightsizer.domain.models import (
+    ActionKind,
+    DecisionKind,
+    Instance,
+    InstanceTypeSpec,
+    Recommendation,
+    Resize,
+    UsageSummary,
+)
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.services.since import Prior
@@ -103,6 +111,27 @@ class UsageSource(Protocol):
         """Raw usage series, one entry per instance (with or without accelerator data), produced a batch at
         a time: the caller summarises them as they come and lets them go, so memory does not grow with the fleet."""
         ...
+
+
+class AdviceStore(Protocol):
+    """Where a live analysis keeps the recommendations it has made, so that its memory does not grow with the fleet
+    (the CLI's: a temporary file). A recommendation is kept under (account, region, resource id): putting one again
+    replaces it (a step across hosts rewrote it) and keeps its place in the order; `summary` is what a step across
+    hosts still reads of the host (consolidation), kept until the recommendation is put again."""
+
+    def put(self, rec: Recommendation, summary: UsageSummary | None = None, *, order: int | None = None) -> None:
+        """Keep `rec`; `order` (given the first time) ranks it among recommendations that tie on savings, as the order
+        of a list of them would."""
+        ...
+
+    def taken(self, account_id: str, region: str, resource_id: str) -> tuple[Recommendation, UsageSummary | None]: ...
+
+    def ranked(self) -> Iterator[Recommendation]:
+        """Every recommendation kept, in the report's order (services/report.py's `savings_key`, then `order`): a new
+        pass over them each call."""
+        ...
+
+    def __len__(self) -> int: ...
 
 
 class Progress(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -445,6 +445,15 @@ def build_report(
         managed_tag_key=managed_tag_key,
         showback=showback(recs, group_by),
     )
+
+
+def ranked_head(
+    report: FleetReport, ranked: Callable[[], Iterable[Recommendation]], group_by: GroupBy = BY_TEAM
+) -> FleetReport:
+    """`report`, which holds no recommendation, made the head of those `ranked()` gives (in the report's order, a new
+    pass each call: the CLI's are read back from a file): their totals and showback, as a report holding them has."""
+    totals = fleet_totals(ranked(), report.action_scope)
+    return replace(report, fleet=totals, showback=showback(ranked(), group_by))
 
 
 # ---------------------------------------------------------------------------------------------

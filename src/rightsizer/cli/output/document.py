@@ -23,6 +23,7 @@ OUTPUTS = ("json", "text", "table", "yaml")
 TABLES = ("table", "wide")  # a report's table, and kubectl's `-o wide`: every column, every value whole
 COLORS = ("on", "off", "auto")
 DEFAULT_COLUMNS = 120  # a report's table, where no width is known
+JSON_INDENT = 2  # --output json: `json.dump`'s indent (report.py's `write_ranked_json` writes the same bytes)
 CLI_EXTRA = "pip install 'gpu-rightsizer[cli]'"  # pyproject.toml's optional dependency `cli`
 
 
@@ -181,7 +182,7 @@ def write_document(document: Any, output: Output, out: TextIO, table: Callable[[
     """`document` (the verb's JSON) as the output asks; `table` renders the verb's own table (without --query)."""
     data = search(output.query, document) if output.query is not None else document
     if output.format == "json":
-        json.dump(data, out, indent=2)
+        json.dump(data, out, indent=JSON_INDENT)
         out.write("\n")
     elif output.format == "yaml":
         out.write(yaml_module().safe_dump(data, sort_keys=False, allow_unicode=True, width=120))

@@ -5,17 +5,19 @@ csv for spreadsheets and the report page (html), to stdout or to the file of --h
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rightsizer.cli.errors import CommandFailed, UsageError
 from rightsizer.cli.output.csv_rows import write_csv
-from rightsizer.cli.output.document import OUTPUTS, TABLES, Output, table_width, write_document
+from rightsizer.cli.output.document import JSON_INDENT, OUTPUTS, TABLES, Output, table_width, write_document
 from rightsizer.cli.output.paint import Paint
 from rightsizer.cli.output.table import Charset, render_table
-from rightsizer.services.report import FleetReport, report_json
+from rightsizer.domain.models import Recommendation
+from rightsizer.services.report import FleetReport, recommendation_json, report_json
 
 if TYPE_CHECKING:
     from rightsizer.adapters.html.series import UnitSeries
@@ -62,6 +64,30 @@ WRITERS: dict[str, Writer] = {
     "csv": lambda report, output, out, page: write_csv(report, out),
     "html": _html,
 }
+
+
+def write_ranked_json(head: FleetReport, ranked: Iterable[Recommendation], out: TextIO) -> None:
+    """`--output json` of a report whose recommendations are read back one at a time (`head` holds none of them: see
+    services/report.py's `ranked_head`): the bytes `write_report` writes of the report holding them, each
+    recommendation written as it is read. `json.dump` with an indent writes an object nested n levels deep as
+    `json.dumps` writes it alone, each line after its first indented n levels more; JSON text has no raw newline in a
+    string, so indenting after each newline is exact."""
+    document = json.dumps(report_json(head), indent=JSON_INDENT)
+    before, marker, after = document.partition(f'\n{_NESTED}"recommendations": [],')
+    if not marker:
+        raise ValueError("the head of a ranked report must hold no recommendation")
+    out.write(f'{before}\n{_NESTED}"recommendations": ')
+    scope, tag_key, opening = head.action_scope, head.managed_tag_key, "["
+    item = "\n" + _NESTED * 2
+    for rec in ranked:
+        text = json.dumps(recommendation_json(rec, scope, tag_key), indent=JSON_INDENT)
+        out.write(opening + item + text.replace("\n", item))
+        opening = ","
+    out.write("[]," if opening == "[" else f"\n{_NESTED}],")
+    out.write(after + "\n")
+
+
+_NESTED = " " * JSON_INDENT  # one level of the document's indent
 
 
 def write_report(report: FleetReport, output: Output | str, out: TextIO, *, page: Page = Page()) -> None:

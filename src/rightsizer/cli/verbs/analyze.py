@@ -18,7 +18,7 @@ from rightsizer.cli.options import (
     add_where_options,
 )
 from rightsizer.cli.output.document import Output
-from rightsizer.cli.output.report import Page, html_target, write_page_file, write_report
+from rightsizer.cli.output.report import Page, html_target, write_page_file, write_ranked_json, write_report
 
 
 def _analyze_options(parser: argparse.ArgumentParser) -> None:
@@ -32,15 +32,27 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     output = Output.of(args, out)  # --output, --format, --query and --color are checked before any AWS call
     page_file = html_target(args)
     narrowing = Narrowing.of(args)
+    # The JSON document alone (no --query, no page) is written as its recommendations are read back from a temporary
+    # file: memory does not grow with the fleet. The other outputs hold the report in memory.
+    streamed = output.format == "json" and output.query is None and page_file is None
     live = analysis.live_report(
-        args, err, color=output.color, keep_series=output.format == "html" or page_file is not None
+        args,
+        err,
+        color=output.color,
+        keep_series=output.format == "html" or page_file is not None,
+        stream=streamed,
     )
-    page = Page(series=live.series)
-    report = narrowing.apply(live.report)
-    write_report(report, output, out, page=page)
+    if live.advice is not None:
+        with live.advice as advice:
+            write_ranked_json(narrowing.head(live.report, advice.ranked), narrowing.kept(advice.ranked)(), out)
+    else:
+        page = Page(series=live.series)
+        report = narrowing.apply(live.report)
+        write_report(report, output, out, page=page)
+        if page_file is not None:
+            out.flush()
+            write_page_file(page_file, report, page)
     out.flush()
-    if page_file is not None:
-        write_page_file(page_file, report, page)
     print_warnings(err, live.warnings)
     return EXIT_OK
 
