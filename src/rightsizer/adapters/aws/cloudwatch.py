@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -122,11 +122,17 @@ _SUMMED_FIELDS = frozenset({_DISK_FIELD[0]})
 _PROCESS_DIMENSIONS = ("exe", "pattern", "pidfile", "pid_file")
 
 Dimensions = tuple[tuple[str, str], ...]
+# The value of a listed series' instance dimension, in the dimension set discovery keeps: the hosts of one type publish
+# their series under the same dimension sets but for their own id, so one copy of each (metric, set, device) serves
+# every host of a region (the set is filled in with the host's id when a query is sent). Memory then holds a few bytes
+# per series, not a copy of each, while a region's discovery waits to be read (the CLI reads a whole region).
+_THIS_HOST = "\x00this host"
 
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """One dimension set ListMetrics returned for an instance; device None means a roll-up."""
+    """One dimension set ListMetrics returned for an instance (its instance dimension's value `_THIS_HOST`); device
+    None means a roll-up."""
 
     metric_name: str
     dimensions: Dimensions
@@ -151,7 +157,8 @@ class _Query:
     label: str = ""  # what a host-level query is about beyond its field (a process's name)
 
     def request(self, query_id: str) -> dict[str, Any]:
-        return metric_stat_query(query_id, self.namespace, self.metric_name, self.dimensions, self.stat, self.period)
+        dimensions = tuple((name, self.instance_id if value == _THIS_HOST else value) for name, value in self.dimensions)
+        return metric_stat_query(query_id, self.namespace, self.metric_name, dimensions, self.stat, self.period)
 
     def describe(self) -> str:
         where = f" {self.device}" if self.device is not None else ""
@@ -221,10 +228,11 @@ class CloudWatchUsage:
         self.warnings: list[str] = []
         # instance id -> the types its agent series were published on before a resize (those series are not read)
         self._earlier_types: dict[str, set[str]] = defaultdict(set)
-        # One copy of each metric name and dimension (name, value) pair the listings return, kept by every series that
-        # has it: a region's discovery then holds a few small tuples per series instead of every listed string (the
-        # CLI discovers a whole region at once).
+        # One copy of each metric name, dimension (name, value) pair, dimension set and `_Found` the listings return,
+        # kept by every series and host that has it (see _THIS_HOST): a region's discovery then holds a reference per
+        # series instead of every listed string (the CLI discovers a whole region at once).
         self._shared: dict[Any, Any] = {}
+        self._identities: dict[_Found, tuple[str, frozenset[tuple[str, str]]]] = {}
 
     @property
     def minimum_get_metric_data_calls(self) -> int:
@@ -252,16 +260,18 @@ class CloudWatchUsage:
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         nitro = frozenset(iid for iid, inst in running.items() if _nitro(specs.get(inst.instance_type)))
         plan = self._plan(running, kinds, nitro)
-        self.queries = sum(len(queries) for queries in plan.values())
-        batches = _pack(list(plan.items()), window, self._max_queries, self._page)
+        sizes = [_size(iid, plan(iid), window) for iid in running]
+        self.queries = sum(queries for _, queries, _ in sizes)
+        batches = _pack(sizes, self._max_queries, self._page)
         if self._progress is not None:
             self._progress.stage("usage", len(batches))
         problems = _Problems()
         for batch in batches:
-            queries = [query for _, instance_queries in batch for query in instance_queries]
+            planned = [(iid, plan(iid)) for iid in batch]
+            queries = [query for _, instance_queries in planned for query in instance_queries]
             points = self._run(queries, window, problems)
             start = 0
-            for iid, instance_queries in batch:
+            for iid, instance_queries in planned:
                 stop = start + len(instance_queries)
                 found = list(zip(instance_queries, points[start:stop], strict=True))
                 # neuron-monitor reports only the cores an application holds: silence while running is idleness.
@@ -288,7 +298,7 @@ class CloudWatchUsage:
         running = {i.instance_id: i for i in instances if i.is_running}
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         plan = self._plan(running, kinds, nitro=frozenset())  # the accelerators' series only: no EBS to ask
-        return {iid: frozenset(q.namespace for q in queries if q.device is not None) for iid, queries in plan.items()}
+        return {iid: frozenset(q.namespace for q in plan(iid) if q.device is not None) for iid in running}
 
     # Discovery -----------------------------------------------------------------------------------
 
@@ -304,7 +314,9 @@ class CloudWatchUsage:
 
     def _plan(
         self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None], nitro: frozenset[str]
-    ) -> dict[str, list[_Query]]:
+    ) -> Callable[[str], list[_Query]]:
+        """Discovery, then each running host's queries as they are asked for: a batch's hosts' queries exist while the
+        batch is read, not the region's (the CLI reads a whole region)."""
         m = self._metrics
         nvidia = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NVIDIA}
         neuron = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NEURON}
@@ -346,8 +358,7 @@ class CloudWatchUsage:
         }
         insights = self._discover_insights(without_agent, per_instance=per_instance)
 
-        plan: dict[str, list[_Query]] = {}
-        for iid in running:
+        def plan(iid: str) -> list[_Query]:
             found = agent.get(iid, [])
             gpu_found = [f for f in found if f.metric_name in gpu_metrics] if iid in nvidia else []
             queries: list[_Query] = []
@@ -373,7 +384,8 @@ class CloudWatchUsage:
                     fields = (_HOST_MEMORY_FIELD,)
                     queries.extend(_queries(iid, host, CONTAINER_INSIGHTS_NAMESPACE, fields, device=None))
             queries.extend(self._host_queries(iid, found, nitro=iid in nitro))
-            plan[iid] = queries
+            return queries
+
         return plan
 
     def _host_queries(self, iid: str, found: Sequence[_Found], *, nitro: bool) -> Iterator[_Query]:
@@ -452,33 +464,42 @@ class CloudWatchUsage:
         m = self._metrics
         instance_dimension, type_dimension = dimension_names or (m.instance_dimension, m.instance_type_dimension)
         found: dict[str, list[_Found]] = defaultdict(list)
-        seen: set[tuple[str, frozenset[tuple[str, str]]]] = set()
         for metric in listed:
-            metric_name: str = self._one(str(metric.get("MetricName", "")))
-            dimensions: Dimensions = tuple(
-                self._one((str(d["Name"]), str(d["Value"]))) for d in metric.get("Dimensions", [])
-            )
-            values = dict(dimensions)
+            listed_dimensions = [(str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", [])]
+            values = dict(listed_dimensions)
             instance = wanted.get(values.get(instance_dimension, ""))
             if instance is None:  # another shard's host: nothing of it is kept (memory stays flat)
                 continue
-            key = (metric_name, frozenset(dimensions))
-            if key in seen:  # a store may list one series more than once; query it once
-                continue
-            seen.add(key)
             recorded_type = values.get(type_dimension)
             if recorded_type is not None and recorded_type != instance.instance_type:
                 # Published before a resize: it describes other hardware. The resize itself is evidence: the samples
                 # before the first on the current type are not judged, CloudTrail or not (domain/summaries.py).
                 self._earlier_types[instance.instance_id].add(recorded_type)
                 continue
+            template: Dimensions = self._one(
+                tuple(
+                    self._one((name, _THIS_HOST if name == instance_dimension else value))
+                    for name, value in listed_dimensions
+                )
+            )
             device = values.get(device_dimension) if device_dimension else None
-            found[instance.instance_id].append(_Found(metric_name, dimensions, device))
+            one: _Found = self._one(_Found(self._one(str(metric.get("MetricName", ""))), template, device))
+            mine = found[instance.instance_id]
+            if any(self._series(other) == self._series(one) for other in mine):
+                continue  # a store may list one series more than once (its dimensions in any order): query it once
+            mine.append(one)
         return found
 
     def _one(self, value: Any) -> Any:
         """The copy of `value` this read keeps (the first seen)."""
         return self._shared.setdefault(value, value)
+
+    def _series(self, found: _Found) -> tuple[str, frozenset[tuple[str, str]]]:
+        """Which series `found` is, whatever the order of its dimensions."""
+        series = self._identities.get(found)
+        if series is None:
+            series = self._identities[found] = (found.metric_name, frozenset(found.dimensions))
+        return series
 
     def _list_metrics(self, request: dict[str, Any]) -> Iterator[Mapping[str, Any]]:
         if self._recently_active:
@@ -540,31 +561,34 @@ def _expected_points(query: _Query, window: Window) -> int:
     return max(1, int((window.end - window.start).total_seconds()) // query.period)
 
 
-def _pack(
-    plan: Sequence[tuple[str, list[_Query]]], window: Window, max_queries: int, page: int
-) -> list[list[tuple[str, list[_Query]]]]:
-    """Batches of whole instances: at most `max_queries` queries each (an instance with more gets a batch of
-    its own, asked in several requests), each as close as can be to a whole number of full pages.
+def _size(iid: str, queries: Sequence[_Query], window: Window) -> tuple[str, int, int]:
+    """(instance id, its queries, the datapoints they are expected to answer): what packing reads of a host."""
+    return iid, len(queries), sum(_expected_points(query, window) for query in queries)
+
+
+def _pack(sizes: Sequence[tuple[str, int, int]], max_queries: int, page: int) -> list[list[str]]:
+    """Batches of whole instances (their `_size`s): at most `max_queries` queries each (an instance with more gets a
+    batch of its own, asked in several requests), each as close as can be to a whole number of full pages.
 
     From each position, every prefix that fits is scored by how full its last page would be (expected
     datapoints / pages x page); the fullest wins, the longer on a tie. A batch whose pages are full costs
     exactly the minimum; the shard as a whole wastes less than a page per batch only where sizes force it.
     """
-    batches: list[list[tuple[str, list[_Query]]]] = []
+    batches: list[list[str]] = []
     start = 0
-    while start < len(plan):
+    while start < len(sizes):
         best, best_fill, queries, points = start + 1, -1.0, 0, 0
-        for end in range(start, len(plan)):
-            instance_queries = plan[end][1]
-            if end > start and queries + len(instance_queries) > max_queries:
+        for end in range(start, len(sizes)):
+            _, instance_queries, instance_points = sizes[end]
+            if end > start and queries + instance_queries > max_queries:
                 break
-            queries += len(instance_queries)
-            points += sum(_expected_points(query, window) for query in instance_queries)
+            queries += instance_queries
+            points += instance_points
             pages = max(math.ceil(queries / max_queries), math.ceil(points / page))
             fill = points / (pages * page)
             if fill >= best_fill - 1e-9:
                 best, best_fill = end + 1, fill
-        batches.append(list(plan[start:best]))
+        batches.append([iid for iid, _, _ in sizes[start:best]])
         start = best
     return batches
 
