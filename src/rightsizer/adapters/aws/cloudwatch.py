@@ -157,7 +157,8 @@ class _Query:
     label: str = ""  # what a host-level query is about beyond its field (a process's name)
 
     def request(self, query_id: str) -> dict[str, Any]:
-        dimensions = tuple((name, self.instance_id if value == _THIS_HOST else value) for name, value in self.dimensions)
+        iid = self.instance_id
+        dimensions = tuple((name, iid if value == _THIS_HOST else value) for name, value in self.dimensions)
         return metric_stat_query(query_id, self.namespace, self.metric_name, dimensions, self.stat, self.period)
 
     def describe(self) -> str:
