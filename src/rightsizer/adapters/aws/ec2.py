@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from sys import intern
 from typing import Any
 
 from rightsizer.adapters.aws.session import read_source
@@ -84,10 +85,13 @@ def _number(value: Any) -> float | None:
 
 
 def _tags(raw: Sequence[Mapping[str, str]] | None) -> dict[str, str]:
-    return {tag["Key"]: tag.get("Value", "") for tag in raw or ()}
+    return {intern(tag["Key"]): intern(tag.get("Value", "")) for tag in raw or ()}
 
 
 def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Instance:
+    """An instance as EC2 describes it. The values hosts share (a zone, a type, a tag) are one copy for all of them
+    (`sys.intern`), and the launch time is in UTC (an answer without a zone is read in local time, each with a tzinfo
+    object of its own): a region's inventory is held for a whole analysis, the CLI's of every host of it."""
     tags = _tags(raw.get("Tags"))
     interfaces = raw.get("NetworkInterfaces") or []
     attachments = [ni.get("Attachment") or {} for ni in interfaces]
@@ -96,25 +100,25 @@ def parse_instance(raw: Mapping[str, Any], account_id: str, region: str) -> Inst
         instance_id=raw["InstanceId"],
         account_id=account_id,
         region=region,
-        availability_zone=placement.get("AvailabilityZone", ""),
-        instance_type=raw["InstanceType"],
-        state=(raw.get("State") or {}).get("Name", "unknown"),
-        launch_time=raw["LaunchTime"],
+        availability_zone=intern(placement.get("AvailabilityZone", "")),
+        instance_type=intern(raw["InstanceType"]),
+        state=intern((raw.get("State") or {}).get("Name", "unknown")),
+        launch_time=raw["LaunchTime"].astimezone(UTC),
         tags=tags,
-        lifecycle=raw.get("InstanceLifecycle") or "on-demand",
+        lifecycle=intern(raw.get("InstanceLifecycle") or "on-demand"),
         asg_name=tags.get("aws:autoscaling:groupName"),
-        root_device_type=raw.get("RootDeviceType") or "ebs",
-        architecture=raw.get("Architecture") or "x86_64",
+        root_device_type=intern(raw.get("RootDeviceType") or "ebs"),
+        architecture=intern(raw.get("Architecture") or "x86_64"),
         ena_support=raw.get("EnaSupport") is not False,  # absent: unknown, checked again before a resize
         uses_efa=any(ni.get("InterfaceType") == "efa" for ni in interfaces),
-        platform=raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX",
+        platform=intern(raw.get("PlatformDetails") or raw.get("Platform") or "Linux/UNIX"),
         capacity_reservation_id=raw.get("CapacityReservationId") or None,
-        usage_operation=raw.get("UsageOperation") or "",
-        tenancy=placement.get("Tenancy") or "default",
-        placement_group=placement.get("GroupName") or "",
+        usage_operation=intern(raw.get("UsageOperation") or ""),
+        tenancy=intern(placement.get("Tenancy") or "default"),
+        placement_group=intern(placement.get("GroupName") or ""),
         ena_express=any((a.get("EnaSrdSpecification") or {}).get("EnaSrdEnabled") for a in attachments),
         network_cards_used=max(1, len({int(a.get("NetworkCardIndex") or 0) for a in attachments})),
-        image_id=raw.get("ImageId") or "",
+        image_id=intern(raw.get("ImageId") or ""),
     )
 
 
