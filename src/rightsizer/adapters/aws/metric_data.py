@@ -8,10 +8,10 @@ supports; tests/unit/test_metric_data.py checks it still does), where a result's
 its `Values` numbers. This parser decodes a successful GetMetricData body with orjson (numbers several times faster
 than the standard library's), takes each result's two long lists out as arrays (epoch seconds as int64, values as
 float64, as `epochs` and `floats` convert them), and hands what is left - ids, labels, status codes, messages,
-NextToken - to botocore's own walk. The timestamps, whole epoch seconds on CloudWatch's wire, are read by numpy's own
-text reader from the body's bytes (`np.fromstring`, ~4x faster than orjson's Python integers and their conversion);
-a list it cannot read whole and exactly (fractions, `1.7E9` as AWS's Java services write numbers, values beyond
-int64) is left in the body for orjson. Everything else goes to botocore's parser unchanged: errors (throttling and
+NextToken - to botocore's own walk. The timestamps, whole epoch seconds of ten digits on CloudWatch's wire, are read by
+numpy's own text reader from the body's bytes (`np.fromstring`, ~4x faster than orjson's Python integers and their
+conversion); any other list (fractions, `1.7E9` as AWS's Java services write numbers, other lengths) is left in the
+body for orjson. Everything else goes to botocore's parser unchanged: errors (throttling and
 5xx reach botocore's retries and error parsing as before), other operations, and any body the fast path does not
 expect (botocore then decodes it as it always did, and the collector converts its lists with the same two functions),
 so the answer is always botocore's, only faster.
@@ -42,7 +42,6 @@ OPERATION = "GetMetricData"
 OUTPUT_SHAPE = "GetMetricDataOutput"
 _ARRAYS = ("Timestamps", "Values")
 _STAMPS_KEY = b'"Timestamps":['  # how a result's timestamps start on the wire (no space: JSON as AWS writes it)
-_INT64_MAX = int(np.iinfo(np.int64).max)  # where np.fromstring saturates an integer too large
 
 
 def epochs(timestamps: Sequence[Any] | Ints) -> Ints:
@@ -177,19 +176,27 @@ def read_timestamps(body: bytes) -> tuple[bytes, list[Ints | None]]:
 
 
 _DIGITS_AND_COMMAS = b"0123456789,"
+_TEN_DIGITS = (10**9, 10**10)  # epoch seconds from 2001-09-09 to 2286-11-20 are written with ten digits
 
 
 def _whole_seconds(text: bytes) -> Ints | None:
-    """The numbers of a JSON list's inside as int64, when they are JSON integers numpy reads exactly: digits and
-    commas only, none empty, none with a leading zero, none beyond int64. None for anything else (orjson reads it):
-    `np.fromstring` would take `+5`, `007` or a trailing comma, which JSON does not, and saturates what int64 cannot
-    hold."""
-    if text.translate(None, _DIGITS_AND_COMMAS) or text.startswith((b"0", b",")) or text.endswith(b","):
+    """The numbers of a JSON list's inside as int64, when they are epoch seconds of ten digits each, as CloudWatch
+    writes its timestamps: digits and commas only, each number from 10**9 to 10**10 - 1 and the text exactly that
+    long (so none has a leading zero, none is empty, no comma trails). None for anything else, which orjson reads:
+    `np.fromstring` takes `+5`, `007` or a trailing comma, which JSON does not."""
+    if text.translate(None, _DIGITS_AND_COMMAS):
         return None
-    if b",," in text or b",0" in text:
+    try:
+        stamps = np.fromstring(text, dtype=np.int64, sep=",")
+    except ValueError:  # an empty number (",,", a leading comma)
         return None
-    stamps = np.fromstring(text, dtype=np.int64, sep=",")
-    return None if len(stamps) and int(stamps.max()) == _INT64_MAX else stamps
+    count = len(stamps)
+    if not count:
+        return stamps if not text else None
+    low, high = _TEN_DIGITS
+    if len(text) != 11 * count - 1 or int(stamps.min()) < low or int(stamps.max()) >= high:
+        return None
+    return stamps
 
 
 class MetricDataParsers(ResponseParserFactory):
