@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -169,6 +170,10 @@ def analyze_one(
     try:
         account_id = session.account_id(region)
         readers = region_readers(session, account_id, region, settings, progress, on_demand)
+        # What is alive now lives for the whole run: the modules, and the AWS service models the clients loaded (about
+        # half a million objects). Frozen, the collector no longer walks them at each full collection while millions
+        # of datapoints are read (a second of CPU at 2,000 hosts).
+        gc.freeze()
         sources = readers.sources if usage_tap is None else replace(readers.sources, usage=usage_tap(readers.usage))
         return analyze_region(
             account_id,

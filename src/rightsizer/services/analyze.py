@@ -136,7 +136,7 @@ def analyze_into(
     consolidations: dict[GroupKey, list[str]] = {}
     owned: dict[tuple[str, str, str], list[str]] = {}
 
-    def analyze_one(instance: Instance, summary: UsageSummary | None) -> None:
+    def advise(instance: Instance, summary: UsageSummary | None) -> None:
         iid = instance.instance_id
         rec = analyze_instance(instance, summary, catalog, prices, policy, now, covers.get(iid), gaps)
         kept = for_the_fleet(summary) if summary is not None else None
@@ -152,11 +152,11 @@ def analyze_into(
 
     seen: set[str] = set()
     for summary in summaries:
-        analyze_one(by_id[summary.instance_id], summary)
+        advise(by_id[summary.instance_id], summary)
         seen.add(summary.instance_id)
     for instance in instances:
         if instance.instance_id not in seen:
-            analyze_one(instance, None)
+            advise(instance, None)
 
     def taken(ids: Sequence[str]) -> tuple[list[Recommendation], dict[str, UsageSummary], list[Instance]]:
         """A group's members in the instances' order (the order `across_hosts` sees them in), as the store has them."""
