@@ -198,6 +198,10 @@ RAW_CASES: dict[str, bytes] = {
     "an integer beyond int64": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[99999999999999999999],"Values":[1]}]}',
     "seconds of nine and eleven digits": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[999999999,10000000000],'
     b'"Values":[1,2]}]}',
+    "a space where a digit would be": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[ 179608260,1796082600],'
+    b'"Values":[1,2]}]}',
+    "a sign where a digit would be (not JSON)": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[+179608260,'
+    b'1796082600],"Values":[1,2]}]}',
     "a negative and a zero": b'{"MetricDataResults":[{"Id":"q0","Timestamps":[0,-300],"Values":[1,2]}]}',
     "a timestamps list inside another member": b'{"MetricDataResults":[{"Id":"q0","Other":{"Timestamps":[5]},'
     b'"Timestamps":[1796082600],"Values":[1]}]}',
