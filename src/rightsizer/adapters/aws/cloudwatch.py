@@ -676,10 +676,13 @@ def _readings(parts: Sequence[Sequence[_Chunk]]) -> tuple[Ints, Floats, int] | N
     chunks = [chunk for part in parts for chunk in part]
     if not chunks:
         return None
-    stamps = np.concatenate([chunk[0] for chunk in chunks])
-    values = np.concatenate([chunk[1] for chunk in chunks])
-    keep = ~np.isnan(values)
-    if not keep.all():
+    if len(chunks) == 1:  # most series: one page's result, as it came
+        stamps, values = chunks[0]
+    else:
+        stamps = np.concatenate([chunk[0] for chunk in chunks])
+        values = np.concatenate([chunk[1] for chunk in chunks])
+    if math.isnan(values.sum()):  # one pass where there is no NaN (most series); the sum of +inf and -inf looks too
+        keep = ~np.isnan(values)
         stamps, values = stamps[keep], values[keep]
     return (stamps, values, len(chunks)) if len(values) else None
 
