@@ -15,10 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from bench import synthetic_fleet
 
@@ -52,32 +50,30 @@ class CliRun:
 
 
 def seed(count: int) -> list[synthetic_fleet.Host]:
-    """The synthetic fleet's hosts launched in moto's EC2 (one RunInstances per type and zone), tagged; the hosts
-    carry the ids EC2 gave them."""
-    import boto3
+    """The synthetic fleet's hosts launched in moto's EC2, tagged; the hosts carry the ids EC2 gave them.
+
+    Each host is a reservation of its own: moto pages DescribeInstances by reservation (MaxResults of them a page),
+    where EC2 pages by instance. Launched a thousand to a reservation, the whole region came back in one page, and the
+    CLI's peak memory grew with it as it never would against EC2 (its pages hold at most 1,000 instances). Launched
+    through moto's backend, as the tags are: one RunInstances and CreateTags call per host over HTTP takes minutes."""
     from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.ec2.models import ec2_backends
 
-    ec2: Any = boto3.client("ec2", region_name=_REGION)
-    groups: dict[tuple[str, str], list[synthetic_fleet.Host]] = defaultdict(list)
-    for host in synthetic_fleet.fleet(count):
-        groups[(host.instance_type, host.zone)].append(host)
     backend = ec2_backends[DEFAULT_ACCOUNT_ID][_REGION]
     launched = []
-    for (instance_type, zone), members in groups.items():
-        for first in range(0, len(members), 1000):
-            batch = members[first : first + 1000]
-            answer = ec2.run_instances(
-                ImageId=_AMI,
-                InstanceType=instance_type,
-                MinCount=len(batch),
-                MaxCount=len(batch),
-                Placement={"AvailabilityZone": zone},
-            )
-            for host, raw in zip(batch, answer["Instances"], strict=True):
-                # Tags straight into moto's backend: one CreateTags call per host over HTTP takes minutes.
-                backend.create_tags([raw["InstanceId"]], host.tags)
-                launched.append(replace(host, instance_id=str(raw["InstanceId"])))
+    for host in synthetic_fleet.fleet(count):
+        reservation = backend.run_instances(
+            _AMI,
+            1,
+            None,
+            [],
+            instance_type=host.instance_type,
+            is_instance_type_default=False,
+            placement=host.zone,
+        )
+        (instance,) = reservation.instances
+        backend.create_tags([instance.id], host.tags)
+        launched.append(replace(host, instance_id=str(instance.id)))
     return launched
 
 
