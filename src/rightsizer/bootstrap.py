@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.adapters.slack.poster import Picture
+    from rightsizer.domain.models import Recommendation
     from rightsizer.services.analyze import RegionAdvice
     from rightsizer.services.collect import Reference, RegionSources
     from rightsizer.services.daily_report import PagePublisher, ReportPoster
@@ -239,20 +240,25 @@ def analyze(
     except Exception as error:
         raise RegionFailure(home_region, error) from error
     reaches, failures = _reaches(session, settings, home_region, home_account)
-    analysed: list[RegionAdvice] = []
+    recommendations: list[Recommendation] = []
+    warnings: list[str] = []
+    analysed = 0
     for account, reach in reaches:
         for region in regions:
             try:
-                analysed.append(analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap, store=store))
+                advice = analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap, store=store)
             except RegionFailure as failure:
                 failures.append(
                     (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)
                 )
+                continue
+            # Only the advice and the warnings go on to the next region: not its inventory, catalog or prices.
+            analysed += 1
+            recommendations += advice.recommendations
+            warnings += advice.warnings
     if not analysed and failures:
         first, cause = failures[0]
         raise RegionFailure(first.region if first.region != "*" else home_region, cause)
-    recommendations = [rec for advice in analysed for rec in advice.recommendations]
-    warnings = [warning for advice in analysed for warning in advice.warnings]
     warnings += [_not_analysed(failure) for failure, _ in failures]
     return build_report(
         recommendations,

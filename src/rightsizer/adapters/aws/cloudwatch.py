@@ -261,14 +261,14 @@ class CloudWatchUsage:
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         nitro = frozenset(iid for iid, inst in running.items() if _nitro(specs.get(inst.instance_type)))
         plan = self._plan(running, kinds, nitro)
-        sizes = [_size(iid, plan(iid), window) for iid in running]
+        sizes = [_size(iid, plan(iid, False), window) for iid in running]
         self.queries = sum(queries for _, queries, _ in sizes)
         batches = _pack(sizes, self._max_queries, self._page)
         if self._progress is not None:
             self._progress.stage("usage", len(batches))
         problems = _Problems()
         for batch in batches:
-            planned = [(iid, plan(iid)) for iid in batch]
+            planned = [(iid, plan(iid, True)) for iid in batch]
             queries = [query for _, instance_queries in planned for query in instance_queries]
             points = self._run(queries, window, problems)
             start = 0
@@ -299,7 +299,7 @@ class CloudWatchUsage:
         running = {i.instance_id: i for i in instances if i.is_running}
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         plan = self._plan(running, kinds, nitro=frozenset())  # the accelerators' series only: no EBS to ask
-        return {iid: frozenset(q.namespace for q in plan(iid) if q.device is not None) for iid in running}
+        return {iid: frozenset(q.namespace for q in plan(iid, True) if q.device is not None) for iid in running}
 
     # Discovery -----------------------------------------------------------------------------------
 
@@ -315,9 +315,10 @@ class CloudWatchUsage:
 
     def _plan(
         self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None], nitro: frozenset[str]
-    ) -> Callable[[str], list[_Query]]:
+    ) -> Callable[[str, bool], list[_Query]]:
         """Discovery, then each running host's queries as they are asked for: a batch's hosts' queries exist while the
-        batch is read, not the region's (the CLI reads a whole region)."""
+        batch is read, not the region's (the CLI reads a whole region), and what was found of a host goes once its
+        batch has its queries (`last`)."""
         m = self._metrics
         nvidia = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NVIDIA}
         neuron = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NEURON}
@@ -359,21 +360,25 @@ class CloudWatchUsage:
         }
         insights = self._discover_insights(without_agent, per_instance=per_instance)
 
-        def plan(iid: str) -> list[_Query]:
+        def plan(iid: str, last: bool = False) -> list[_Query]:
+            """The host's queries; `last`: the host's series found are dropped (its batch is being read)."""
             found = agent.get(iid, [])
+            ci_found, neuron_series = insights.get(iid, []), neuron_found.get(iid, [])
+            if last:
+                for discovered in (agent, insights, neuron_found):
+                    discovered.pop(iid, None)
             gpu_found = [f for f in found if f.metric_name in gpu_metrics] if iid in nvidia else []
             queries: list[_Query] = []
             for one in _without_fallbacks(_per_device_or_rollup(gpu_found), m.signal_metrics):
                 fields = _GPU_FIELDS[gpu_metrics[one.metric_name]]
                 queries.extend(_queries(iid, one, m.gpu_namespace, fields, device=one.device_index))
-            ci_found = insights.get(iid, [])
             for one in _per_device_or_rollup([f for f in ci_found if f.metric_name in _CI_GPU_METRICS]):
                 group, scale = _CI_GPU_METRICS[one.metric_name]
                 ci_queries = _queries(
                     iid, one, CONTAINER_INSIGHTS_NAMESPACE, _GPU_FIELDS[group], device=one.device_index
                 )
                 queries.extend(replace(query, scale=scale) for query in ci_queries)
-            for one in _per_device_or_rollup(neuron_found.get(iid, [])):
+            for one in _per_device_or_rollup(neuron_series):
                 queries.extend(_queries(iid, one, m.neuron_namespace, _NEURON_FIELDS, device=one.device_index))
             host_memory = [f for f in found if f.metric_name == m.host_memory_used_pct]
             for one in host_memory:
