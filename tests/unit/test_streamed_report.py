@@ -3,9 +3,10 @@
 
 The expert fleet's hosts (tests/expert_fleet.py), each with a twin (same type, tags and usage, another id) so that every
 step across hosts has groups to work on: placement groups, consolidation (a team's hosts of one type in one zone), node
-groups (Auto Scaling groups, Kubernetes nodes); region by region, as the CLI analyses them. The same analysis is kept
-in memory (`analyze_as_read`, `build_report`, `write_report`) and in a spilled store, and the two documents must be
-equal byte for byte, narrowed or not.
+groups (Auto Scaling groups, Kubernetes nodes); region by region, as the CLI analyses them. The fleet is analysed whole
+in memory, each step across hosts over every recommendation at once (`analyze_hosts`, `build_report`, `write_report`),
+and as the CLI streams it (`analyze_into` a spilled store, one group at a time), and the two documents must be equal
+byte for byte, narrowed or not.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rightsizer.cli.options import Narrowing
 from rightsizer.cli.output.report import write_ranked_json, write_report
 from rightsizer.domain.models import Finding, Instance, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
-from rightsizer.services.analyze import analyze_as_read, analyze_into
+from rightsizer.services.analyze import analyze_hosts, analyze_into
 from rightsizer.services.report import build_report
 from tests import factories
 from tests.expert_fleet import ARCHETYPES, host, usage
@@ -57,7 +58,8 @@ def _analysed(store: SpilledAdvice | None) -> list[Recommendation]:
         instances, summaries = _region(region)
         catalog, prices, policy = factories.catalog(region), factories.prices(region), Policy()
         if store is None:
-            recommendations += analyze_as_read(instances, summaries, catalog, prices, policy, factories.NOW, {})
+            usage = {summary.instance_id: summary for summary in summaries}
+            recommendations += analyze_hosts(instances, usage, catalog, prices, policy, factories.NOW, {})
         else:
             analyze_into(store, instances, summaries, catalog, prices, policy, factories.NOW, {})
     return recommendations

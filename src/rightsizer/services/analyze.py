@@ -5,15 +5,17 @@ fleet-level steps that look at hosts together: the hosts of one placement group 
 team's hosts (consolidation), and the nodes of one node group,
 NodePool, capacity provider, compute environment or Auto Scaling group (one recommendation for their owner).
 
-The CLI analyses a region as its usage arrives (`analyze_region`): each host is analysed as soon as its summary is
-made, and of the summary only what the fleet-level steps read is kept (`for_the_fleet`), so memory does not grow with
-the region's series. A collection shard analyses the summaries it has stored (`analyze_hosts`); both give the same
-advice for the same hosts.
+The CLI analyses a region as its usage arrives (`analyze_region`, `analyze_into`): each host is analysed as soon as its
+summary is made and its advice put in an `AdviceStore` (a temporary file for `analyze --output json`, memory
+otherwise), with only what consolidation reads of the summary (`for_the_fleet`), and the fleet-level steps then run
+one group at a time on the members they take back, so memory grows neither with the region's series nor with its
+advice. A collection shard analyses the summaries it has stored (`analyze_hosts`, each step over the shard at once);
+both give the same advice for the same hosts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
@@ -97,20 +99,41 @@ def analyze_as_read(
     gaps: tuple[Gap, ...] = (),
 ) -> list[Recommendation]:
     """`analyze_hosts`, as the summaries arrive: each host is analysed when its summary is made and keeps only what
-    the steps across hosts read. The same recommendations, in the same order (the instances')."""
-    by_id = {instance.instance_id: instance for instance in instances}
-    advice: dict[str, Recommendation] = {}
-    kept: dict[str, UsageSummary] = {}
-    for summary in summaries:
-        iid = summary.instance_id
-        advice[iid] = analyze_instance(by_id[iid], summary, catalog, prices, policy, now, covers.get(iid), gaps)
-        kept[iid] = for_the_fleet(summary)
-    recommendations = [
-        advice.get(instance.instance_id)
-        or analyze_instance(instance, None, catalog, prices, policy, now, covers.get(instance.instance_id), gaps)
-        for instance in instances
-    ]
-    return across_hosts(recommendations, instances, kept, catalog, prices, policy, covers)
+    the steps across hosts read (`analyze_into`, held in memory). The same recommendations, in the same order (the
+    instances', then the node groups')."""
+    held = HeldAdvice()
+    analyze_into(held, instances, summaries, catalog, prices, policy, now, covers, gaps)
+    return held.in_order()
+
+
+class HeldAdvice:
+    """An `AdviceStore` in memory, for a fleet that fits (`analyze_as_read`)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str, str], tuple[Recommendation, UsageSummary | None, int]] = {}
+
+    def put(self, rec: Recommendation, summary: UsageSummary | None = None, *, order: int | None = None) -> None:
+        key = (rec.account_id, rec.region, rec.instance_id)
+        before = self._kept.get(key)
+        if order is None:
+            order = before[2] if before is not None else len(self._kept)
+        self._kept[key] = (rec, summary, order)
+
+    def taken(self, account_id: str, region: str, resource_id: str) -> tuple[Recommendation, UsageSummary | None]:
+        rec, summary, _ = self._kept[(account_id, region, resource_id)]
+        return rec, summary
+
+    def in_order(self) -> list[Recommendation]:
+        return [rec for rec, _, _ in sorted(self._kept.values(), key=lambda kept: kept[2])]
+
+    def ranked(self) -> Iterator[Recommendation]:
+        from rightsizer.services.report import savings_key
+
+        for rec, _, _ in sorted(self._kept.values(), key=lambda kept: (savings_key(kept[0]), kept[2])):
+            yield rec
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def analyze_into(
