@@ -96,7 +96,7 @@ asl: $(DEV_STAMP)
 	$(BIN)/python -m statemachine.build --write
 
 # schema/report.schema.json's enums are the registries' (findings, actions, resource kinds, ...): rewrite them after
-# adding one (tests/unit/test_report.py fails while they differ).
+# adding one (tests/unit/test_report_schema.py fails while they differ).
 .PHONY: schema
 schema: $(DEV_STAMP)
 	$(BIN)/python -m rightsizer.services.report_schema --write

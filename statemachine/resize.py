@@ -85,10 +85,12 @@ COMMENT = (
     "docs/resize-workflow.md."
 )
 TIMEOUT_SECONDS = int(EXECUTION_TIMEOUT.total_seconds())
-# The actions this machine implements (a new ActionKind needs its path here before CheckScheduleRequest lets it in).
+# The EC2 host's actions this fragment implements; with the SageMaker fragment's, every action CheckScheduleRequest
+# lets in. A registered ActionKind that no fragment routes fails the build (`machine`), never runs another's path.
 RESIZE, STOP, SCHEDULE, UNSCHEDULE = (
     kind.value for kind in (ActionKind.RESIZE, ActionKind.STOP, ActionKind.SCHEDULE, ActionKind.UNSCHEDULE)
 )
+HANDLED_ACTIONS = (RESIZE, STOP, SCHEDULE, UNSCHEDULE)
 NVME_READY_TAG = "rightsizer:nvme-ready"  # a person's word that the OS has NVMe drivers
 PAIR_PREFIX = schedule_names("{}")[0].rsplit("-", 1)[0] + "-"  # rightsizer-<instance id>-: one pair per host
 CAUSE = ERROR.dot("Cause")
@@ -191,8 +193,8 @@ def request_checks() -> dict[str, State]:
                 "action its resource (statemachine/sagemaker.py)."
             ),
             Choices=[
-                # Every action of the registry (domain/actions.py), and nothing else.
-                goto(not_(one_of(IN.action, *(kind.value for kind in ActionKind))), "InvalidRequest"),
+                # The actions a fragment routes (checked against the registry by `machine`), and nothing else.
+                goto(not_(one_of(IN.action, *routed_actions())), "InvalidRequest"),
                 goto(all_of(one_of(IN.action, RESIZE, STOP), not_(all_of(*pair))), "InvalidRequest"),
                 goto(all_of(one_of(IN.action, SCHEDULE, UNSCHEDULE), not_(all_of(*schedule))), "InvalidRequest"),
                 *sm.request_fields(),
@@ -1364,6 +1366,19 @@ SECTIONS = (
     sagemaker_branches,
     the_end,
 )
+
+
+def routed_actions() -> tuple[str, ...]:
+    """Every action a fragment implements, in the registry's order; refuses a registered action none routes (it
+    would fall through to another action's path) and a routed one the registry does not have."""
+    routed = {*HANDLED_ACTIONS, *sm.HANDLED_ACTIONS}
+    registered = {kind.value for kind in ActionKind}
+    if routed != registered:
+        raise ValueError(
+            f"actions without a workflow fragment: {sorted(registered - routed)}; "
+            f"fragments for no registered action: {sorted(routed - registered)}"
+        )
+    return tuple(kind.value for kind in ActionKind)
 
 
 def machine() -> dict[str, object]:

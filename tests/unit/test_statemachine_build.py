@@ -122,3 +122,19 @@ def test_the_pair_prefix_is_the_one_schedule_names_gives() -> None:
 
 def test_the_definition_is_json_the_file_holds() -> None:
     assert json.loads(build.ASL_PATH.read_text()) == _definition()
+
+
+def test_a_registered_action_no_fragment_routes_fails_the_build_instead_of_running_another_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CheckScheduleRequest admits only what a fragment routes: an action without its own path would otherwise fall
+    through ResourceRoute's default to the EC2 host checks and, past StopOnly, to a resize."""
+    from statemachine import resize, sagemaker
+
+    handled = sagemaker.HANDLED_ACTIONS
+    monkeypatch.setattr(sagemaker, "HANDLED_ACTIONS", tuple(a for a in handled if a != sagemaker.STOP_NOTEBOOK))
+    with pytest.raises(ValueError, match=r"without a workflow fragment: \[[^]]*'stop_notebook'"):
+        resize.machine()
+    monkeypatch.setattr(sagemaker, "HANDLED_ACTIONS", (*handled, "reboot"))
+    with pytest.raises(ValueError, match=r"fragments for no registered action: \['reboot'\]"):
+        resize.machine()

@@ -192,7 +192,9 @@ class PipelineExecutions(Protocol):
     """Starts the pipeline state machine (Step Functions in AWS)."""
 
     def start(self, name: str, execution_input: Mapping[str, Any]) -> str | None:
-        """The new execution's ARN; None when an execution of this name exists (the start is idempotent by name)."""
+        """The execution's ARN, or None when Step Functions refuses the name (ExecutionAlreadyExists: an execution of
+        this name ran with another input, or has ended). A start with the same name and input while that execution
+        is open is idempotent in Step Functions: it answers with the running execution's ARN."""
         ...
 
 

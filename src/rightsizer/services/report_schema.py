@@ -6,7 +6,7 @@
 The schema's prose stays hand-written; its enums (findings, confidences, resource kinds, categories, the actions advice
 offers) are the registries' (domain/findings.py, domain/actions.py, domain/resources.py, ...), so a new finding or
 action reaches the schema by `make schema`, never by an edit. Only the enum arrays are rewritten, in place, so the
-file keeps its layout. tests/unit/test_report.py runs the check.
+file keeps its layout. tests/unit/test_report_schema.py runs the check.
 """
 
 from __future__ import annotations
