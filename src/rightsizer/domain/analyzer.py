@@ -30,8 +30,8 @@ from rightsizer.domain.models import (
     Instance,
     Recommendation,
     UsageSummary,
+    advice_id,
 )
-from rightsizer.domain.models import recommendation_id as advice_id
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules import ADJUSTMENTS, FINDING_RULES, GATES, Draft
@@ -40,7 +40,7 @@ from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit
 
 
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:
-    """An EC2 host's advice id (models.recommendation_id)."""
+    """An EC2 host's advice id (models.advice_id)."""
     return advice_id(
         instance.account_id, instance.region, instance.instance_id, instance.instance_type, finding, target_type or ""
     )

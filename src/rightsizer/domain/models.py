@@ -471,7 +471,7 @@ class Consolidation:
     target_type: str  # the type the kept hosts run
 
 
-def recommendation_id(*advice: str) -> str:
+def advice_id(*advice: str) -> str:
     """Stable across re-runs: the same advice (account, region, resource, type, finding, target, ...) on the same
     resource keeps the same id, so a snooze, a dismissal or an approval follows it from one run to the next."""
     return "rec-" + hashlib.sha256("|".join(advice).encode()).hexdigest()[:20]

@@ -12,8 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Confidence, Evidence, Finding, InstanceTypeSpec, Recommendation
-from rightsizer.domain.models import recommendation_id as advice_id
+from rightsizer.domain.models import Confidence, Evidence, Finding, InstanceTypeSpec, Recommendation, advice_id
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker.prices import SageMakerPrices
@@ -104,7 +103,7 @@ def one_click(kind: ResourceKind, finding: Finding, detail: SageMakerDetail) -> 
 
 
 def recommendation_id(account_id: str, region: str, resource: str, instance_type: str, draft: Draft) -> str:
-    """A SageMaker resource's advice id (models.recommendation_id): its target count is part of the advice."""
+    """A SageMaker resource's advice id (models.advice_id): its target count is part of the advice."""
     return advice_id(
         account_id, region, resource, instance_type, draft.finding, draft.target_type or "", str(draft.target_count)
     )
