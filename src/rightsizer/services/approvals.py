@@ -209,7 +209,7 @@ def approve(
     rules: ApprovalRules,
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
 ) -> ActionResult:
-    """Approve the advice's one-click action (resize, stop or schedule) and start the instance workflow exactly once
+    """Approve the advice's one-click action (its ActionSpec) and start the instance workflow exactly once
     per recommendation id.
 
     The conditional write in `create_approval` elects one winner among double clicks, Slack retries and

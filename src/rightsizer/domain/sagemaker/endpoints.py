@@ -548,7 +548,7 @@ def variant_sized(facts: VariantFacts, usage: VariantUsage, spec: InstanceTypeSp
     return oversized
 
 
-VARIANT_FINDINGS: tuple[VariantRule, ...] = (variant_idle, variant_no_gpu_metrics, variant_no_price, variant_sized)
+VARIANT_RULES: tuple[VariantRule, ...] = (variant_idle, variant_no_gpu_metrics, variant_no_price, variant_sized)
 
 
 def decide_variant(facts: VariantFacts) -> Draft:
@@ -558,7 +558,7 @@ def decide_variant(facts: VariantFacts) -> Draft:
     usage, spec = facts.usage, facts.spec
     if usage is None or spec is None:  # the gates answer for both
         raise RuntimeError(f"{facts.variant.resource_id} passed the gates without usage and a spec")
-    found = next((d for rule in VARIANT_FINDINGS if (d := rule(facts, usage, spec)) is not None), None)
+    found = next((d for rule in VARIANT_RULES if (d := rule(facts, usage, spec)) is not None), None)
     return found or variant_optimized(facts, usage, spec)
 
 
