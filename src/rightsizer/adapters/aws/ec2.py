@@ -19,6 +19,10 @@ SPOT_PRICE_WINDOW = timedelta(days=7)
 SPOT_HISTORY_KEPT = timedelta(days=90)
 _SPOT_LINUX = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 _FILTER_VALUES = 200  # values one filter of a Describe call takes
+# DescribeInstances' page: a page's XML is read whole into a tree of ~70 KB an instance before it is parsed, so pages of
+# 1,000 (the most EC2 gives) made the inventory the CLI's peak memory, and its height grew with the region's pages (the
+# instances kept pin what the trees leave). 200 cost one call per 200 hosts.
+_INSTANCES_PAGE = 200
 
 
 def parse_instance_type(raw: Mapping[str, Any], accelerators: AcceleratorTable) -> InstanceTypeSpec | None:
@@ -181,10 +185,10 @@ class Ec2Fleet:
         return (raw for raw in self._raw([]) if is_accelerated_family(raw["InstanceType"]))
 
     def _raw(self, filters: list[dict[str, Any]]) -> Iterator[Mapping[str, Any]]:
-        """The instances that are there (pending to stopped) and match `filters`; 1,000 per page is cheap."""
+        """The instances that are there (pending to stopped) and match `filters`, a page at a time."""
         paginator = self._ec2.get_paginator("describe_instances")
         there = {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}
-        for page in paginator.paginate(Filters=[there, *filters], PaginationConfig={"PageSize": 1000}):
+        for page in paginator.paginate(Filters=[there, *filters], PaginationConfig={"PageSize": _INSTANCES_PAGE}):
             for reservation in page.get("Reservations", []):
                 yield from reservation.get("Instances", [])
 
