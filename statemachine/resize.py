@@ -159,6 +159,7 @@ def request_checks() -> dict[str, State]:
                 IN.lock_expiration,
                 IN.action,
                 IN.account_id,
+                IN.region,
                 IN.action_role_arn,
                 IN.change,
             )

@@ -262,3 +262,54 @@ def test_an_input_the_workflow_would_refuse_names_where_the_ways_end() -> None:
 
     with pytest.raises(DryRunError, match="InvalidRequest"):
         Machine(json.loads(CHECKOUT_DEFINITION.read_text())).calls(broken)
+
+
+def test_a_state_reading_a_path_the_input_lacks_fails_as_step_functions_fails_it() -> None:
+    states = {
+        "Describe": task("ec2:describeInstances", "Stop", ResultPath="$.described"),
+        "Stop": task(
+            "ec2:stopInstances",
+            None,
+            Parameters={"InstanceIds.$": "States.Array($.instance_id)", "Hibernate.$": "$.described.Hibernate"},
+        ),
+    }
+    walk = machine(states, "Describe")
+
+    # What an answer holds is known only when the workflow runs: shown, never a failure.
+    (_, stop) = walk.calls({"instance_id": "i-1"})
+    assert stop.parameters["Hibernate"] == Unknown("<$.described.Hibernate>")
+    # A path the input lacks, even inside an intrinsic function: States.Runtime, which no Catch takes.
+    with pytest.raises(DryRunError, match=r"Stop would fail with States.Runtime .*\$\.instance_id: not in the input"):
+        walk.calls({})
+
+
+def _without(document: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """`document` less the field at `path`."""
+    head, *rest = path
+    if not rest:
+        return {key: value for key, value in document.items() if key != head}
+    return {**document, head: _without(document[head], tuple(rest))}
+
+
+def _fields(document: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for key, value in document.items():
+        found.append((*prefix, key))
+        if isinstance(value, dict):
+            found.extend(_fields(value, (*prefix, key)))
+    return found
+
+
+@pytest.mark.parametrize("kind", list(ActionKind))
+def test_an_action_missing_any_field_it_reads_is_refused_before_anything_runs(kind: ActionKind) -> None:
+    """Step Functions cannot catch a missing path (States.Runtime): every field an action's path reads must be proved
+    present by the request checks, so a new action's fragment comes with its own checks."""
+    definition = Machine(json.loads(CHECKOUT_DEFINITION.read_text()))
+    complete = execution(kind)
+    for path in _fields(complete):
+        try:
+            calls = definition.calls(_without(complete, path))
+        except DryRunError as refused:
+            assert "InvalidRequest" in str(refused), (kind, path, str(refused))
+        else:
+            assert any(call.effect == "changes" for call in calls), (kind, path)

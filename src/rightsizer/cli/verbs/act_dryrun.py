@@ -58,6 +58,20 @@ class Unknown:
     text: str
 
 
+@dataclass(frozen=True)
+class Missing(Unknown):
+    """A path the document does not have where nothing unknown lies on the way: Step Functions fails such a state with
+    States.Runtime, which no Catch takes (the request checks must prove every path an action reads present)."""
+
+
+def _missing_in(value: Any) -> Missing | None:
+    """The first Missing inside a state's resolved parameters, if any."""
+    if isinstance(value, Missing):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((found for item in items if (found := _missing_in(item)) is not None), None)
+
+
 class Answer(dict[str, Any]):
     """What a call answered: the keys a passed check taught the walk, every other key Unknown."""
 
@@ -178,13 +192,16 @@ def _lookup(data: Any, path: str) -> Any:
     try:
         return get(data, path)
     except KeyError:
-        return Unknown(f"<{path}: not in the input>")
+        return Missing(f"<{path}: not in the input>")
 
 
 def _format(args: list[Any]) -> Any:
     template, *values = args
     parts = str(template).split("{}")
     text = parts[0] + "".join(_text(value) + part for value, part in zip(values, parts[1:], strict=False))
+    missing = _missing_in(values)
+    if missing is not None:
+        return missing
     return Unknown(text) if any(isinstance(value, Unknown) for value in values) else text
 
 
@@ -198,6 +215,8 @@ def _text(value: Any) -> str:
 
 def _if_known(compute: Callable[[list[Any]], Any], name: str) -> Callable[[list[Any]], Any]:
     def apply(args: list[Any]) -> Any:
+        if (missing := _missing_in(args)) is not None:
+            return missing
         if any(isinstance(arg, Unknown | Answer) for arg in args):
             return Unknown(f"<{name}(...)>")
         return compute(args)
@@ -529,10 +548,12 @@ def _task(machine: Machine, walk: _Walk, state: Mapping[str, Any]) -> _Walk:
     filled = resolve_jsonata if in_jsonata else resolve
     credentials = filled(state.get("Credentials", {}), data)
     role = credentials.get("RoleArn", WORKFLOW_ROLE)
+    parameters = _present(walk.at, filled(state.get("Arguments" if in_jsonata else "Parameters", {}), data))
+    _present(walk.at, credentials)
     call = Call(
         step=walk.at,
         api=api,
-        parameters=filled(state.get("Arguments" if in_jsonata else "Parameters", {}), data),
+        parameters=parameters,
         role=_text(role),
         effect=effect_of(api),
         condition="; ".join(words for words, _ in walk.conditions),
@@ -544,11 +565,19 @@ def _task(machine: Machine, walk: _Walk, state: Mapping[str, Any]) -> _Walk:
     return replace(walk, data=after, calls=(*walk.calls, call))
 
 
+def _present(at: str, resolved: Any) -> Any:
+    """`resolved` where it reads no path the document lacks; else the state would fail as Step Functions fails it."""
+    missing = _missing_in(resolved)
+    if missing is not None:
+        raise DryRunError(f"{at} would fail with States.Runtime (no Catch takes it): {missing.text}")
+    return resolved
+
+
 def _pass(machine: Machine, walk: _Walk, state: Mapping[str, Any]) -> _Walk:
     if "Result" in state:
         value = copy.deepcopy(state["Result"])
     elif "Parameters" in state:
-        value = resolve(state["Parameters"], walk.data)
+        value = _present(walk.at, resolve(state["Parameters"], walk.data))
     else:
         value = copy.deepcopy(walk.data)
     return replace(walk, data=_result(state, walk.data, value))
