@@ -33,6 +33,9 @@ CHECKS = (
     "tests/unit/test_report_schema.py",
     "tests/unit/test_statemachine_build.py",
     "tests/unit/test_findings_documented.py",
+    # Every action walks the generated definition to a change, and its input less any field it reads is refused
+    # (InvalidRequest) before anything runs: a fragment without its request checks fails here.
+    "tests/unit/test_cli_dryrun.py",
 )
 
 
@@ -112,6 +115,14 @@ def _add_action(copy: Path) -> None:
         fragment,
         '        goto(equals(IN.action, STOP_NOTEBOOK), "DescribeNotebook"),\n',
         '        goto(equals(IN.action, ActionKind.RESTART_NOTEBOOK.value), "DescribeNotebook"),\n',
+    )
+    _edit(  # its request checks: the fields its path reads
+        fragment,
+        '        goto(all_of(equals(IN.action, STOP_NOTEBOOK), not_(all_of(*_texts(*texts)))), "InvalidRequest"),\n',
+        "        goto(\n"
+        "            all_of(equals(IN.action, ActionKind.RESTART_NOTEBOOK.value), not_(all_of(*_texts(*texts)))),\n"
+        '            "InvalidRequest",\n'
+        "        ),\n",
     )
 
 
