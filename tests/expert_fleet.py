@@ -44,6 +44,7 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
 from rightsizer.domain.usage import DeviceSeries, Series
+from rightsizer.services.analyze import analyze_hosts
 from tests import factories
 from tests.factories import NOW
 from tests.unit.shapes import Workload, raw_usage
@@ -2375,4 +2376,175 @@ def _target_violations(archetype: Archetype, rec: Recommendation) -> list[str]:
         found.append(f"target {name} has {spec.network_cards} network card(s), needs {must.min_network_cards}")
     if archetype.uses_efa and not spec.efa_supported:
         found.append(f"target {name} has no EFA")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Teams: several hosts of one team, type and zone, whose work an expert would (or would not) put on fewer hosts
+# (domain/consolidation.py). Each is read as the hosts' own series through the real summaries.
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str
+    story: str
+    instance_type: str
+    members: tuple[Workload, ...]
+    fewer_hosts: bool  # True: the expert puts the work on fewer hosts; False: each host keeps its own advice
+    why: str
+    keeps: int | None = None  # how many hosts the work fits (None: any fewer)
+    says: tuple[str, ...] = ()  # words some reason of the consolidation advice must say
+    # What the hosts would publish with the shipped agent configuration (no DCGM), where that changes the answer.
+    without_dcgm: tuple[Workload, ...] | None = None
+
+
+def _launch_bound_t4(sm: float, memory_gib: float) -> Workload:
+    """An embedding replica on a g4dn.xlarge: a kernel always in flight (kernel time 96 %), few SMs busy."""
+    return Workload(
+        gpus=(
+            profiled(
+                noisy(96, 1.5),
+                mib(memory_gib * GIB, 100),
+                sm_active=noisy(sm, 2),
+                tensor_active=noisy(sm / 3, 1),
+                dram_active=noisy(sm / 2, 1),
+            ),
+        ),
+        memory_total_mib=T4,
+        cpu=noisy(12, 2),
+        host_memory_pct=noisy(15, 1),
+    )
+
+
+def _dcgm_transcoder(encoder: float, decoder: float, memory_total_mib: float) -> Workload:
+    """An ffmpeg NVENC transcoder on a host running agent/dcgm's publisher: the video engines work, the SMs barely."""
+    return Workload(
+        gpus=(
+            profiled(
+                noisy(4, 1),
+                mib(1.5 * GIB, 40),
+                sm_active=noisy(3, 1),
+                tensor_active=constant(0.0),
+                dram_active=noisy(4, 1),
+                encoder_util=noisy(encoder, 3),
+                decoder_util=noisy(decoder, 3),
+            ),
+        ),
+        memory_total_mib=memory_total_mib,
+        cpu=noisy(10, 2),
+        host_memory_pct=noisy(20, 1),
+        encoder_stats=False,  # agent/dcgm's configuration: NVENC utilisation replaces the session count
+    )
+
+
+TEAMS: tuple[Team, ...] = (
+    Team(
+        "embedding-replicas-t4",
+        "three replicas of an embedding service, one per g4dn.xlarge: kernel time pinned at 96 %, SM active 14-18 %",
+        "g4dn.xlarge",
+        (_launch_bound_t4(14, 2.5), _launch_bound_t4(16, 3), _launch_bound_t4(18, 2.5)),
+        True,
+        f"{SM_ACTIVE}; three workloads at 14-18 % SM active fit one T4 under CUDA MPS (~50 %, memory 10 of 15 GiB); "
+        "kernel time reads three saturated GPUs that nothing could share",
+        keeps=1,
+        says=("SM active (DCGM) p95 adding up to", "only CUDA MPS runs their kernels side by side"),
+        without_dcgm=tuple(kernel_only(w) for w in (_launch_bound_t4(14, 2.5), _launch_bound_t4(16, 3))),
+    ),
+    Team(
+        "transcode-pair-t4",
+        "two live transcoders, one per g4dn.xlarge, each using a third of its T4's NVENC (DCGM's ENC utilisation)",
+        "g4dn.xlarge",
+        (_dcgm_transcoder(28, 20, T4), _dcgm_transcoder(24, 18, T4)),
+        True,
+        f"{NVENC}; the T4's one NVENC at ~30 % twice is ~60 % of it: one host carries both streams",
+        keeps=1,
+        says=("NVENC utilisation p95 adding up to",),
+        without_dcgm=tuple(
+            kernel_only(replace(w, gpus=tuple(replace(g, encoder_sessions=sessions(3)) for g in w.gpus)))
+            for w in (_dcgm_transcoder(28, 20, T4), _dcgm_transcoder(24, 18, T4))
+        ),
+    ),
+    Team(
+        "busy-encoders-l4",
+        "two transcoding hosts (g6.xlarge) whose SMs idle while their L4's two NVENCs are half busy each",
+        "g6.xlarge",
+        (_dcgm_transcoder(48, 30, L4), _dcgm_transcoder(44, 25, L4)),
+        False,
+        f"{NVENC}; the SMs would fit one GPU, the encoders would not: ~50 % of the NVENCs twice is past the ceiling",
+    ),
+    Team(
+        "video-analytics-a10g",
+        "three g5.xlarge decoding camera streams on NVDEC (DCGM's DEC utilisation 25-30 %) and running a small "
+        "detector on the SMs",
+        "g5.xlarge",
+        tuple(
+            Workload(
+                gpus=(
+                    profiled(
+                        noisy(35, 3),
+                        mib(4 * GIB, 100),
+                        sm_active=noisy(12, 2),
+                        tensor_active=noisy(6, 1),
+                        dram_active=noisy(8, 1),
+                        encoder_util=constant(0.0),
+                        decoder_util=noisy(level, 2),
+                    ),
+                ),
+                cpu=noisy(10, 2),
+                host_memory_pct=noisy(25, 1),
+                encoder_stats=False,
+            )
+            for level in (30, 25, 27)
+        ),
+        True,
+        "NVDEC is the limit: three decoders at 25-30 % (p95 ~30 %) add up past one A10G's engines at the 80 % ceiling, "
+        "though SM active (12 % each) and kernel time would let one GPU carry all three; two hosts carry them",
+        keeps=2,
+        says=("NVDEC utilisation p95 adding up to",),
+    ),
+)
+TEAM_BY_NAME: dict[str, Team] = {t.name: t for t in TEAMS}
+
+
+def team_hosts(team: Team, workloads: tuple[Workload, ...]) -> tuple[list[Instance], dict[str, UsageSummary]]:
+    instances, summaries = [], {}
+    for number, work in enumerate(workloads):
+        name = f"{team.name}-{number}"
+        digest = hashlib.sha256(name.encode()).hexdigest()[:17]
+        found = factories.instance(team.instance_type, f"i-{digest}", tags={"Name": name, "team": team.name})
+        instances.append(found)
+        summaries[found.instance_id] = summarize_one(raw_usage(work, instance_id=found.instance_id, seed=name))
+    return instances, summaries
+
+
+def advise_team(team: Team, dcgm: bool = True) -> list[Recommendation]:
+    """Each host's advice, then the steps across hosts, as a region's analysis makes them."""
+    workloads = team.members if dcgm else team.without_dcgm
+    if workloads is None:
+        raise ValueError(f"{team.name} has no kernel-time-only members")
+    instances, summaries = team_hosts(team, workloads)
+    catalog, prices = factories.catalog(), factories.prices()
+    return analyze_hosts(instances, summaries, catalog, prices, Policy(), NOW, {})
+
+
+def team_violations(team: Team, recs: list[Recommendation]) -> list[str]:
+    consolidated = [r for r in recs if r.finding is Finding.CONSOLIDATE]
+    if not team.fewer_hosts:
+        return [f"{r.instance_id} told to consolidate: {r.reasons[0]}" for r in consolidated]
+    found = []
+    if len(consolidated) != len(recs):
+        found.append(f"{len(consolidated)} of {len(recs)} hosts told to consolidate")
+    plans = {r.consolidation for r in consolidated}
+    if len(plans) != 1 or None in plans:
+        found.append(f"not one plan: {plans}")
+    elif (plan := next(iter(plans))) is not None and len(plan.keep) >= len(recs):
+        found.append(f"keeps {len(plan.keep)} of {len(recs)} hosts")
+    elif plan is not None and team.keeps is not None and len(plan.keep) != team.keeps:
+        found.append(f"keeps {len(plan.keep)} hosts, expected {team.keeps}")
+    if consolidated and sum((r.monthly_savings or 0 for r in consolidated), 0) <= 0:
+        found.append("no saving")
+    if any(r.actionable for r in consolidated):
+        found.append("consolidation offered as one click")
+    reasons = [reason for r in consolidated for reason in r.reasons]
+    found.extend(f"no reason says {words!r}" for words in team.says if not any(words in r for r in reasons))
     return found

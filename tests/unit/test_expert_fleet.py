@@ -14,10 +14,14 @@ from rightsizer.domain.models import Recommendation
 from tests.expert_fleet import (
     ARCHETYPES,
     LIMIT_CATEGORIES,
+    TEAMS,
     Archetype,
     Category,
+    Team,
     advise,
+    advise_team,
     advise_without_dcgm,
+    team_violations,
     violations,
 )
 
@@ -100,3 +104,39 @@ def test_every_archetype_says_what_it_does_and_why() -> None:
 
 def test_disagreements_name_archetypes_that_exist() -> None:
     assert set(DISAGREEMENTS) <= {a.name for a in ARCHETYPES}
+
+
+def _explain_team(team: Team, recs: list[Recommendation], problems: list[str]) -> str:
+    lines = [f"{team.name} ({len(team.members)} x {team.instance_type}): {team.story}", f"expected: {team.why}"]
+    lines += [f"  problem: {p}" for p in problems]
+    for rec in recs:
+        lines.append(
+            f"{rec.instance_id}: {rec.finding.value} target={rec.target_type} confidence={rec.confidence.value}"
+        )
+        lines += [f"  - {r}" for r in rec.reasons]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("team", TEAMS, ids=lambda team: team.name)
+def test_a_team_of_hosts_gets_the_expert_answer_together(team: Team) -> None:
+    recs = advise_team(team)
+
+    problems = team_violations(team, recs)
+
+    assert not problems, _explain_team(team, recs, problems)
+
+
+@pytest.mark.parametrize("team", [t for t in TEAMS if t.without_dcgm], ids=lambda team: team.name)
+def test_only_dcgms_signals_put_these_teams_on_fewer_hosts(team: Team) -> None:
+    """Kernel time reads these GPUs saturated, and encoder sessions are no share of an engine: without DCGM the work
+    stays where it is, which the expert calls wrong."""
+    blind = advise_team(team, dcgm=False)
+
+    assert team_violations(team, blind), _explain_team(team, blind, ["kernel time alone got it right too"])
+
+
+def test_the_teams_try_compute_and_both_video_engines_on_several_families() -> None:
+    assert {t.fewer_hosts for t in TEAMS} == {True, False}
+    assert len({t.instance_type.split(".")[0] for t in TEAMS}) >= 3
+    signals = {s for t in TEAMS for w in t.members for g in w.gpus for s, _ in g.dcgm}
+    assert {"sm_active", "encoder_util", "decoder_util"} <= {s.value for s in signals}

@@ -7,12 +7,19 @@ per-host sizing keeps: a unit's p95 within 80 %, its busiest hours within 100 %,
 unit's memory, and the host's vCPUs, RAM and network within their limits. It is advice only, never one click:
 moving work between hosts is the team's job. Confidence is medium at most, low when units would be shared
 (several workloads on one GPU need CUDA MPS or time-slicing, which changes latency).
+
+Each unit's load is read on its best signal (domain/signals.py): the SMs' load on DCGM's SM active (then SM
+occupancy), kernel time (utilization.gpu) only where neither is published, since kernel time reads 100 % while most
+SMs wait; video work in percent of the GPU's NVENC and NVDEC engines (DCGM's ENC/DEC utilisation), which add up on
+a shared GPU of the same type as the SMs' load does. A host whose encoder works but is measured only by its session
+count stays out: sessions are not a share of an engine. A workload moved whole onto a free unit of the same type
+fits as it does today; only a shared unit is checked against the ceilings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from rightsizer.domain.analyzer import recommendation_id
@@ -32,18 +39,32 @@ from rightsizer.domain.models import (
     UsageSummary,
 )
 from rightsizer.domain.policy import Policy
+from rightsizer.domain.signals import KERNEL_TIME, SIGNALS, VIDEO_ACTIVE_PCT, Engine, Load, Signal
 from rightsizer.domain.sizing import memory_total, unit_active
-from rightsizer.domain.wording import gib, pct, usd
+from rightsizer.domain.wording import gib, pct, plural, usd
+
+# The engines a shared unit's loads add up on: the SMs, and the video engines where DCGM measures them.
+_VIDEO = (Engine.ENCODER, Engine.DECODER)
+_WHOLE_UNIT = 100.0  # percent: kernel time beyond it cannot be time-sliced without slowing each workload
 
 
 @dataclass(frozen=True)
 class Workload:
-    """What one busy unit of a host carries: its steady load, busiest hours and memory."""
+    """What one busy unit of a host carries: each engine's load on its best signal (the SMs' first, then the video
+    engines DCGM measures at work), its kernel time (what time-slicing shares) and its memory."""
 
     host: str
-    p95: float
-    burst: float
+    loads: tuple[Load, ...]
+    kernel_p95: float
     memory_mib: float
+
+    @property
+    def compute(self) -> Load:
+        return self.loads[0]
+
+    @property
+    def p95(self) -> float:
+        return self.compute.p95
 
 
 @dataclass(frozen=True)
@@ -61,10 +82,22 @@ class HostDemand:
 
 @dataclass
 class _Unit:
-    p95: float = 0.0
-    burst: float = 0.0
+    p95: dict[Engine, float] = field(default_factory=dict)  # each engine's load so far (percent of the unit's)
+    burst: dict[Engine, float] = field(default_factory=dict)
+    kernel_p95: float = 0.0
     memory_mib: float = 0.0
     workloads: int = 0
+
+    def copy(self) -> _Unit:
+        return _Unit(dict(self.p95), dict(self.burst), self.kernel_p95, self.memory_mib, self.workloads)
+
+    def add(self, work: Workload) -> None:
+        for load in work.loads:
+            self.p95[load.engine] = self.p95.get(load.engine, 0.0) + load.p95
+            self.burst[load.engine] = self.burst.get(load.engine, 0.0) + load.burst
+        self.kernel_p95 += work.kernel_p95
+        self.memory_mib += work.memory_mib
+        self.workloads += 1
 
 
 @dataclass
@@ -79,6 +112,9 @@ class _Host:
 class Packing:
     hosts: int
     shared_units: bool  # some unit carries more than one workload
+    # Some shared unit's kernel time adds up beyond the ceiling while its SMs carry the work: only CUDA MPS, which
+    # runs the workloads' kernels side by side, shares it (time-slicing would cut each one's time).
+    needs_mps: bool = False
 
 
 def consolidate(
@@ -106,7 +142,7 @@ def consolidate(
         if packing is None or packing.hosts >= len(members):
             continue
         group = f"team={team} in {zone}"
-        advice = _advice(members, demands, packing, group, spec, by_id, covers or {})
+        advice = _advice(members, demands, packing, group, spec, by_id, covers or {}, policy)
         for rec in _larger_saving(members, advice, group):
             replaced[rec.instance_id] = rec
     return [replaced.get(rec.instance_id, rec) for rec in recommendations]
@@ -169,8 +205,8 @@ def _eligible(rec: Recommendation, instance: Instance, usage: UsageSummary | Non
         and rec.monthly_cost is not None
         and usage is not None
         and usage.accelerator_data is AcceleratorData.PER_DEVICE
-        # Encoder sessions are not a share of one engine: two transcoders do not fit one NVENC by their SM load.
-        and not usage.encodes
+        # Encoder sessions are not a share of one engine: a transcoder moves only where DCGM measures its NVENC.
+        and all(d.signal(Signal.ENCODER) is not None for d in usage.devices if d.encodes)
         and ev.memory_peak_mib is not None
         and not ev.memory_reserved
         and ev.cpu_p95 is not None
@@ -182,8 +218,8 @@ def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, po
     workloads = tuple(
         Workload(
             host=rec.instance_id,
-            p95=d.utilization.p95 if d.utilization else 100.0,
-            burst=_first_known(d.utilization_burst, d.utilization_peak, 100.0),
+            loads=(_compute(d), *_video(d)),
+            kernel_p95=d.utilization.p95 if d.utilization else 100.0,
             memory_mib=(d.memory_used_peak_mib or memory_total(d, spec)) * policy.memory_headroom,
         )
         for d in usage.devices
@@ -197,6 +233,32 @@ def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, po
         memory_mib=spec.memory_mib * (ev.host_memory_peak_pct or 100.0) / 100 * policy.memory_headroom,
         network_gbps=(ev.network_p95_gbps or 0.0),
     )
+
+
+def _compute(device: DeviceUsage) -> Load:
+    """The SMs' load: DCGM's SM active (then occupancy) where published, else kernel time."""
+    found = device.best_signal(Engine.COMPUTE)
+    if found is not None:
+        signal, stats = found
+        return Load(Engine.COMPUTE, stats.p50, stats.p95, stats.peak, signal)
+    kernel = device.utilization
+    return Load(
+        Engine.COMPUTE,
+        kernel.p50 if kernel else 100.0,
+        kernel.p95 if kernel else 100.0,
+        _first_known(device.utilization_burst, device.utilization_peak, 100.0),
+    )
+
+
+def _video(device: DeviceUsage) -> tuple[Load, ...]:
+    """The video engines' loads DCGM measures at work, in percent of this GPU's engines."""
+    loads = []
+    for engine in _VIDEO:
+        found = device.best_signal(engine)
+        if found is not None and found[1].peak >= VIDEO_ACTIVE_PCT:
+            signal, stats = found
+            loads.append(Load(engine, stats.p50, stats.p95, stats.peak, signal))
+    return tuple(loads)
 
 
 def _first_known(*values: float | None) -> float:
@@ -224,10 +286,12 @@ def _pack(demands: Sequence[HostDemand], count: int, spec: InstanceTypeSpec, pol
     hosts = [_Host(units=[_Unit() for _ in range(spec.compute_units)]) for _ in range(count)]
 
     def fits_unit(unit: _Unit, work: Workload) -> bool:
-        return (
-            unit.p95 + work.p95 <= policy.target_max_util_pct
-            and unit.burst + work.burst <= policy.burst_max_util_pct
-            and unit.memory_mib + work.memory_mib <= spec.memory_per_unit_mib
+        if unit.workloads == 0:
+            return True  # a free unit of the same type carries one unit's work as it does today
+        return unit.memory_mib + work.memory_mib <= spec.memory_per_unit_mib and all(
+            unit.p95.get(load.engine, 0.0) + load.p95 <= policy.target_max_util_pct
+            and unit.burst.get(load.engine, 0.0) + load.burst <= policy.burst_max_util_pct
+            for load in work.loads
         )
 
     for demand in sorted(demands, key=lambda d: (-d.load, d.instance_id)):
@@ -235,7 +299,7 @@ def _pack(demands: Sequence[HostDemand], count: int, spec: InstanceTypeSpec, pol
         for host in hosts:
             if not _host_fits(host, demand, spec, policy):
                 continue
-            trial = [_Unit(u.p95, u.burst, u.memory_mib, u.workloads) for u in host.units]
+            trial = [u.copy() for u in host.units]
             if _place_all(trial, demand.workloads, fits_unit):
                 host.units = trial
                 host.vcpus += demand.vcpus
@@ -245,8 +309,9 @@ def _pack(demands: Sequence[HostDemand], count: int, spec: InstanceTypeSpec, pol
                 break
         if not placed:
             return None
-    shared = any(unit.workloads > 1 for host in hosts for unit in host.units)
-    return Packing(hosts=count, shared_units=shared)
+    shared = [unit for host in hosts for unit in host.units if unit.workloads > 1]
+    mps = any(unit.kernel_p95 > _WHOLE_UNIT for unit in shared)
+    return Packing(hosts=count, shared_units=bool(shared), needs_mps=mps)
 
 
 def _host_fits(host: _Host, demand: HostDemand, spec: InstanceTypeSpec, policy: Policy) -> bool:
@@ -266,10 +331,7 @@ def _place_all(units: list[_Unit], workloads: Sequence[Workload], fits: Callable
         )
         if unit is None:
             return False
-        unit.p95 += workload.p95
-        unit.burst += workload.burst
-        unit.memory_mib += workload.memory_mib
-        unit.workloads += 1
+        unit.add(workload)
     return True
 
 
@@ -281,6 +343,7 @@ def _advice(
     spec: InstanceTypeSpec,
     instances: Mapping[str, Instance],
     covers: Mapping[str, HostCover],
+    policy: Policy,
 ) -> list[Recommendation]:
     ranked = sorted(demands, key=lambda d: (-d.load, d.instance_id))
     keep = tuple(d.instance_id for d in ranked[: packing.hosts])
@@ -297,18 +360,27 @@ def _advice(
         f"{packing.hosts} of them: keep {', '.join(keep)}, move the work of {', '.join(drained)} there, then stop "
         f"{'it' if len(drained) == 1 else 'them'}; saves {usd(saving)}/month for the group"
     )
+    workloads = [w for d in demands for w in d.workloads]
+    contrast = _kernel_contrast(workloads, policy.target_max_util_pct)
     measured = (
-        f"together: {sum(len(d.workloads) for d in demands)} busy {unit}s with p95 adding up to {pct(total_load)} "
-        f"of one {unit}, memory peaks x headroom {gib(memory)}, vCPUs at p95 {sum(d.vcpus for d in demands):.1f} "
-        f"of {spec.vcpus} per host"
+        f"together: {len(workloads)} busy {unit}s with {_basis(workloads, unit)}p95 adding up to {pct(total_load)} "
+        f"of one {unit}{_video_total(workloads, unit)}, memory peaks x headroom {gib(memory)}, vCPUs at p95 "
+        f"{sum(d.vcpus for d in demands):.1f} of {spec.vcpus} per host{contrast}"
     )
     confidence = Confidence.LOW if packing.shared_units else Confidence.MEDIUM
-    sharing = (
-        f"some {unit}s would carry two workloads: that needs CUDA MPS or time-slicing and changes latency, so "
-        "measure the combined load before stopping anything"
-        if packing.shared_units
-        else f"each busy {unit} moves to a {unit} of its own on the kept hosts"
-    )
+    if packing.needs_mps:
+        sharing = (
+            f"some {unit}s would carry two workloads whose kernel time ({KERNEL_TIME}) adds up past a whole {unit} "
+            "while their SMs have room: only CUDA MPS runs their kernels side by side (time-slicing would cut each "
+            "one's time), and it changes latency, so measure the combined load before stopping anything"
+        )
+    elif packing.shared_units:
+        sharing = (
+            f"some {unit}s would carry two workloads: that needs CUDA MPS or time-slicing and changes latency, so "
+            "measure the combined load before stopping anything"
+        )
+    else:
+        sharing = f"each busy {unit} moves to a {unit} of its own on the kept hosts"
     advice_only = "advice only: the bot never moves workloads between hosts; the team moves them, then stops the rest"
     result = []
     for rec in members:
@@ -331,6 +403,49 @@ def _advice(
             )
         )
     return result
+
+
+def _basis(workloads: Sequence[Workload], unit: str) -> str:
+    """Which signal the SMs' loads rest on ("SM active (DCGM) "), where DCGM measures any; "" where none is (the load
+    is the unit's own utilisation, as everywhere without DCGM)."""
+    signals = [w.compute.signal for w in workloads]
+    if not any(signals):
+        return ""
+    counts: dict[str, int] = {}
+    for signal in signals:
+        label = f"{SIGNALS[signal].label} (DCGM)" if signal is not None else KERNEL_TIME
+        counts[label] = counts.get(label, 0) + 1
+    if len(counts) == 1:
+        return f"{next(iter(counts))} "
+    return "compute (" + ", ".join(f"{label} on {plural(n, unit)}" for label, n in counts.items()) + ") "
+
+
+def _video_total(workloads: Sequence[Workload], unit: str) -> str:
+    """What the video engines carry together, in percent of one unit's engines ("" where none works)."""
+    parts = []
+    for engine in _VIDEO:
+        loads = [load for w in workloads for load in w.loads if load.engine is engine]
+        if loads:
+            label = SIGNALS[loads[0].signal].label if loads[0].signal else engine.value
+            parts.append(
+                f", {label} p95 adding up to {pct(sum(load.p95 for load in loads))} of one {unit}'s {engine.value} "
+                "engines (DCGM)"
+            )
+    return "".join(parts)
+
+
+def _kernel_contrast(workloads: Sequence[Workload], ceiling: float) -> str:
+    """Where kernel time reads a GPU with no room left that DCGM shows has SMs to spare, say so: it is why the work
+    fits (kernel time alone would have kept these hosts apart)."""
+    pinned = [w for w in workloads if w.compute.measured and w.kernel_p95 > ceiling >= w.compute.p95]
+    if not pinned:
+        return ""
+    hosts = ", ".join(sorted({w.host for w in pinned}))
+    labels = sorted({w.compute.label for w in pinned})
+    return (
+        f"; {KERNEL_TIME} reads p95 up to {pct(max(w.kernel_p95 for w in pinned))} on {hosts} while "
+        f"{' / '.join(labels)} is at most {pct(max(w.compute.p95 for w in pinned))}: their kernels keep few SMs busy"
+    )
 
 
 def _net(rec: Recommendation, instances: Mapping[str, Instance], covers: Mapping[str, HostCover]) -> NetSavings | None:

@@ -22,7 +22,7 @@ from rightsizer.domain.owners import Owner, owner_of
 from rightsizer.domain.platforms import Billing, billing
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
-from rightsizer.domain.signals import VIDEO_ACTIVE_PCT, Signal
+from rightsizer.domain.signals import READS, VIDEO_ACTIVE_PCT, Engine, Signal
 
 HOURS_PER_MONTH = Decimal(730)
 CENT = Decimal("0.01")
@@ -271,6 +271,16 @@ class DeviceUsage:
         for found in self.profile:  # a loop, not a generator: most GPUs publish none, and this is asked per rule
             if found.signal is which:
                 return found.stats
+        return None
+
+    def best_signal(self, engine: Engine) -> tuple[Signal, SeriesStats] | None:
+        """The best DCGM signal the GPU publishes for `engine` (signals.READS' order) and its stats; None: none."""
+        if not self.profile:
+            return None
+        for signal in READS[engine]:
+            stats = self.signal(signal)
+            if stats is not None:
+                return signal, stats
         return None
 
     @property

@@ -215,9 +215,7 @@ def engine_load(devices: Sequence[DeviceUsage], engine: Engine, kernel: tuple[fl
     read = [d for d in devices if d.utilization is not None or d.utilization_peak is not None or d.profile]
     chosen: list[tuple[Signal, SeriesStats]] = []
     for device in read if any(d.profile for d in read) else ():
-        found = next(
-            ((signal, stats) for signal in READS[engine] if (stats := device.signal(signal)) is not None), None
-        )
+        found = device.best_signal(engine)
         if found is None:
             chosen = []
             break
