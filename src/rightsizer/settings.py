@@ -46,6 +46,14 @@ class MetricNames:
     gpu_dram_active: str = "dcgm_dram_active"
     gpu_encoder_util: str = "dcgm_encoder_util"
     gpu_decoder_util: str = "dcgm_decoder_util"
+    # The same per MIG GPU instance (a slice), as the publisher sends them for a GPU in MIG mode: the instance's SMs'
+    # load (occupancy only where its SM active reads N/A) and framebuffer in use (MiB), with the GPU's index, the
+    # instance's id and its profile as dimensions (domain/mig.py sizes each slice on them).
+    gpu_instance_sm_active: str = "dcgm_mig_sm_active"
+    gpu_instance_sm_occupancy: str = "dcgm_mig_sm_occupancy"
+    gpu_instance_memory_used: str = "dcgm_mig_fb_used"
+    gpu_instance_dimension: str = "gpu_instance"
+    mig_profile_dimension: str = "mig_profile"
     gpu_index_dimension: str = "index"
     host_memory_used_pct: str = "mem_used_percent"
     # The agent's diskio (bytes per collection interval, per disk): read where published, for the instance store's work.
@@ -71,6 +79,11 @@ class MetricNames:
             self.gpu_encoder_util: Signal.ENCODER,
             self.gpu_decoder_util: Signal.DECODER,
         }
+
+    @property
+    def slice_signal_metrics(self) -> dict[str, Signal]:
+        """The per-MIG-instance DCGM metrics of the SMs' load by name, and the signal each publishes."""
+        return {self.gpu_instance_sm_active: Signal.SM_ACTIVE, self.gpu_instance_sm_occupancy: Signal.SM_OCCUPANCY}
 
 
 @dataclass(frozen=True)

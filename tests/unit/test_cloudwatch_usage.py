@@ -315,6 +315,58 @@ def test_dcgm_signals_are_read_per_gpu_as_five_minute_averages_and_occupancy_onl
     ]
 
 
+def test_mig_instances_are_read_per_gpu_instance_with_their_profile_and_framebuffer(cloudwatch: Any) -> None:
+    """A p4d's GPU 0 in MIG mode: utilization.gpu is [N/A], only memory and each GPU instance's DCGM series are
+    published. Each instance's load (occupancy only where SM active is missing) and framebuffer land in its slice."""
+    iid = "i-0000000000000d0a2"
+    names = MetricNames()
+    put(cloudwatch, "CWAgent", MEM_USED, gpu_dims(iid, "0", "p4d.24xlarge"), constant(9000.0))
+
+    def sliced(gpu_instance: str, profile: str) -> dict[str, str]:
+        return {"InstanceId": iid, "InstanceType": "p4d.24xlarge", "index": "0", "gpu_instance": gpu_instance,
+                "mig_profile": profile}  # fmt: skip
+
+    put(cloudwatch, "CWAgent", names.gpu_instance_sm_active, sliced("2", "3g.20gb"), constant(9.0))
+    put(cloudwatch, "CWAgent", names.gpu_instance_sm_occupancy, sliced("2", "3g.20gb"), constant(4.0))
+    put(cloudwatch, "CWAgent", names.gpu_instance_memory_used, sliced("2", "3g.20gb"), constant(3100.0))
+    put(cloudwatch, "CWAgent", names.gpu_instance_sm_occupancy, sliced("9", "1g.5gb"), constant(40.0))
+    calls = record(cloudwatch)
+
+    raw = CloudWatchUsage(cloudwatch, names).fetch(
+        [instance("p4d.24xlarge", instance_id=iid)], {**api_specs(), **legacy_specs()}, WINDOW
+    )[iid]
+
+    (gpu,) = raw.devices
+    three, one = gpu.slices
+    assert (three.gpu_instance, three.profile, three.signal) == ("2", "3g.20gb", Signal.SM_ACTIVE)
+    assert set(three.load.values) == {9.0} and set(three.memory_used_max.values) == {3100.0}
+    assert (one.gpu_instance, one.profile, one.signal) == ("9", "1g.5gb", Signal.SM_OCCUPANCY)
+    assert set(one.load.values) == {40.0} and not one.memory_used_max
+    assert not gpu.utilization_avg and not gpu.signals, "the slices are not the GPU's own series"
+    mig = [q["MetricStat"] for q in calls.queries if q["MetricStat"]["Metric"]["MetricName"].startswith("dcgm_mig")]
+    # The 3g.20gb's occupancy, which its SM active answers, is not asked for.
+    assert sorted((s["Metric"]["MetricName"], s["Stat"], s["Period"]) for s in mig) == [
+        (names.gpu_instance_memory_used, "Maximum", 3600),
+        (names.gpu_instance_sm_active, "Average", 300),
+        (names.gpu_instance_sm_occupancy, "Average", 300),
+    ]
+    summary = summarize(raw)
+    assert [(s.profile, s.load.p95, s.memory_used_peak_mib) for s in summary.devices[0].slices] == [
+        ("3g.20gb", 9.0, 3100.0),
+        ("1g.5gb", 40.0, None),
+    ]
+
+
+def test_a_region_without_a_mig_capable_gpu_lists_no_per_instance_metric(cloudwatch: Any) -> None:
+    iid = "i-0000000000000d0a3"
+    put(cloudwatch, "CWAgent", UTIL, gpu_dims(iid, "0"), constant(50.0))
+    calls = record(cloudwatch)
+
+    CloudWatchUsage(cloudwatch, MetricNames()).fetch([instance(instance_id=iid)], api_specs(), WINDOW)
+
+    assert not [p for p in calls.list_metrics if str(p.get("MetricName", "")).startswith("dcgm_mig")]
+
+
 def test_statistics_and_periods_land_in_the_right_fields(cloudwatch: Any) -> None:
     iid = "i-0000000000000000a"
     hour = T0 + timedelta(hours=5)

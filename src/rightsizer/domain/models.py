@@ -228,6 +228,19 @@ class GoneUnit:
     since: datetime  # the end of its last reading
 
 
+@dataclass(frozen=True, slots=True)
+class SliceUsage:
+    """One GPU instance (a MIG slice: its own SMs and memory) of a GPU in MIG mode, as DCGM measures it where the host
+    publishes per-instance readings (agent/dcgm): nvidia-smi reads such a GPU's utilization.gpu as [N/A], so the
+    slices' load is the GPU's."""
+
+    gpu_instance: str  # nvidia-smi's GI ID on its GPU
+    profile: str  # as nvidia-smi names it, without "MIG ": "3g.20gb"
+    signal: Signal  # SM active, or SM occupancy where the instance publishes no SM active
+    load: SeriesStats  # of `signal`, in percent of the instance's own SMs (5-minute averages)
+    memory_used_peak_mib: float | None = None  # its framebuffer's peak; None: DCGM reads it as N/A on this driver
+
+
 class AcceleratorData(StrEnum):
     PER_DEVICE = "per_device"  # one series per GPU / NeuronCore
     ROLLUP = "rollup"  # only the agent's InstanceId aggregate (max = busiest GPU)
@@ -265,6 +278,9 @@ class DeviceUsage:
     # DCGM's signals the GPU publishes (SM active, tensor and DRAM activity, NVENC/NVDEC utilisation), in
     # domain/signals.py's order; empty where it publishes none.
     profile: tuple[SignalStats, ...] = ()
+    # The GPU's MIG instances that publish DCGM readings of their own (domain/mig.py), by GPU instance id; empty for a
+    # GPU not in MIG mode or a host without the per-instance publisher.
+    slices: tuple[SliceUsage, ...] = ()
 
     def signal(self, which: Signal) -> SeriesStats | None:
         """The GPU's stats of a DCGM signal (None: not published)."""

@@ -49,6 +49,7 @@ from rightsizer.domain.usage import (
     running_share,
     same_stamps,
     series_peak,
+    slice_usages,
     storage_rates,
     summarize_timed,
     week_views,
@@ -404,6 +405,7 @@ def _unit_usages(clock: _Clock, raws: Sequence[RawUsage], stacks: _Stacks) -> li
             memory_load_correlation=follows,
             silent_share=device.silent_share,
             profile=profile,
+            slices=slice_usages(device),
         )
         for device, stats, (burst, peak), memory_peak, low, follows, profile in zip(
             devices, row_stats(stacks.utilization), bursts, memory_peaks, lows, followed, signals, strict=True

@@ -34,6 +34,7 @@ from rightsizer.domain.models import (
     Rate,
     SeriesStats,
     SignalStats,
+    SliceUsage,
     UsageSummary,
 )
 from rightsizer.domain.signals import VIDEO_ACTIVE_PCT, Signal
@@ -96,6 +97,21 @@ EMPTY = Series(300)
 
 
 @dataclass(frozen=True, slots=True)
+class SliceSeries:
+    """One MIG GPU instance's DCGM series (agent/dcgm publishes them per instance): its SMs' load (5-minute Averages,
+    in percent of its own SMs) and its framebuffer in use (hourly Maximums, MiB)."""
+
+    gpu_instance: str
+    profile: str
+    signal: Signal  # SM active, or SM occupancy where the instance publishes no SM active
+    load: Series = EMPTY
+    memory_used_max: Series = EMPTY
+
+    def since(self, epoch: int) -> SliceSeries:
+        return replace(self, load=self.load.since(epoch), memory_used_max=self.memory_used_max.since(epoch))
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceSeries:
     """Series for one GPU (per `index`) or one NeuronCore, merged across the dimension sets seen."""
 
@@ -111,6 +127,8 @@ class DeviceSeries:
     reported_avg: Series | None = None
     # DCGM's profiling signals the GPU publishes (5-minute Averages, in percent), in domain/signals.py's order.
     signals: tuple[tuple[Signal, Series], ...] = ()
+    # Its MIG GPU instances' series, where the host publishes them per instance (a GPU in MIG mode).
+    slices: tuple[SliceSeries, ...] = ()
 
     def signal(self, which: Signal) -> Series:
         """The GPU's series of a DCGM signal (empty where it publishes none)."""
@@ -205,6 +223,7 @@ class RawUsage:
                     encoder_fps_avg=device.encoder_fps_avg.since(epoch),
                     reported_avg=device.reported_avg.since(epoch) if device.reported_avg is not None else None,
                     signals=tuple((signal, series.since(epoch)) for signal, series in device.signals),
+                    slices=tuple(one.since(epoch) for one in device.slices),
                 )
                 for device in self.devices
             ),
@@ -832,6 +851,20 @@ def profiles(devices: Sequence[DeviceSeries]) -> list[tuple[SignalStats, ...]]:
     return [tuple(sorted(unit, key=lambda one: order.index(one.signal))) for unit in found]
 
 
+def slice_usages(device: DeviceSeries) -> tuple[SliceUsage, ...]:
+    """The GPU's MIG instances that read anything, by GPU instance id: a few per GPU at most, so one host at a time
+    (summaries.summarize_all calls it per GPU as well)."""
+    return tuple(
+        SliceUsage(one.gpu_instance, one.profile, one.signal, stats, series_peak(one.memory_used_max))
+        for one in sorted(device.slices, key=lambda one: _device_order(one.gpu_instance))
+        if (stats := _stats(one.load.array)) is not None
+    )
+
+
+def _device_order(index: str) -> tuple[int, int, str]:
+    return (0, int(index), "") if index.isdigit() else (1, 0, index)
+
+
 def _device_usage(
     device: DeviceSeries,
     memory: Floats,
@@ -852,6 +885,7 @@ def _device_usage(
         memory_load_correlation=follows,
         silent_share=device.silent_share,
         profile=profile,
+        slices=slice_usages(device),
     )
 
 

@@ -31,9 +31,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.domain.graphics import signs_in
+from rightsizer.domain.mig import mig_capable
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
 from rightsizer.domain.signals import STANDS_IN_FOR, Signal
-from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
+from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
 
@@ -80,6 +81,11 @@ _GPU_FIELDS: Mapping[str, tuple[tuple[str, str, int], ...]] = {
     # load and whose peak the busiest hours a target must carry (one query each: kernel time keeps its hourly Maximum).
     **{signal.value: ((signal.value, "Average", 300),) for signal in Signal},
 }
+# A MIG GPU instance's series (agent/dcgm publishes them per instance, beside its GPU's index): its SMs' load read as
+# the GPU's DCGM signals are (5-minute Averages), its framebuffer as the agent's GPU memory (hourly Maximums). Only
+# hosts that publish them are asked: a host without MIG costs no query more.
+_SLICE_LOAD_FIELD = ("slice_load", "Average", 300)
+_SLICE_MEMORY_FIELD = ("slice_memory_used_max", "Maximum", 3600)
 _NEURON_FIELDS: tuple[tuple[str, str, int], ...] = (
     ("utilization_avg", "Average", 300),
     ("utilization_max", "Maximum", 3600),
@@ -144,6 +150,15 @@ class _Found:
 
 
 @dataclass(frozen=True, slots=True)
+class _Part:
+    """A MIG GPU instance of a GPU, as its series' dimensions name it, and the signal its load series carries."""
+
+    gpu_instance: str
+    profile: str
+    signal: Signal
+
+
+@dataclass(frozen=True, slots=True)
 class _Query:
     instance_id: str
     device: str | None  # None: an instance-level field of RawUsage
@@ -155,6 +170,7 @@ class _Query:
     period: int
     scale: float = 1.0  # multiplies every value: Container Insights' bytes to the agent's MiB
     label: str = ""  # what a host-level query is about beyond its field (a process's name)
+    part: _Part | None = None  # the MIG GPU instance of `device` the query reads (None: the device itself)
 
     def request(self, query_id: str) -> dict[str, Any]:
         iid = self.instance_id
@@ -260,7 +276,7 @@ class CloudWatchUsage:
                 yield _raw_usage(inst, [], window)
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
         nitro = frozenset(iid for iid, inst in running.items() if _nitro(specs.get(inst.instance_type)))
-        plan = self._plan(running, kinds, nitro)
+        plan = self._plan(running, kinds, nitro, _mig_hosts(running, kinds, specs))
         sizes = [_size(iid, plan(iid, False), window) for iid in running]
         self.queries = sum(queries for _, queries, _ in sizes)
         batches = _pack(sizes, self._max_queries, self._page)
@@ -298,7 +314,8 @@ class CloudWatchUsage:
         there are none. Discovery only (ListMetrics): nothing is read."""
         running = {i.instance_id: i for i in instances if i.is_running}
         kinds = {iid: _kind(specs.get(inst.instance_type)) for iid, inst in running.items()}
-        plan = self._plan(running, kinds, nitro=frozenset())  # the accelerators' series only: no EBS to ask
+        # The accelerators' series only: no EBS to ask.
+        plan = self._plan(running, kinds, nitro=frozenset(), mig=_mig_hosts(running, kinds, specs))
         return {iid: frozenset(q.namespace for q in plan(iid, True) if q.device is not None) for iid in running}
 
     # Discovery -----------------------------------------------------------------------------------
@@ -310,15 +327,21 @@ class CloudWatchUsage:
         dropped, so the work per host would grow with the region."""
         if self._region_units is None:
             return False
-        metric_names = len(_GPU_FIELDS) + 5  # the GPU metrics, host memory, diskio, procstat, NeuronCore utilisation
+        # The GPU metrics, the MIG instances' three, host memory, diskio, procstat, NeuronCore utilisation.
+        metric_names = len(_GPU_FIELDS) + 3 + 5
         return metric_names * math.ceil(self._region_units / _LIST_PAGE) >= len(running) + neuron_hosts
 
     def _plan(
-        self, running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None], nitro: frozenset[str]
+        self,
+        running: Mapping[str, Instance],
+        kinds: Mapping[str, AcceleratorKind | None],
+        nitro: frozenset[str],
+        mig: frozenset[str],
     ) -> Callable[[str, bool], list[_Query]]:
         """Discovery, then each running host's queries as they are asked for: a batch's hosts' queries exist while the
         batch is read, not the region's (the CLI reads a whole region), and what was found of a host goes once its
-        batch has its queries (`last`)."""
+        batch has its queries (`last`). `mig`: the hosts whose GPUs may run in MIG mode, the only ones whose
+        per-instance series are looked for (a region without one lists no metric name more)."""
         m = self._metrics
         nvidia = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NVIDIA}
         neuron = {iid: running[iid] for iid, kind in kinds.items() if kind is AcceleratorKind.NEURON}
@@ -330,6 +353,8 @@ class CloudWatchUsage:
             m.gpu_encoder_fps: "encoder_fps",
             **{name: signal.value for name, signal in m.signal_metrics.items()},
         }
+        slice_metrics = (*m.slice_signal_metrics, m.gpu_instance_memory_used)
+        gpu_metrics.update({name: _SLICE_LOAD_FIELD[0] for name in slice_metrics})
         host_metrics = (m.host_memory_used_pct, m.disk_read_bytes, m.disk_write_bytes, m.process_count)
         agent_metrics = (*gpu_metrics, *host_metrics)
         per_instance = self._per_instance(running, len(neuron))
@@ -341,7 +366,10 @@ class CloudWatchUsage:
         else:
             agent = defaultdict(list)
             for metric_name in gpu_metrics if nvidia else ():
-                for iid, series in self._discover(m.gpu_namespace, metric_name, nvidia, m.gpu_index_dimension).items():
+                wanted = {iid: nvidia[iid] for iid in mig} if metric_name in slice_metrics else nvidia
+                if not wanted:
+                    continue
+                for iid, series in self._discover(m.gpu_namespace, metric_name, wanted, m.gpu_index_dimension).items():
                     agent[iid].extend(series)
             neuron_found = (
                 self._discover(m.neuron_namespace, m.neuron_utilization, neuron, m.neuron_core_dimension)
@@ -368,7 +396,9 @@ class CloudWatchUsage:
                 for discovered in (agent, insights, neuron_found):
                     discovered.pop(iid, None)
             gpu_found = [f for f in found if f.metric_name in gpu_metrics] if iid in nvidia else []
-            queries: list[_Query] = []
+            slices_found = [f for f in gpu_found if f.metric_name in slice_metrics] if iid in mig else []
+            gpu_found = [f for f in gpu_found if f.metric_name not in slice_metrics]
+            queries: list[_Query] = list(self._slice_queries(iid, slices_found))
             for one in _without_fallbacks(_per_device_or_rollup(gpu_found), m.signal_metrics):
                 fields = _GPU_FIELDS[gpu_metrics[one.metric_name]]
                 queries.extend(_queries(iid, one, m.gpu_namespace, fields, device=one.device_index))
@@ -393,6 +423,20 @@ class CloudWatchUsage:
             return queries
 
         return plan
+
+    def _slice_queries(self, iid: str, found: Sequence[_Found]) -> Iterator[_Query]:
+        """Each MIG GPU instance's load (SM occupancy only where it publishes no SM active) and framebuffer."""
+        m = self._metrics
+        signals = m.slice_signal_metrics
+        parts = [(one, _part(one, m, signals)) for one in found if one.device is not None]
+        measured = {(one.device, part.gpu_instance) for one, part in parts if part and part.signal is Signal.SM_ACTIVE}
+        for one, part in parts:
+            if part is None or (part.signal in STANDS_IN_FOR and (one.device, part.gpu_instance) in measured):
+                continue
+            field_name, stat, period = _SLICE_MEMORY_FIELD if one.metric_name not in signals else _SLICE_LOAD_FIELD
+            yield _Query(
+                iid, one.device, field_name, m.gpu_namespace, one.metric_name, one.dimensions, stat, period, part=part
+            )
 
     def _host_queries(self, iid: str, found: Sequence[_Found], *, nitro: bool) -> Iterator[_Query]:
         """AWS/EC2's CPU and network (and EBS, on a Nitro host), the disks' bytes where the agent publishes diskio, and
@@ -599,6 +643,17 @@ def _pack(sizes: Sequence[tuple[str, int, int]], max_queries: int, page: int) ->
     return batches
 
 
+def _mig_hosts(
+    running: Mapping[str, Instance], kinds: Mapping[str, AcceleratorKind | None], specs: Mapping[str, InstanceTypeSpec]
+) -> frozenset[str]:
+    """The NVIDIA hosts whose GPUs may run in MIG mode (an unknown type too), whose per-instance series are read."""
+    return frozenset(
+        iid
+        for iid, inst in running.items()
+        if kinds[iid] is AcceleratorKind.NVIDIA and mig_capable(specs.get(inst.instance_type))
+    )
+
+
 def _kubernetes_node(instance: Instance) -> bool:
     """A node Container Insights may watch: one whose owner is a Kubernetes node group or NodePool."""
     return instance.owner is not None and instance.owner.kubernetes
@@ -617,6 +672,17 @@ def _process_name(found: _Found) -> str:
     """What a procstat series watches: its exe, pattern or pid file."""
     values = dict(found.dimensions)
     return next((values[name] for name in _PROCESS_DIMENSIONS if values.get(name)), "")
+
+
+def _part(found: _Found, metrics: MetricNames, signals: Mapping[str, Signal]) -> _Part | None:
+    """The MIG GPU instance a per-instance series reads (None: its dimensions do not name one)."""
+    values = dict(found.dimensions)
+    instance = values.get(metrics.gpu_instance_dimension)
+    if not instance:
+        return None
+    # The framebuffer series carries no signal of its own: filed under SM active, its instance's key.
+    signal = signals.get(found.metric_name, Signal.SM_ACTIVE)
+    return _Part(instance, values.get(metrics.mig_profile_dimension, ""), signal)
 
 
 def _per_device_or_rollup(found: Sequence[_Found]) -> list[_Found]:
@@ -719,10 +785,18 @@ def _raw_usage(
     silence_is_idle: bool = False,
 ) -> RawUsage:
     parts: dict[tuple[str | None, str], list[list[_Chunk]]] = defaultdict(list)
+    slice_parts: dict[tuple[str, str, str], dict[str, list[list[_Chunk]]]] = defaultdict(lambda: defaultdict(list))
+    slice_signals: dict[tuple[str, str, str], Signal] = {}
     periods: dict[str, int] = {}
     for query, datapoints in results:
-        parts[(query.device, query.field)].append(datapoints)
         periods[query.field] = query.period
+        if query.part is not None and query.device is not None:
+            key = (query.device, query.part.gpu_instance, query.part.profile)
+            slice_parts[key][query.field].append(datapoints)
+            if query.field == _SLICE_LOAD_FIELD[0]:
+                slice_signals[key] = query.part.signal
+            continue
+        parts[(query.device, query.field)].append(datapoints)
     device_fields: dict[str, dict[str, Series]] = defaultdict(dict)
     host: dict[str, Series] = {}
     processes = sorted(
@@ -741,6 +815,15 @@ def _raw_usage(
             host[field_name] = series
         elif series:
             device_fields[device][field_name] = series
+    slices: dict[str, list[SliceSeries]] = defaultdict(list)
+    for key, fields in slice_parts.items():
+        device, gpu_instance, profile = key
+        load = _merge(fields.get(_SLICE_LOAD_FIELD[0], []), _SLICE_LOAD_FIELD[2])
+        if load:  # a framebuffer alone does not size a slice
+            memory = _merge(fields.get(_SLICE_MEMORY_FIELD[0], []), _SLICE_MEMORY_FIELD[2])
+            slices[device].append(SliceSeries(gpu_instance, profile, slice_signals[key], load, memory))
+    for device in slices:
+        device_fields.setdefault(device, {})  # a GPU in MIG mode whose only readings are its slices'
     # A device listed by ListMetrics but without a datapoint in the window is left out: the analyzer
     # counts it as unseen (assumed busy) rather than as an idle device.
     devices = tuple(
@@ -753,6 +836,7 @@ def _raw_usage(
             encoder_sessions_max=fields.get("encoder_sessions_max", EMPTY),
             encoder_fps_avg=fields.get("encoder_fps_avg", EMPTY),
             signals=tuple((signal, fields[signal.value]) for signal in Signal if signal.value in fields),
+            slices=tuple(slices.get(index, ())),
         )
         for index, fields in sorted(device_fields.items(), key=lambda item: _device_order(item[0]))
     )
