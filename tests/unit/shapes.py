@@ -17,13 +17,27 @@ from datetime import datetime, timedelta
 from demo.fleet import Gpu, Shape, constant, timeline
 
 from rightsizer.domain.models import AcceleratorData, UsageSummary
+from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
-from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series, SliceSeries
 from tests.factories import NOW
 
 FIVE_MINUTES = 300
 HOUR = 3600
 DAY = 86400
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A MIG GPU instance of GPU `gpu` whose DCGM readings agent/dcgm publishes per instance: its SMs' load (percent of
+    its own SMs) and its framebuffer in use (None: DCGM reads it as N/A)."""
+
+    gpu: int
+    gpu_instance: str
+    profile: str
+    load: Shape
+    memory_mib: Shape | None = None
+    signal: Signal = Signal.SM_ACTIVE
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,7 @@ class Workload:
     ebs_iops: Shape | None = None
     local_disk_mbps: Shape | None = None
     graphics_processes: tuple[str, ...] = ()  # what procstat found running (dcvserver, Xorg, ...)
+    slices: tuple[Slice, ...] = ()  # MIG GPU instances publishing per-instance DCGM readings (with utilization [N/A])
 
 
 def _series(period: int, points: Sequence[tuple[datetime, float]]) -> Series:
@@ -108,6 +123,7 @@ def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime]
     fps = [(t, gpu.encoder_fps(t, rng) if gpu.encoder_fps else 0.0) for t in stamps] if encoder else []
     published = workload.utilization_published
     signals = tuple((signal, _series(FIVE_MINUTES, [(t, shape(t, rng)) for t in stamps])) for signal, shape in gpu.dcgm)
+    slices = tuple(_slice(one, stamps, rng) for one in workload.slices if one.gpu == index)
     return DeviceSeries(
         index=str(index),
         utilization_avg=_series(FIVE_MINUTES, utilization) if published else EMPTY,
@@ -117,7 +133,15 @@ def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime]
         encoder_sessions_max=_hourly_max(sessions),
         encoder_fps_avg=_hourly_mean(fps),
         signals=signals,
+        slices=slices,
     )
+
+
+def _slice(one: Slice, stamps: Sequence[datetime], rng: random.Random) -> SliceSeries:
+    """A GPU instance's series as the collector reads them: 5-minute averages of its load, hourly maxima of memory."""
+    load = _series(FIVE_MINUTES, [(t, one.load(t, rng)) for t in stamps])
+    memory = _hourly_max([(t, one.memory_mib(t, rng)) for t in stamps]) if one.memory_mib is not None else EMPTY
+    return SliceSeries(one.gpu_instance, one.profile, one.signal, load, memory)
 
 
 def raw_usage(workload: Workload, *, instance_id: str = "i-0123456789abcdef0", seed: str = "host") -> RawUsage:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from rightsizer.domain.models import InstanceTypeSpec, SliceUsage
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import SIGNALS
+from rightsizer.domain.wording import gib, pct
 
 _NAME = re.compile(r"^(\d+)g\.(\d+)gb(?:\+me)?$")
 _BYTES_PER_MIB = 2**20
@@ -38,8 +39,9 @@ class MigProfile:
 
 def profile(name: str) -> MigProfile | None:
     """The profile a name describes ("3g.20gb", "MIG 1g.10gb+me"); None: not a GPU instance profile's name."""
-    found = _NAME.match(name.removeprefix("MIG ").strip())
-    return MigProfile(name, int(found[1]), int(found[2])) if found else None
+    bare = name.strip().removeprefix("MIG ")
+    found = _NAME.match(bare)
+    return MigProfile(bare, int(found[1]), int(found[2])) if found else None
 
 
 def _table(*names: str) -> tuple[MigProfile, ...]:
@@ -129,13 +131,13 @@ def fit_text(one: SliceFit) -> str:
     usage = one.usage
     label = SIGNALS[usage.signal].label
     memory = (
-        f"memory peak {usage.memory_used_peak_mib / 1024:.1f} GiB"
+        f"memory peak {gib(usage.memory_used_peak_mib)}"
         if usage.memory_used_peak_mib is not None
         else "memory not published per instance (kept as it is)"
     )
     lead = (
         f"MIG instance {usage.profile} on GPU {one.gpu} (GPU instance {usage.gpu_instance}): {label} p95 "
-        f"{usage.load.p95:.0f} %, busiest {usage.load.peak:.0f} % (DCGM), {memory}"
+        f"{pct(usage.load.p95)}, busiest 5 minutes {pct(usage.load.peak)} (DCGM), {memory}"
     )
     if one.smallest is None:
         return f"{lead}: no profile of this GPU carries it within the policy's limits"

@@ -22,6 +22,7 @@ from rightsizer.domain.commitments import CapacityKind, Change, net_savings
 from rightsizer.domain.facts import Facts, Measured, regime_change_text, regime_text
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.guards import GUARDS, Gap, Source
+from rightsizer.domain.mig import SliceFit, fit_text, fits, mig_gpu
 from rightsizer.domain.models import (
     CENT,
     ZERO,
@@ -49,7 +50,7 @@ from rightsizer.domain.schedule_plan import (
     schedule_plan,
     stopped_hours,
 )
-from rightsizer.domain.signals import KERNEL_TIME
+from rightsizer.domain.signals import KERNEL_TIME, Signal
 from rightsizer.domain.sizing import (
     candidates,
     fewest_units,
@@ -222,6 +223,82 @@ def utilization_missing(facts: Facts) -> Draft | None:
     )
 
 
+def mig_slices(facts: Facts) -> Draft | None:
+    """GPUs in MIG mode (utilization.gpu [N/A]) whose GPU instances each publish DCGM's readings (agent/dcgm): the
+    slices' load is the GPUs', and each slice is sized on its own, on its GPU's MIG profiles (domain/mig.py). A GPU
+    without per-instance readings leaves the host to `utilization_missing`, which says what to publish."""
+    spec, usage, policy = facts.spec, facts.usage, facts.policy
+    if spec is None or usage is None or spec.accelerator_kind is not AcceleratorKind.NVIDIA:
+        return None
+    table = mig_gpu(spec)
+    gpus = [d for d in usage.devices if d.slices or _has_reading(d)]
+    if table is None or not gpus or any(not d.slices or d.utilization is not None for d in gpus):
+        return None
+    days = max(one.load.samples for d in gpus for one in d.slices) * _FIVE_MINUTES / 86400
+    if days < policy.min_days:
+        return _insufficient(
+            f"only {days:.1f} days of DCGM's per-instance readings of the MIG slices; at least {policy.min_days:g} are "
+            "needed"
+        )
+    found = fits([(d.index, d.slices) for d in gpus], table, policy)
+    judged = {(one.gpu, one.usage.gpu_instance) for one in found}
+    unknown = [
+        f"{one.profile} on GPU {d.index}" for d in gpus for one in d.slices if (d.index, one.gpu_instance) not in judged
+    ]
+    not_sized = f"{', '.join(unknown)}: a profile the {spec.accelerator_model}'s MIG profiles do not include"
+    if not found:
+        return _insufficient(f"MIG instances not sized: {not_sized}")
+    reasons = (
+        f"{spec.unit_name}s {index_ranges([d.index for d in gpus])} run in MIG mode (nvidia-smi reads utilization.gpu "
+        "as [N/A]): their load is their GPU instances', as DCGM measures each, sized on the "
+        f"{spec.accelerator_model}'s MIG profiles",
+        *(fit_text(one) for one in found),
+        *((f"not sized: {not_sized}",) if unknown else ()),
+    )
+    confident = not unknown and all(
+        f.usage.signal is Signal.SM_ACTIVE and f.usage.memory_used_peak_mib is not None for f in found
+    )
+    confidence = Confidence.HIGH if confident else Confidence.MEDIUM
+    return _mig_draft(found, reasons, confidence)
+
+
+_FIVE_MINUTES = 300  # the per-instance load's period: 5-minute Averages (adapters/aws/cloudwatch.py)
+
+
+def _mig_draft(found: list[SliceFit], reasons: tuple[str, ...], confidence: Confidence) -> Draft:
+    """Slices their profile does not carry first (they are at risk), then slices a smaller profile carries (the GPU's
+    compute slices they free can take more work), else the partition fits."""
+    short = [one for one in found if one.saturated]
+    if short:
+        wanted = ", ".join(
+            f"{one.usage.profile} on GPU {one.gpu} -> {one.smallest.name if one.smallest else 'a whole GPU'}"
+            for one in short
+        )
+        return Draft(
+            Finding.UNDERPROVISIONED,
+            reasons,
+            confidence=confidence,
+            advice=f"give the MIG instances their load outgrows a larger profile ({wanted}): repartition the GPU "
+            "(nvidia-smi mig -dci/-dgi, then -cgi/-cci) when its workloads can stop",
+        )
+    smaller = [one for one in found if one.smaller]
+    if smaller:
+        moves = ", ".join(
+            f"{one.usage.profile} on GPU {one.gpu} -> {one.smallest.name}" for one in smaller if one.smallest
+        )
+        freed = sum(
+            one.current.compute_slices - (one.smallest.compute_slices if one.smallest else 0) for one in smaller
+        )
+        return Draft(
+            Finding.OVERPROVISIONED,
+            reasons,
+            confidence=confidence,
+            advice=f"repartition the MIG instances to the smallest profile that carries each ({moves}): that frees "
+            f"{freed} compute slice{'s' if freed != 1 else ''} for more workloads on these GPUs (or fewer GPUs)",
+        )
+    return Draft(Finding.OPTIMIZED, reasons, confidence=confidence)
+
+
 def short_history(facts: Facts) -> Draft | None:
     spec, usage, policy = facts.spec, facts.usage, facts.policy
     if spec is None or usage is None or usage.accelerator_days >= policy.min_days:
@@ -255,6 +332,7 @@ GATES: tuple[Gate, ...] = (
     unmonitored_accelerator,
     impossible_data,
     no_accelerator_metrics,
+    mig_slices,
     utilization_missing,
     short_history,
     thin_coverage,
