@@ -47,7 +47,7 @@ from rightsizer.domain.usage import DeviceSeries, Series
 from rightsizer.services.analyze import analyze_hosts
 from tests import factories
 from tests.factories import NOW
-from tests.unit.shapes import Workload, raw_usage
+from tests.unit.shapes import Slice, Workload, raw_usage
 
 GIB = 1024.0
 # nvidia-smi's memory.total (MiB) per GPU model, as the agent publishes it.
@@ -2213,6 +2213,38 @@ ARCHETYPES: tuple[Archetype, ...] = (
         says=("NVDEC utilisation p95",),
         without_dcgm=kernel_only(
             Workload(gpus=(gpu(noisy(1, 0.5), mib(2 * GIB, 30)),), cpu=noisy(35, 3), host_memory_pct=noisy(40, 1))
+        ),
+    ),
+    Archetype(
+        "mig-slices-a100",
+        Category.SIGNALS,
+        "an A100 host in MIG mode, each GPU cut into two 3g.20gb slices for small inference services: SM active ~9 % "
+        "of a slice's SMs, 3 GiB each",
+        "p4d.24xlarge",
+        Workload(
+            gpus=(gpu(constant(0.0), mib(6.5 * GIB, 100)),) * 8,
+            memory_total_mib=A100,
+            utilization_published=False,
+            cpu=noisy(20, 3),
+            host_memory_pct=noisy(30, 1),
+            slices=tuple(
+                Slice(index, instance, "3g.20gb", noisy(9, 2), mib(3 * GIB, 50))
+                for index in range(8)
+                for instance in "12"
+            ),
+        ),
+        expect(F.OVERPROVISIONED),
+        f"{MIG}; DCGM measures each GPU instance: 9 % of three compute slices is 27 % of one, and 3 GiB x 1.2 fits "
+        "5 GB, so a 1g.5gb carries each slice and a repartition frees four of each GPU's seven compute slices "
+        "(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html)",
+        target=NO_TARGET,
+        says=("MIG instance 3g.20gb on GPU 0", "a 1g.5gb carries it", "(DCGM)"),
+        without_dcgm=Workload(
+            gpus=(gpu(constant(0.0), mib(6.5 * GIB, 100)),) * 8,
+            memory_total_mib=A100,
+            utilization_published=False,
+            cpu=noisy(20, 3),
+            host_memory_pct=noisy(30, 1),
         ),
     ),
     Archetype(

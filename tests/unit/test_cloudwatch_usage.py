@@ -330,6 +330,7 @@ def test_mig_instances_are_read_per_gpu_instance_with_their_profile_and_framebuf
     put(cloudwatch, "CWAgent", names.gpu_instance_sm_occupancy, sliced("2", "3g.20gb"), constant(4.0))
     put(cloudwatch, "CWAgent", names.gpu_instance_memory_used, sliced("2", "3g.20gb"), constant(3100.0))
     put(cloudwatch, "CWAgent", names.gpu_instance_sm_occupancy, sliced("9", "1g.5gb"), constant(40.0))
+    put(cloudwatch, "CWAgent", names.gpu_instance_memory_used, sliced("9", "1g.5gb"), constant(2000.0))
     calls = record(cloudwatch)
 
     raw = CloudWatchUsage(cloudwatch, names).fetch(
@@ -341,11 +342,12 @@ def test_mig_instances_are_read_per_gpu_instance_with_their_profile_and_framebuf
     assert (three.gpu_instance, three.profile, three.signal) == ("2", "3g.20gb", Signal.SM_ACTIVE)
     assert set(three.load.values) == {9.0} and set(three.memory_used_max.values) == {3100.0}
     assert (one.gpu_instance, one.profile, one.signal) == ("9", "1g.5gb", Signal.SM_OCCUPANCY)
-    assert set(one.load.values) == {40.0} and not one.memory_used_max
+    assert set(one.load.values) == {40.0} and set(one.memory_used_max.values) == {2000.0}
     assert not gpu.utilization_avg and not gpu.signals, "the slices are not the GPU's own series"
     mig = [q["MetricStat"] for q in calls.queries if q["MetricStat"]["Metric"]["MetricName"].startswith("dcgm_mig")]
     # The 3g.20gb's occupancy, which its SM active answers, is not asked for.
     assert sorted((s["Metric"]["MetricName"], s["Stat"], s["Period"]) for s in mig) == [
+        (names.gpu_instance_memory_used, "Maximum", 3600),
         (names.gpu_instance_memory_used, "Maximum", 3600),
         (names.gpu_instance_sm_active, "Average", 300),
         (names.gpu_instance_sm_occupancy, "Average", 300),
@@ -353,7 +355,7 @@ def test_mig_instances_are_read_per_gpu_instance_with_their_profile_and_framebuf
     summary = summarize(raw)
     assert [(s.profile, s.load.p95, s.memory_used_peak_mib) for s in summary.devices[0].slices] == [
         ("3g.20gb", 9.0, 3100.0),
-        ("1g.5gb", 40.0, None),
+        ("1g.5gb", 40.0, 2000.0),
     ]
 
 

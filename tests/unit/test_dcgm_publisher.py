@@ -12,6 +12,8 @@ from types import ModuleType
 
 import pytest
 
+from rightsizer.settings import MetricNames
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "agent" / "dcgm" / "publish-dcgm-metrics.py"
 
@@ -273,3 +275,17 @@ def test_the_script_finds_the_mig_layout_and_sends_each_instances_gauges(tmp_pat
     assert code == 1
     assert "dcgm_mig_sm_active:60.00|g|#index:1,gpu_instance:0,mig_profile:7g.40gb" in received
     assert "dcgm_mig_fb_used:3200.00|g|#index:0,gpu_instance:2,mig_profile:3g.20gb" in received
+
+
+def test_each_instance_publishes_what_the_collector_reads_under_the_dimensions_it_reads() -> None:
+    names = MetricNames()
+
+    assert {name for _, name, _ in publisher.INSTANCE_FIELDS} == {
+        *names.slice_signal_metrics,
+        names.gpu_instance_memory_used,
+    }
+    assert (
+        names.gpu_index_dimension,
+        names.gpu_instance_dimension,
+        names.mig_profile_dimension,
+    ) == (publisher.INDEX_TAG, publisher.INSTANCE_TAG, publisher.PROFILE_TAG)

@@ -856,12 +856,13 @@ def slice_usages(device: DeviceSeries) -> tuple[SliceUsage, ...]:
     (summaries.summarize_all calls it per GPU as well)."""
     return tuple(
         SliceUsage(one.gpu_instance, one.profile, one.signal, stats, series_peak(one.memory_used_max))
-        for one in sorted(device.slices, key=lambda one: _device_order(one.gpu_instance))
+        for one in sorted(device.slices, key=lambda one: device_order(one.gpu_instance))
         if (stats := _stats(one.load.array)) is not None
     )
 
 
-def _device_order(index: str) -> tuple[int, int, str]:
+def device_order(index: str) -> tuple[int, int, str]:
+    """Units (and GPU instances) in numeric order of their ids, a roll-up's "*" after them."""
     return (0, int(index), "") if index.isdigit() else (1, 0, index)
 
 

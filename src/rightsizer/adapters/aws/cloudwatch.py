@@ -34,7 +34,7 @@ from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.mig import mig_capable
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
 from rightsizer.domain.signals import STANDS_IN_FOR, Signal
-from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries
+from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries, device_order
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
 
@@ -151,11 +151,11 @@ class _Found:
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """A MIG GPU instance of a GPU, as its series' dimensions name it, and the signal its load series carries."""
+    """A MIG GPU instance of a GPU, as its series' dimensions name it, and the signal a series of its load carries."""
 
     gpu_instance: str
     profile: str
-    signal: Signal
+    signal: Signal | None  # None: its framebuffer's series
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,7 +433,7 @@ class CloudWatchUsage:
         for one, part in parts:
             if part is None or (part.signal in STANDS_IN_FOR and (one.device, part.gpu_instance) in measured):
                 continue
-            field_name, stat, period = _SLICE_MEMORY_FIELD if one.metric_name not in signals else _SLICE_LOAD_FIELD
+            field_name, stat, period = _SLICE_MEMORY_FIELD if part.signal is None else _SLICE_LOAD_FIELD
             yield _Query(
                 iid, one.device, field_name, m.gpu_namespace, one.metric_name, one.dimensions, stat, period, part=part
             )
@@ -680,9 +680,7 @@ def _part(found: _Found, metrics: MetricNames, signals: Mapping[str, Signal]) ->
     instance = values.get(metrics.gpu_instance_dimension)
     if not instance:
         return None
-    # The framebuffer series carries no signal of its own: filed under SM active, its instance's key.
-    signal = signals.get(found.metric_name, Signal.SM_ACTIVE)
-    return _Part(instance, values.get(metrics.mig_profile_dimension, ""), signal)
+    return _Part(instance, values.get(metrics.mig_profile_dimension, ""), signals.get(found.metric_name))
 
 
 def _per_device_or_rollup(found: Sequence[_Found]) -> list[_Found]:
@@ -773,10 +771,6 @@ def _merge(parts: Sequence[Sequence[_Chunk]], period: int) -> Series:
     return Series(period, stamps, values)
 
 
-def _device_order(index: str) -> tuple[int, int, str]:
-    return (0, int(index), "") if index.isdigit() else (1, 0, index)
-
-
 def _raw_usage(
     instance: Instance,
     results: Sequence[tuple[_Query, list[_Chunk]]],
@@ -793,7 +787,7 @@ def _raw_usage(
         if query.part is not None and query.device is not None:
             key = (query.device, query.part.gpu_instance, query.part.profile)
             slice_parts[key][query.field].append(datapoints)
-            if query.field == _SLICE_LOAD_FIELD[0]:
+            if query.part.signal is not None:
                 slice_signals[key] = query.part.signal
             continue
         parts[(query.device, query.field)].append(datapoints)
@@ -838,7 +832,7 @@ def _raw_usage(
             signals=tuple((signal, fields[signal.value]) for signal in Signal if signal.value in fields),
             slices=tuple(slices.get(index, ())),
         )
-        for index, fields in sorted(device_fields.items(), key=lambda item: _device_order(item[0]))
+        for index, fields in sorted(device_fields.items(), key=lambda item: device_order(item[0]))
     )
     if not devices:
         data = AcceleratorData.NONE
