@@ -93,6 +93,20 @@ def test_a_batch_goes_out_each_interval_and_starts_afresh() -> None:
     assert lines == ["dcgm_sm_active:20.00|g|#index:0", "dcgm_sm_active:90.00|g|#index:0"]
 
 
+def publish(argv: list[str], gauges: int) -> tuple[int, list[str]]:
+    """Run the script with `argv` against a StatsD listener on a free local port: its exit code and the first `gauges`
+    datagrams it sent (one batch: the interval outlasts the fake dcgmi)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(5)
+    port = listener.getsockname()[1]
+    try:
+        code = publisher.main([*argv, "--statsd", f"127.0.0.1:{port}", "--interval", "3600"])
+        return code, [listener.recvfrom(1024)[0].decode() for _ in range(gauges)]
+    finally:
+        listener.close()
+
+
 def test_the_script_reads_dcgmi_and_sends_its_gauges_to_the_agents_statsd_listener(tmp_path: Path) -> None:
     fake = tmp_path / "dcgmi"
     fake.write_text(
@@ -103,15 +117,9 @@ def test_the_script_reads_dcgmi_and_sends_its_gauges_to_the_agents_statsd_listen
         f"sys.stdout.write({DMON!r})\n"
     )
     fake.chmod(0o755)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(5)
-    port = listener.getsockname()[1]
-    try:
-        code = publisher.main(["--dcgmi", str(fake), "--statsd", f"127.0.0.1:{port}", "--interval", "3600"])
-        received = [listener.recvfrom(1024)[0].decode() for _ in range(10)]
-    finally:
-        listener.close()
+
+    # No nvidia-smi: no GPU in MIG mode is found, and dmon is asked as it always was.
+    code, received = publish(["--dcgmi", str(fake), "--nvidia-smi", str(tmp_path / "absent")], gauges=10)
 
     assert code == 1, "dcgmi ended: the script exits for systemd to restart it"
     assert "dcgm_sm_active:20.00|g|#index:0" in received
@@ -261,16 +269,8 @@ def test_the_script_finds_the_mig_layout_and_sends_each_instances_gauges(tmp_pat
     )
     for fake in (smi, dcgmi):
         fake.chmod(0o755)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(5)
-    port = listener.getsockname()[1]
-    try:
-        argv = ["--dcgmi", str(dcgmi), "--nvidia-smi", str(smi), "--statsd", f"127.0.0.1:{port}", "--interval", "3600"]
-        code = publisher.main(argv)
-        received = [listener.recvfrom(1024)[0].decode() for _ in range(11)]
-    finally:
-        listener.close()
+
+    code, received = publish(["--dcgmi", str(dcgmi), "--nvidia-smi", str(smi)], gauges=11)
 
     assert code == 1
     assert "dcgm_mig_sm_active:60.00|g|#index:1,gpu_instance:0,mig_profile:7g.40gb" in received
