@@ -121,7 +121,8 @@ def _device(workload: Workload, index: int, gpu: Gpu, stamps: Sequence[datetime]
     encoder = workload.encoder_stats and not workload.neuron
     sessions = [(t, gpu.encoder_sessions(t, rng) if gpu.encoder_sessions else 0.0) for t in stamps] if encoder else []
     fps = [(t, gpu.encoder_fps(t, rng) if gpu.encoder_fps else 0.0) for t in stamps] if encoder else []
-    published = workload.utilization_published
+    # A GPU with MIG slices is in MIG mode: nvidia-smi reads its utilization.gpu as [N/A].
+    published = workload.utilization_published and not any(one.gpu == index for one in workload.slices)
     signals = tuple((signal, _series(FIVE_MINUTES, [(t, shape(t, rng)) for t in stamps])) for signal, shape in gpu.dcgm)
     slices = tuple(_slice(one, stamps, rng) for one in workload.slices if one.gpu == index)
     return DeviceSeries(

@@ -125,6 +125,23 @@ def test_a_few_days_of_per_instance_readings_are_not_enough() -> None:
     reason_with(rec, "only 2.0 days of DCGM's per-instance readings")
 
 
+def test_slices_of_mig_gpus_beside_gpus_that_report_are_said_while_the_host_is_judged_on_the_others() -> None:
+    # MIG mode is set per GPU: GPU 0 is partitioned, GPUs 1-7 run one training job each at ~90 % kernel time.
+    training = Gpu(noisy(90, 3), mib(30 * GIB, 300))
+    work = Workload(
+        gpus=(MIG_GPU, *(training,) * 7),
+        memory_total_mib=A100_TOTAL,
+        cpu=noisy(40, 3),
+        slices=(SMALL_ON_A_3G, BUSY_4G),
+    )
+
+    rec = advise("p4d.24xlarge", work)
+
+    assert rec.finding is not Finding.INSUFFICIENT_DATA
+    reason_with(rec, "MIG instance 3g.20gb on GPU 0", "a 1g.5gb carries it")
+    assert sum("MIG instance" in reason for reason in rec.reasons) == 2, "each slice once"
+
+
 # -- the profile table -------------------------------------------------------------------------------------------
 
 

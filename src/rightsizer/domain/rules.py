@@ -1245,6 +1245,23 @@ def resized_in_window(facts: Facts, draft: Draft) -> Draft:
     return replace(draft, actionable=False, held_back=f"resized {change.since:%Y-%m-%d}: wait for a full window")
 
 
+def slices_beside(facts: Facts, draft: Draft) -> Draft:
+    """GPUs in MIG mode beside GPUs that report utilization.gpu (MIG mode is set per GPU): the host is judged on the
+    others, the MIG GPUs counted busy as any GPU without a reading is, and each of their slices' fit is said besides
+    (`mig_slices` sizes a host whose GPUs all run in MIG mode)."""
+    spec, usage = facts.spec, facts.usage
+    if spec is None or usage is None or draft.finding in (Finding.EXCLUDED, Finding.INSUFFICIENT_DATA):
+        return draft
+    table = mig_gpu(spec)
+    sliced = [d for d in usage.devices if d.slices and d.utilization is None]
+    if table is None or not sliced or all(d.utilization is None for d in usage.devices):
+        return draft
+    found = fits([(d.index, d.slices) for d in sliced], table, facts.policy)
+    for text in (fit_text(one) for one in found):
+        draft = draft.noting(text)
+    return draft
+
+
 def unread_sources(facts: Facts, draft: Draft) -> Draft:
     """A one click whose guard could not read its source is held back, with the reason (domain/guards.py): the
     advice stands on the evidence that remains. CloudTrail's gap is judged per host, by `resized_in_window`."""
@@ -1435,6 +1452,7 @@ def reservations(facts: Facts, draft: Draft) -> Draft:
 
 
 ADJUSTMENTS: tuple[Adjustment, ...] = (
+    slices_beside,
     changed_regime,
     changed_regime_resize,
     resized_in_window,
