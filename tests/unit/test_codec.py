@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from demo.fleet import noisy
+
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.domain.models import DeviceUsage, UsageSummary
+from tests.expert_fleet import mib
 from tests.factories import device, usage
+from tests.unit.shapes import Slice
+from tests.unit.shapes import summary as shapes_summary
+from tests.unit.test_mig_slices import partitioned
 
 
 def test_a_stored_device_usage_with_a_field_since_removed_still_decodes() -> None:
@@ -32,3 +38,12 @@ def test_a_stored_usage_summary_from_an_older_version_decodes_to_the_same_summar
         gpu["memory_activity_p95"] = 7.5
 
     assert from_jsonable(UsageSummary, stored) == summary
+
+
+def test_a_summary_with_mig_slices_survives_the_store() -> None:
+    # The pipeline stores each host's summary between collect and analyze: a MIG GPU's slices go with it.
+    work = partitioned(Slice(0, "2", "3g.20gb", noisy(9, 1), mib(3 * 1024.0, 20)))
+    summary = shapes_summary(work)
+    assert summary.devices[0].slices
+
+    assert from_jsonable(UsageSummary, to_jsonable(summary)) == summary
