@@ -27,8 +27,8 @@ published too, with the `index` of its GPU, its `gpu_instance` id and its `mig_p
                          nothing is sent, and the advice keeps the instance's memory)
 dcgmi dmon prints an instance's row as "GPU-I <DCGM entity id>"; `dcgmi discovery -c` maps each entity id to its GPU
 and GPU instance ("I 0/1 ... GPU Instance (EntityID: 7)"), `nvidia-smi mig -lgi` each GPU instance to its profile.
-The layout is read when the script starts: a new MIG layout needs a GPU reset, which restarts nv-hostengine, dcgmi
-ends and systemd starts the script afresh.
+The layout is read when the script starts and checked every --rediscover seconds (GPU instances are created and
+destroyed while the GPU runs): when it changed, the script exits for systemd to start it on the new layout.
 
 Runs until dcgmi ends (nv-hostengine restarted, the driver reloaded), then exits non-zero for systemd to restart it
 (gpu-rightsizer-dcgm.service). Python 3 standard library only.
@@ -225,14 +225,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--statsd", default="127.0.0.1:8125", help="the agent's StatsD listener (host:port)")
     parser.add_argument("--interval", type=float, default=60.0, help="seconds averaged into each gauge")
     parser.add_argument("--nvidia-smi", default="nvidia-smi", help="the nvidia-smi command (MIG layout)")
+    parser.add_argument(
+        "--rediscover", type=float, default=600.0, help="seconds between checks of the MIG layout (default: 600)"
+    )
     args = parser.parse_args(argv)
     host, _, port = args.statsd.rpartition(":")
-    gpus, instances = discover(args.dcgmi, args.nvidia_smi)
+    layout = discover(args.dcgmi, args.nvidia_smi)
+    gpus, instances = layout
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    changed = False
     with subprocess.Popen(command(args.dcgmi, gpus, instances), stdout=subprocess.PIPE, text=True, bufsize=1) as dmon:
         assert dmon.stdout is not None
+        check = time.monotonic() + args.rediscover
         for line in gauges(dmon.stdout, args.interval, instances=instances):
             sink.sendto(line.encode(), (host, int(port)))
+            if time.monotonic() >= check:
+                # GPU instances are created and destroyed while the GPU runs (nvidia-smi mig -cgi/-dgi): dmon was asked
+                # for the instances by entity id, so a new layout needs a new dmon (systemd restarts the script).
+                check = time.monotonic() + args.rediscover
+                changed = discover(args.dcgmi, args.nvidia_smi) != layout
+                if changed:
+                    dmon.terminate()
+                    break
+    if changed:
+        print("the MIG layout changed: restart to publish the new GPU instances", file=sys.stderr)
+        return 1
     code = dmon.returncode
     print(f"dcgmi dmon ended (exit {code}): restart to publish again", file=sys.stderr)
     return code or 1

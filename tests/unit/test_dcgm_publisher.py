@@ -289,3 +289,34 @@ def test_each_instance_publishes_what_the_collector_reads_under_the_dimensions_i
         names.gpu_instance_dimension,
         names.mig_profile_dimension,
     ) == (publisher.INDEX_TAG, publisher.INSTANCE_TAG, publisher.PROFILE_TAG)
+
+
+def test_a_new_mig_layout_ends_the_script_for_systemd_to_start_it_on_the_new_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GPU instance 10 is destroyed while the script runs: the second `nvidia-smi mig -lgi` no longer lists it.
+    later = "\n".join(line for line in LGI.splitlines() if "  10  " not in line)
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(
+        f"#!{sys.executable}\n"
+        "import pathlib, sys\n"
+        f"seen = pathlib.Path({str(tmp_path / 'seen')!r})\n"
+        "if sys.argv[1:] == ['mig', '-lgi']:\n"
+        f"    sys.stdout.write({later!r} if seen.exists() else {LGI!r}); seen.touch()\n"
+        "elif sys.argv[1:] == ['--query-gpu=index', '--format=csv,noheader']: print('0'); print('1')\n"
+        "else: sys.exit(f'unexpected arguments {sys.argv[1:]}')\n"
+    )
+    dcgmi = tmp_path / "dcgmi"
+    dcgmi.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"if sys.argv[1:] == ['discovery', '-c']: sys.stdout.write({HIERARCHY!r})\n"
+        f"elif sys.argv[1] == 'dmon': sys.stdout.write({MIG_DMON!r})\n"
+    )
+    for fake in (smi, dcgmi):
+        fake.chmod(0o755)
+
+    code, received = publish(["--dcgmi", str(dcgmi), "--nvidia-smi", str(smi), "--rediscover", "0"], gauges=1)
+
+    assert code == 1 and len(received) == 1
+    assert "the MIG layout changed" in capsys.readouterr().err
