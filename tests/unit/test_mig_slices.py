@@ -5,7 +5,9 @@ Guide), through the real summaries (tests/unit/shapes.py) and the analyzer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from demo.fleet import Gpu, noisy
@@ -15,6 +17,7 @@ from rightsizer.domain.models import Confidence, Finding, SeriesStats, SliceUsag
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from tests.expert_fleet import mib
+from tests.factories import NOW
 from tests.unit.shapes import Slice, Workload
 from tests.unit.test_limits import advise, reason_with, spec
 
@@ -122,7 +125,17 @@ def test_a_few_days_of_per_instance_readings_are_not_enough() -> None:
     rec = advise("p4d.24xlarge", partitioned(SMALL_ON_A_3G, BUSY_4G, days=2))
 
     assert rec.finding is Finding.INSUFFICIENT_DATA
-    reason_with(rec, "only 2.0 days of DCGM's per-instance readings")
+    reason_with(rec, "MIG instance 3g.20gb on GPU 0: only 2.0 days of readings", "at least 3 are needed")
+
+
+def test_a_slice_created_lately_is_not_sized_until_it_has_the_days_the_others_are_sized_on() -> None:
+    young = replace(SMALL_ON_A_3G, load=lambda t, r: r.gauss(9, 1) if t >= NOW - timedelta(days=2) else math.nan)
+
+    rec = advise("p4d.24xlarge", partitioned(young, BUSY_4G))
+
+    assert rec.finding is Finding.OPTIMIZED and rec.confidence is Confidence.MEDIUM
+    reason_with(rec, "not sized: MIG instance 3g.20gb on GPU 0: only 2.0 days of readings")
+    assert not any("a 1g.5gb carries it" in reason for reason in rec.reasons)
 
 
 def test_slices_of_mig_gpus_beside_gpus_that_report_are_said_while_the_host_is_judged_on_the_others() -> None:

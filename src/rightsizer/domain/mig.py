@@ -149,5 +149,39 @@ def fit_text(one: SliceFit) -> str:
 
 
 def fits(gpus: Sequence[tuple[str, Sequence[SliceUsage]]], table: MigGpu, policy: Policy) -> list[SliceFit]:
-    """Every slice's fit, GPU by GPU (slices on a profile the GPU does not have are left out)."""
-    return [found for gpu, slices in gpus for usage in slices if (found := fit(gpu, usage, table, policy)) is not None]
+    """Every slice's fit, GPU by GPU: those with `policy.min_days` of readings, on a profile the GPU has (the others
+    are left out: `unsized` names them)."""
+    return [
+        found
+        for gpu, slices in gpus
+        for usage in slices
+        if days_read(usage) >= policy.min_days and (found := fit(gpu, usage, table, policy)) is not None
+    ]
+
+
+def unsized(
+    gpus: Sequence[tuple[str, Sequence[SliceUsage]]], found: Sequence[SliceFit], model: str, policy: Policy
+) -> list[str]:
+    """The slices `fits` left out, and why: too few days of readings (a slice created lately), or a profile the GPU's
+    table does not have."""
+    sized = {(one.gpu, one.usage.gpu_instance) for one in found}
+    return [
+        f"MIG instance {usage.profile} on GPU {gpu}: "
+        + (
+            f"only {days_read(usage):.1f} days of readings (at least {policy.min_days:g} are needed)"
+            if days_read(usage) < policy.min_days
+            else f"not one of the {model}'s MIG profiles"
+        )
+        for gpu, slices in gpus
+        for usage in slices
+        if (gpu, usage.gpu_instance) not in sized
+    ]
+
+
+# The collector reads a slice's load as 5-minute Averages (adapters/aws/cloudwatch.py): each is 300 s of readings.
+_LOAD_PERIOD_SECONDS = 300
+
+
+def days_read(usage: SliceUsage) -> float:
+    """Days of readings of the slice's load (its 5-minute averages)."""
+    return usage.load.samples * _LOAD_PERIOD_SECONDS / 86400

@@ -22,7 +22,7 @@ from rightsizer.domain.commitments import CapacityKind, Change, net_savings
 from rightsizer.domain.facts import Facts, Measured, regime_change_text, regime_text
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.guards import GUARDS, Gap, Source
-from rightsizer.domain.mig import SliceFit, fit_text, fits, mig_gpu
+from rightsizer.domain.mig import SliceFit, fit_text, fits, mig_gpu, unsized
 from rightsizer.domain.models import (
     CENT,
     ZERO,
@@ -234,35 +234,23 @@ def mig_slices(facts: Facts) -> Draft | None:
     gpus = [d for d in usage.devices if d.slices or _has_reading(d)]
     if table is None or not gpus or any(not d.slices or d.utilization is not None for d in gpus):
         return None
-    days = max(one.load.samples for d in gpus for one in d.slices) * _FIVE_MINUTES / 86400
-    if days < policy.min_days:
-        return _insufficient(
-            f"only {days:.1f} days of DCGM's per-instance readings of the MIG slices; at least {policy.min_days:g} are "
-            "needed"
-        )
-    found = fits([(d.index, d.slices) for d in gpus], table, policy)
-    judged = {(one.gpu, one.usage.gpu_instance) for one in found}
-    unknown = [
-        f"{one.profile} on GPU {d.index}" for d in gpus for one in d.slices if (d.index, one.gpu_instance) not in judged
-    ]
-    not_sized = f"{', '.join(unknown)}: a profile the {spec.accelerator_model}'s MIG profiles do not include"
+    slices = [(d.index, d.slices) for d in gpus]
+    found = fits(slices, table, policy)
+    not_sized = unsized(slices, found, spec.accelerator_model, policy)
     if not found:
-        return _insufficient(f"MIG instances not sized: {not_sized}")
+        return _insufficient(f"no MIG instance can be sized yet: {'; '.join(not_sized)}")
     reasons = (
         f"{spec.unit_name}s {index_ranges([d.index for d in gpus])} run in MIG mode (nvidia-smi reads utilization.gpu "
         "as [N/A]): their load is their GPU instances', as DCGM measures each, sized on the "
         f"{spec.accelerator_model}'s MIG profiles",
         *(fit_text(one) for one in found),
-        *((f"not sized: {not_sized}",) if unknown else ()),
+        *((f"not sized: {'; '.join(not_sized)}",) if not_sized else ()),
     )
-    confident = not unknown and all(
+    confident = not not_sized and all(
         f.usage.signal is Signal.SM_ACTIVE and f.usage.memory_used_peak_mib is not None for f in found
     )
     confidence = Confidence.HIGH if confident else Confidence.MEDIUM
     return _mig_draft(found, reasons, confidence)
-
-
-_FIVE_MINUTES = 300  # the per-instance load's period: 5-minute Averages (adapters/aws/cloudwatch.py)
 
 
 def _mig_draft(found: list[SliceFit], reasons: tuple[str, ...], confidence: Confidence) -> Draft:
