@@ -127,7 +127,8 @@ def _bare(name: str) -> str:
 
 
 def fit_text(one: SliceFit) -> str:
-    """'MIG instance 3g.20gb on GPU 0: SM active p95 9 % (DCGM), memory peak 3.1 GiB: a 1g.5gb carries it'."""
+    """What the slice does and what carries it: 'MIG instance 3g.20gb on GPU 0 (GPU instance 2): SM active p95 9%,
+    busiest 5 minutes 11% (DCGM), memory peak 3.1 GiB: a 1g.5gb carries it'."""
     usage = one.usage
     label = SIGNALS[usage.signal].label
     memory = (
