@@ -48,8 +48,8 @@ images: $(DEMO_ENV)
 test: lint imports typecheck template build unit
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check src tests demo bench
-	$(BIN)/ruff format --check src tests demo bench
+	$(BIN)/ruff check src tests demo bench report_schema
+	$(BIN)/ruff format --check src tests demo bench report_schema
 
 # The architecture: the import contracts under [tool.importlinter] in pyproject.toml (docs/architecture.md).
 imports: $(DEV_STAMP)
@@ -99,7 +99,7 @@ asl: $(DEV_STAMP)
 # adding one (tests/unit/test_report_schema.py fails while they differ).
 .PHONY: schema
 schema: $(DEV_STAMP)
-	$(BIN)/python -m rightsizer.services.report_schema --write
+	$(BIN)/python -m report_schema.build --write
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m bench

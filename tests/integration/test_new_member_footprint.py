@@ -23,10 +23,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the generators and the registry checks read: the package, the fragments, the schema, the templates and docs.
-COPIED = ("src", "statemachine", "schema", "tests", "demo", "docs", "member-account", "regional", "slack")
+# What the generators and the registry checks read: the package, the fragments, the schema and its generator, the
+# templates and docs.
+COPIED = (
+    "src",
+    "statemachine",
+    "schema",
+    "report_schema",
+    "tests",
+    "demo",
+    "docs",
+    "member-account",
+    "regional",
+    "slack",
+)
 COPIED_FILES = ("template.yaml", "README.md", "pyproject.toml")
-GENERATORS = (["-m", "statemachine.build", "--write"], ["-m", "rightsizer.services.report_schema", "--write"])
+GENERATORS = (["-m", "statemachine.build", "--write"], ["-m", "report_schema.build", "--write"])
 # The checks of the registries against everything that names their members, run in the copy after the change.
 CHECKS = (
     "tests/unit/test_registries.py",

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from rightsizer.services import report_schema
-from rightsizer.services.report_schema import SchemaLayoutError, enums, generated
+from report_schema import build as report_schema
+from report_schema.build import SchemaLayoutError, enums, generated
 
 SCHEMA_TEXT = report_schema.SCHEMA_PATH.read_text(encoding="utf-8")
 

@@ -1,7 +1,7 @@
 """Writes the closed lists of schema/report.schema.json from the registries they list.
 
-    python -m rightsizer.services.report_schema --write   # rewrite the enums (`make schema`)
-    python -m rightsizer.services.report_schema --check   # exit 1 if an enum is not the registry's
+    python -m report_schema.build --write   # rewrite the enums (`make schema`)
+    python -m report_schema.build --check   # exit 1 if an enum is not the registry's
 
 The schema's prose stays hand-written; its enums (findings, confidences, resource kinds, categories, the actions advice
 offers) are the registries' (domain/findings.py, domain/actions.py, domain/resources.py, ...), so a new finding or
@@ -25,7 +25,7 @@ from rightsizer.domain.models import Confidence
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.services.report import Category
 
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "schema" / "report.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "report.schema.json"
 
 EnumPath = tuple[str, ...]  # the keys from the document's root to the object holding the enum
 
@@ -80,9 +80,7 @@ def _replace_enum(text: str, current: Sequence[str | None], values: Sequence[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rightsizer.services.report_schema", description=(__doc__ or "").splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m report_schema.build", description=(__doc__ or "").splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help=f"rewrite {SCHEMA_PATH.name}'s enums")
     mode.add_argument("--check", action="store_true", help="fail if an enum is not its registry's")
