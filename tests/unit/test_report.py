@@ -20,9 +20,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from rightsizer.adapters.slack import blocks
 from rightsizer.cli.output.csv_rows import write_csv
 from rightsizer.cli.output.table import Charset, render_table
-from rightsizer.domain.actions import ACTIONS
-from rightsizer.domain.findings import FINDINGS
-from rightsizer.domain.models import Confidence, DecisionKind, Evidence, Finding, Recommendation
+from rightsizer.domain.models import DecisionKind, Evidence, Finding, Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import ASCII_BARS
 from rightsizer.services.ports import Decision
@@ -183,18 +181,7 @@ def test_the_json_validates_against_the_schema_in_the_repository() -> None:
     assert document["schema_version"] == "1.4"
 
 
-def test_the_schema_lists_every_finding_confidence_and_category() -> None:
-    definitions = schema()["$defs"]
-
-    assert definitions["finding"]["enum"] == [finding.value for finding in FINDINGS]
-    assert definitions["confidence"]["enum"] == [confidence.value for confidence in Confidence]
-    assert definitions["category"]["enum"] == [kind.value for kind in Category]
-
-
-def test_the_schema_lists_the_actions_advice_offers() -> None:
-    action = schema()["$defs"]["recommendation"]["properties"]["action"]
-
-    assert action["enum"] == [*(kind.value for kind, spec in ACTIONS.items() if spec.offered), None]
+# The schema's enums (findings, confidences, kinds, categories, actions) are the registries': test_report_schema.py.
 
 
 def test_the_schema_names_every_field_the_program_writes() -> None:
