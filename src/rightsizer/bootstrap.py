@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from rightsizer.services.analyze import RegionAdvice
     from rightsizer.services.collect import Reference, RegionSources
     from rightsizer.services.daily_report import PagePublisher, ReportPoster
-    from rightsizer.services.pipeline import Mode, ShardTask, Target
+    from rightsizer.services.pipeline import Mode, RunStart, ShardTask, Target
     from rightsizer.services.sagemaker import SageMakerSources
 
 # Wraps a region's usage reader, e.g. to keep what passes through (adapters/html/series.UnitSeriesTap).
@@ -422,7 +422,7 @@ def step_functions_workflow(
     return factory
 
 
-def start_pipeline(wiring: Wiring, now: datetime, mode: Mode | None = None) -> dict[str, Any]:
+def start_pipeline(wiring: Wiring, now: datetime, mode: Mode | None = None) -> RunStart:
     """The day's pipeline start (services/pipeline.start_run): targets from the settings and Organizations, the
     plan in the stack's bucket, the execution in Step Functions."""
     from rightsizer.adapters.aws.accounts import active_accounts
@@ -596,7 +596,7 @@ def analyze_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -
         return rank_run(payload.get("run") or None, wiring.store, scope, now).summary()
     if "shard" in payload:
         return analyze_shard(ShardTask.from_dict(payload), wiring.store, settings.policy, now, scope)
-    return start_pipeline(wiring, now, Mode.ANALYZE)
+    return start_pipeline(wiring, now, Mode.ANALYZE).summary()
 
 
 def report_payload(wiring: Wiring, payload: Mapping[str, Any], now: datetime) -> dict[str, Any]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-from rightsizer.services.pipeline import Mode, RunStore, Target, plan_key, start_run
+from rightsizer.services.pipeline import Mode, RunStart, StartStatus, Target, plan_key, start_run
 
 NOW = datetime(2026, 12, 5, 6, 0, tzinfo=UTC)
 TARGETS = [Target("111122223333", "us-east-1", ""), Target("444455556666", "us-east-1", "arn:aws:iam::4:role/r")]
@@ -47,22 +48,18 @@ class Executions:
         return f"arn:aws:states:us-east-1:111122223333:execution:pipeline:{name}"
 
 
-def _runs(runs: Runs) -> RunStore:
-    return cast(RunStore, runs)  # the start reads and writes runs only
-
-
 def test_a_collect_plans_writes_the_targets_records_the_run_and_starts_the_days_execution() -> None:
     runs, plans, executions = Runs(), Plans(), Executions()
 
-    started = start_run(Mode.COLLECT, NOW, _runs(runs), plans, executions, lambda: TARGETS)
+    started = start_run(Mode.COLLECT, NOW, runs, plans, executions, lambda: TARGETS)
 
-    assert started == {
-        "run": "2026-12-05",
-        "mode": "collect",
-        "status": "started",
-        "targets": 2,
-        "execution_arn": "arn:aws:states:us-east-1:111122223333:execution:pipeline:run-2026-12-05",
-    }
+    assert started == RunStart(
+        StartStatus.STARTED,
+        Mode.COLLECT,
+        run="2026-12-05",
+        targets=2,
+        execution_arn="arn:aws:states:us-east-1:111122223333:execution:pipeline:run-2026-12-05",
+    )
     assert plans.written == {plan_key("2026-12-05"): TARGETS}
     assert runs.recorded == [("2026-12-05", NOW)]
     assert executions.inputs == [
@@ -73,9 +70,9 @@ def test_a_collect_plans_writes_the_targets_records_the_run_and_starts_the_days_
 def test_a_second_start_the_same_day_is_told_it_already_started_and_starts_nothing() -> None:
     executions = Executions("run-2026-12-05")
 
-    started = start_run(Mode.COLLECT, NOW, _runs(Runs()), Plans(), executions, lambda: TARGETS)
+    started = start_run(Mode.COLLECT, NOW, Runs(), Plans(), executions, lambda: TARGETS)
 
-    assert started["status"] == "already-started" and "execution_arn" not in started
+    assert started == RunStart(StartStatus.ALREADY_STARTED, Mode.COLLECT, run="2026-12-05", targets=2)
     assert executions.inputs == []
 
 
@@ -85,17 +82,39 @@ def test_a_catch_up_analysis_runs_over_the_latest_run_without_planning() -> None
     def never() -> list[Target]:
         raise AssertionError("an analysis plans nothing")
 
-    started = start_run(Mode.ANALYZE, NOW, _runs(Runs(latest="2026-12-04")), plans, executions, never)
+    started = start_run(Mode.ANALYZE, NOW, Runs(latest="2026-12-04"), plans, executions, never)
 
-    assert started["run"] == "2026-12-04" and started["status"] == "started" and started["targets"] == 0
-    assert started["execution_arn"].endswith(":analyze-2026-12-04-20261205T0600")
+    assert started == RunStart(
+        StartStatus.STARTED,
+        Mode.ANALYZE,
+        run="2026-12-04",
+        targets=0,
+        execution_arn="arn:aws:states:us-east-1:111122223333:execution:pipeline:analyze-2026-12-04-20261205T0600",
+    )
     assert plans.written == {}
 
 
 def test_a_catch_up_analysis_without_any_run_starts_nothing() -> None:
     executions = Executions()
 
-    started = start_run(Mode.ANALYZE, NOW, _runs(Runs()), Plans(), executions, lambda: TARGETS)
+    started = start_run(Mode.ANALYZE, NOW, Runs(), Plans(), executions, lambda: TARGETS)
 
-    assert started == {"run": "", "status": "nothing-to-analyse"}
+    assert started == RunStart(StartStatus.NOTHING_TO_ANALYSE, Mode.ANALYZE)
     assert executions.inputs == []
+
+
+def test_the_lambdas_answer_keeps_its_keys_in_order() -> None:
+    # What the collect and analyze functions answer, as the Lambda runtime serialises it: the same bytes as ever.
+    arn = "arn:aws:states:us-east-1:111122223333:execution:pipeline:run-2026-12-05"
+    started = start_run(Mode.COLLECT, NOW, Runs(), Plans(), Executions(), lambda: TARGETS)
+    again = start_run(Mode.COLLECT, NOW, Runs(), Plans(), Executions("run-2026-12-05"), lambda: TARGETS)
+    nothing = start_run(Mode.ANALYZE, NOW, Runs(), Plans(), Executions(), lambda: TARGETS)
+
+    assert json.dumps(started.summary()) == (
+        f'{{"run": "2026-12-05", "mode": "collect", "status": "started", "targets": 2, "execution_arn": "{arn}"}}'
+    )
+    assert (
+        json.dumps(again.summary())
+        == '{"run": "2026-12-05", "mode": "collect", "status": "already-started", "targets": 2}'
+    )
+    assert json.dumps(nothing.summary()) == '{"run": "", "status": "nothing-to-analyse"}'

@@ -34,5 +34,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.info("collected", extra={k: v for k, v in result.items() if k != "warnings"})
         return result
     started = bootstrap.start_pipeline(wiring, now)
-    metrics.add_metric(name="TargetsPlanned", unit=MetricUnit.Count, value=started["targets"])
-    return started
+    metrics.add_metric(name="TargetsPlanned", unit=MetricUnit.Count, value=started.targets)
+    return started.summary()

@@ -62,11 +62,16 @@ class Target:
             raise ConfigError(f"a collection target needs {missing.args[0]!r}: got {dict(data)}") from None
 
 
-class RunStore(Protocol):
-    """What the pipeline reads and writes (DynamoStore in AWS)."""
+class RunLog(Protocol):
+    """The runs: the day's start records one, the catch-up analysis reads the latest (DynamoStore in AWS)."""
 
     def put_run(self, run: str, now: datetime) -> None: ...
     def latest_run(self) -> str | None: ...
+
+
+class RunStore(RunLog, Protocol):
+    """What the pipeline reads and writes (DynamoStore in AWS)."""
+
     def put_region(
         self,
         run: str,
@@ -198,16 +203,48 @@ class PipelineExecutions(Protocol):
         ...
 
 
+class StartStatus(StrEnum):
+    """What asking for a start came to."""
+
+    STARTED = "started"
+    ALREADY_STARTED = "already-started"  # the day's execution exists (its name is the day's)
+    NOTHING_TO_ANALYSE = "nothing-to-analyse"  # a catch-up before any run
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """What a start did: the run, the mode, whether it started or already had, the targets planned, the execution."""
+
+    status: StartStatus
+    mode: Mode
+    run: str = ""
+    targets: int = 0
+    execution_arn: str | None = None  # only when it started
+
+    def summary(self) -> dict[str, Any]:
+        """The collect and analyze functions' answer (and log line): the run, the mode, the status, the targets and
+        the execution; the run and the status alone when there was nothing to analyse."""
+        if self.status is StartStatus.NOTHING_TO_ANALYSE:
+            return {"run": self.run, "status": self.status.value}
+        summary: dict[str, Any] = {
+            "run": self.run,
+            "mode": self.mode.value,
+            "status": self.status.value,
+            "targets": self.targets,
+        }
+        return summary if self.execution_arn is None else {**summary, "execution_arn": self.execution_arn}
+
+
 def start_run(
     mode: Mode,
     now: datetime,
-    runs: RunStore,
+    runs: RunLog,
     plans: PlanBucket,
     executions: PipelineExecutions,
     targets: Callable[[], list[Target]],
-) -> dict[str, Any]:
+) -> RunStart:
     """Start the day's pipeline execution once per day (collect: `targets` planned and written first), or a catch-up
-    analysis of the latest run. Its summary: the run, the mode, whether it started or already had, the targets."""
+    analysis of the latest run."""
     if mode is Mode.COLLECT:
         planned = targets()
         run = run_name(now)
@@ -217,11 +254,11 @@ def start_run(
     else:
         latest = runs.latest_run()
         if latest is None:
-            return {"run": "", "status": "nothing-to-analyse"}
+            return RunStart(StartStatus.NOTHING_TO_ANALYSE, mode)
         run, name, count = latest, f"analyze-{latest}-{now:%Y%m%dT%H%M}", 0
     arn = executions.start(name, pipeline_input(run, mode, plans.bucket))
-    summary: dict[str, Any] = {"run": run, "mode": mode.value, "status": "started", "targets": count}
-    return {**summary, "execution_arn": arn} if arn is not None else {**summary, "status": "already-started"}
+    status = StartStatus.STARTED if arn is not None else StartStatus.ALREADY_STARTED
+    return RunStart(status, mode, run, count, arn)
 
 
 def plan_target(
