@@ -80,6 +80,15 @@ class OnDemandPrices(Protocol):
         ...
 
 
+class PriceCache(Protocol):
+    """Where the weekly refresh (services/prices.py) keeps the prices it read (DynamoStore in AWS;
+    adapters/aws/price_cache.py reads them back)."""
+
+    def put_prices(
+        self, region: str, prices: Mapping[str, Decimal], source: str, now: datetime, billing: Billing
+    ) -> None: ...
+
+
 class SpotPrices(Protocol):
     def latest(self, instance_types: Sequence[str], now: datetime) -> dict[str, Decimal]: ...
 

@@ -3,21 +3,11 @@ platform, so the day's collection reads prices from the table rather than from t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from decimal import Decimal
-from typing import Protocol
 
 from rightsizer.domain.platforms import PLATFORMS, Billing, Platform
-from rightsizer.services.ports import OnDemandPrices
-
-
-class PriceCache(Protocol):
-    """Where the refreshed prices are kept (DynamoStore in AWS; adapters/aws/price_cache.py reads them back)."""
-
-    def put_prices(
-        self, region: str, prices: Mapping[str, Decimal], source: str, now: datetime, billing: Billing
-    ) -> None: ...
+from rightsizer.services.ports import OnDemandPrices, PriceCache
 
 
 def refresh_prices(
