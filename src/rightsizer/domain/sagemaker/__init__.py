@@ -19,7 +19,8 @@ notebook, training), never EC2's: a type without a SageMaker price has none.
 
 The modules, each reading only those before it: `prices` (SageMaker's price list of one component), `usage` (raw
 series and their summaries), `advice` (a region's price book, the draft a rule assembles, the recommendation it
-becomes), `endpoints`, `notebooks`, `training` (each kind's facts, gates and rules), `fleet` (a shard's resources and
-the analysis of them all). What a resource is (its API description) is domain/sagemaker_models.py, which
-domain/models.py reads for a recommendation's detail.
+becomes), `endpoints`, `notebooks`, `training` (each kind's facts, gates and rules, none reading another), `fleet` (a
+shard's resources and the analysis of them all); the `sagemaker` import contract in pyproject.toml holds that order.
+What a resource is (its API description) is domain/sagemaker_models.py, which domain/models.py reads for a
+recommendation's detail.
 """
