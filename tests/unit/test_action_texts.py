@@ -3,7 +3,8 @@
 `ActionSpec.change` is formatted when an approval starts its workflow (adapters/aws/workflow.py's `_change_text`:
 target, count, schedule) and `ActionSpec.confirm_text` when the Approve button is drawn (adapters/slack/blocks.py's
 `change_words`: type, target, schedule). A placeholder outside those would raise KeyError only when someone clicks
-that action's button; these tests fail first, for every action, and pin what each formatter supplies.
+that action's button; these tests fail first, for every action, and pin what each formatter supplies. `becomes` and
+`target_text` are formatted with the target alone.
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def test_every_actions_change_names_only_what_the_workflow_supplies(kind: Action
 def test_every_offered_actions_confirmation_names_only_what_the_button_supplies(kind: ActionKind) -> None:
     assert ACTIONS[kind].confirm_text, f"{kind} is offered (an Approve button) and says nothing in its confirmation"
     assert placeholders(ACTIONS[kind].confirm_text) <= CONFIRM_FIELDS, kind
+
+
+@pytest.mark.parametrize("kind", list(ACTIONS))
+def test_what_the_host_becomes_and_the_advices_target_name_only_the_target(kind: ActionKind) -> None:
+    # `becomes` is formatted with the target alone (services/approvals.py, the confirmation's brief in
+    # adapters/slack/blocks.py), as is `target_text` (the advice's "`type` → ..." in adapters/slack/blocks.py).
+    assert placeholders(ACTIONS[kind].becomes) <= {"target"}, kind
+    assert placeholders(ACTIONS[kind].target_text) <= {"target"}, kind
+
+
+def test_a_schedule_removal_becomes_what_its_spec_says_as_written() -> None:
+    # `/gpu schedules` → Remove records the spec's `becomes` unformatted (services/approvals.py): no placeholder.
+    assert placeholders(ACTIONS[ActionKind.UNSCHEDULE].becomes) == set()
 
 
 def test_the_workflow_formats_the_change_with_exactly_its_fields(monkeypatch: pytest.MonkeyPatch) -> None:
