@@ -48,8 +48,8 @@ images: $(DEMO_ENV)
 test: lint imports typecheck template build unit
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check src tests demo bench report_schema
-	$(BIN)/ruff format --check src tests demo bench report_schema
+	$(BIN)/ruff check src tests demo bench report_schema statemachine agent
+	$(BIN)/ruff format --check src tests demo bench report_schema statemachine agent
 
 # The architecture: the import contracts under [tool.importlinter] in pyproject.toml (docs/architecture.md).
 imports: $(DEV_STAMP)
