@@ -39,6 +39,9 @@ def only(user: str) -> Any:
     return lambda actor: actor == user
 
 
+RULES = approvals.ApprovalRules(only(APPROVER))
+
+
 REQUEST_FIELDS = frozenset({"capacity_risk_confirmed", "slack_channel", "slack_ts"})
 RULE_FIELDS = frozenset({"scope", "time_zone", "managed_tag_key"})
 
@@ -440,7 +443,7 @@ def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> 
 
     def remove(actor: str = APPROVER) -> Any:
         return approvals.remove_schedule(
-            store, lambda: workflow, record.key, actor, is_approver=only(APPROVER), now=NOW
+            store, lambda: workflow, approvals.RemovalRequest(record.key, actor, NOW), RULES
         )
 
     assert remove(OTHER).outcome is Outcome.NOT_APPROVER
@@ -451,9 +454,33 @@ def test_removing_a_schedule_runs_the_workflow_once_and_only_for_approvers() -> 
     assert started.recommendation_id == f"{host.recommendation_id}-unschedule"
     assert started.instance_name == record.instance_name == host.instance_name
     gone = approvals.remove_schedule(
-        store, lambda: workflow, "123#us-east-1#i-gone", APPROVER, is_approver=only(APPROVER), now=NOW
+        store, lambda: workflow, approvals.RemovalRequest("123#us-east-1#i-gone", APPROVER, NOW), RULES
     )
     assert gone.outcome is Outcome.NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("scope", "audited"),
+    [
+        pytest.param(ActionScope.of(ACCOUNT, {"us-east-1"}, actions_enabled=False), "report-only", id="report-only"),
+        pytest.param(ActionScope.of(ACCOUNT, {"eu-west-1"}), "deploy regional/template.yaml", id="region-left"),
+    ],
+)
+def test_a_schedule_removal_the_workflow_cannot_run_is_refused_as_an_approval_is(
+    scope: ActionScope, audited: str
+) -> None:
+    host = schedulable(9)
+    store, workflow = MemoryStore.of(host), RecordingWorkflow()
+    record = schedule_record(host)
+    store.put_schedule(record)
+    rules = approvals.ApprovalRules(only(APPROVER), scope=scope)
+
+    refused = approvals.remove_schedule(
+        store, lambda: workflow, approvals.RemovalRequest(record.key, APPROVER, NOW), rules
+    )
+
+    assert refused.outcome is Outcome.OUT_OF_SCOPE and workflow.started == []
+    assert store.events()[-1] == "approve-refused" and audited in store.audits[-1].detail
 
 
 # -- retries: an outcome other than success can be tried again by an approver ---------------------------------
@@ -518,7 +545,7 @@ def test_a_failed_schedule_removal_can_be_removed_again() -> None:
 
     def remove() -> Any:
         return approvals.remove_schedule(
-            store, lambda: workflow, record.key, APPROVER, is_approver=only(APPROVER), now=NOW
+            store, lambda: workflow, approvals.RemovalRequest(record.key, APPROVER, NOW), RULES
         )
 
     assert remove().outcome is Outcome.STARTED

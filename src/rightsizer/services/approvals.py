@@ -288,33 +288,43 @@ def sagemaker_arn(rec: Recommendation, resource: str, name: str) -> str:
     return f"arn:{partition}:sagemaker:{rec.region}:{rec.account_id}:{resource}/{name.lower()}"
 
 
+@dataclass(frozen=True)
+class RemovalRequest:
+    """One click on Remove (`/gpu schedules`): whose stop/start pair (`<account>#<region>#<instance id>`), by whom and
+    when."""
+
+    schedule_key: str
+    actor: str
+    now: datetime
+
+
 def remove_schedule(
     store: ApprovalStore,
     workflow_factory: Callable[[], ResizeWorkflow],
-    schedule_key: str,
-    actor: str,
-    *,
-    is_approver: Callable[[str], bool],
-    now: datetime,
+    request: RemovalRequest,
+    rules: ApprovalRules,
     open_thread: Callable[[Approval], tuple[str, str] | None] | None = None,
-    actions_enabled: bool = True,
 ) -> ActionResult:
     """`/gpu schedules` → Remove: the instance workflow deletes the host's schedule pair (audited like its creation).
 
-    `schedule_key` is `<account>#<region>#<instance id>`; one removal per schedule (its approval id derives from
-    the approval that created it). A report-only deployment (`actions_enabled` false) starts no workflow."""
-    account_id, _, rest = schedule_key.partition("#")
+    One removal per schedule (its approval id derives from the approval that created it). Who may remove and where
+    one click reaches are `approve`'s rules: a report-only deployment, or a host the workflow does not reach (its
+    region or account left the stack's scope since the pair was made), starts no workflow."""
+    actor, now = request.actor, request.now
+    account_id, _, rest = request.schedule_key.partition("#")
     region, _, instance_id = rest.partition("#")
     record = store.schedule(account_id, region, instance_id)
     if record is None:
-        return ActionResult(Outcome.NOT_FOUND, detail=schedule_key)
+        return ActionResult(Outcome.NOT_FOUND, detail=request.schedule_key)
     removal_id = f"{record.recommendation_id}-unschedule"
-    if not is_approver(actor):
+    if not rules.is_approver(actor):
         store.audit(AuditEntry(removal_id, now, actor, "approve-refused", "not an approver"))
         return ActionResult(Outcome.NOT_APPROVER)
-    if not actions_enabled:
-        store.audit(AuditEntry(removal_id, now, actor, "approve-refused", "report-only deployment"))
-        return ActionResult(Outcome.OUT_OF_SCOPE, detail=REPORT_ONLY)
+    refusal = rules.scope.refusal(instance_id, account_id, region) if rules.scope is not None else None
+    if refusal is not None:
+        reason = "report-only deployment" if refusal == REPORT_ONLY else refusal
+        store.audit(AuditEntry(removal_id, now, actor, "approve-refused", reason[:1000]))
+        return ActionResult(Outcome.OUT_OF_SCOPE, detail=refusal)
     approval = Approval(
         recommendation_id=removal_id,
         account_id=record.account_id,

@@ -31,6 +31,7 @@ from rightsizer.services.approvals import (
     ApprovalRules,
     ApprovalStore,
     Outcome,
+    RemovalRequest,
     approve,
     needs_capacity_confirmation,
     remove_schedule,
@@ -741,10 +742,8 @@ def remove_dry(
     result = remove_schedule(
         DryRunStore(None, reads),
         lambda: workflow,
-        f"{record.account_id}#{record.region}#{record.instance_id}",
-        DRY_RUN_ACTOR,
-        is_approver=lambda actor: True,
-        now=now,
+        RemovalRequest(f"{record.account_id}#{record.region}#{record.instance_id}", DRY_RUN_ACTOR, now),
+        ApprovalRules(lambda actor: True),
     )
     return _started(result, workflow)
 

@@ -21,12 +21,9 @@ def remove_schedule(deps: Deps, talk: Conversation, key: ScheduleKey | None) -> 
         approvals.remove_schedule(
             deps.store,
             deps.workflow_factory,
-            str(key),
-            talk.click.user,
-            is_approver=is_approver_via(deps, talk.web),
-            now=deps.clock(),
+            approvals.RemovalRequest(str(key), talk.click.user, deps.clock()),
+            approvals.ApprovalRules(is_approver_via(deps, talk.web), scope=deps.settings.report_scope),
             open_thread=open_thread_in(deps, talk.web),
-            actions_enabled=deps.settings.actions_enabled,
         )
         if key is not None
         else ActionResult(Outcome.NOT_FOUND, detail=talk.click.value)
