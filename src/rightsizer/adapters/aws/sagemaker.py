@@ -41,7 +41,7 @@ from rightsizer.domain.sagemaker_models import (
     accelerated,
     training_family,
 )
-from rightsizer.domain.usage import EMPTY, Floats, Ints, Series
+from rightsizer.domain.usage import EMPTY, Floats, Ints, Series, device_order
 from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK
 from rightsizer.services.ports import SourceUnavailable, Window
 
@@ -595,7 +595,7 @@ class SageMakerMetrics:
             found = self._agent_series(notebook.name)
             per_gpu = [one for one in found if one[2]]
             chosen = per_gpu or found  # per-GPU series where there are any, else the agent's roll-up
-            indexes[notebook.resource_id] = sorted({index for _, _, index in chosen}, key=_index_order)
+            indexes[notebook.resource_id] = sorted({index for _, _, index in chosen}, key=device_order)
             for metric, dimensions, index in chosen:
                 for field_name, stat, period in _NOTEBOOK_FIELDS[metric]:
                     queries.append(
@@ -754,10 +754,6 @@ def _collect(
     count = min(len(timestamps), len(values))
     if count:
         points[position].append((epochs(timestamps[:count]), floats(values[:count])))
-
-
-def _index_order(index: str) -> tuple[int, int, str]:
-    return (0, int(index), "") if index.isdigit() else (1, 0, index)
 
 
 def _busier(variant: Series, components: Sequence[Series]) -> Series:
