@@ -63,7 +63,7 @@ from rightsizer.domain.sizing import (
     vcpus_needed,
 )
 from rightsizer.domain.usage import HOURS_PER_WEEK
-from rightsizer.domain.wording import gib, index_ranges, pct, span, usd
+from rightsizer.domain.wording import gib, index_ranges, pct, plural, span, usd
 
 
 @dataclass(frozen=True)
@@ -282,7 +282,7 @@ def _mig_draft(found: list[SliceFit], reasons: tuple[str, ...], confidence: Conf
             reasons,
             confidence=confidence,
             advice=f"repartition the MIG instances to the smallest profile that carries each ({moves}): that frees "
-            f"{freed} compute slice{'s' if freed != 1 else ''} for more workloads on these GPUs (or fewer GPUs)",
+            f"{plural(freed, 'compute slice')} for more workloads on these GPUs (or fewer GPUs)",
         )
     return Draft(Finding.OPTIMIZED, reasons, confidence=confidence)
 
