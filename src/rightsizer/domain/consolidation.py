@@ -237,10 +237,9 @@ def _demand(rec: Recommendation, spec: InstanceTypeSpec, usage: UsageSummary, po
 
 def _compute(device: DeviceUsage) -> Load:
     """The SMs' load: DCGM's SM active (then occupancy) where published, else kernel time."""
-    found = device.best_signal(Engine.COMPUTE)
-    if found is not None:
-        signal, stats = found
-        return Load(Engine.COMPUTE, stats.p50, stats.p95, stats.peak, signal)
+    measured = _measured(device, Engine.COMPUTE)
+    if measured is not None:
+        return measured
     kernel = device.utilization
     return Load(
         Engine.COMPUTE,
@@ -252,13 +251,18 @@ def _compute(device: DeviceUsage) -> Load:
 
 def _video(device: DeviceUsage) -> tuple[Load, ...]:
     """The video engines' loads DCGM measures at work, in percent of this GPU's engines."""
-    loads = []
-    for engine in _VIDEO:
-        found = device.best_signal(engine)
-        if found is not None and found[1].peak >= VIDEO_ACTIVE_PCT:
-            signal, stats = found
-            loads.append(Load(engine, stats.p50, stats.p95, stats.peak, signal))
-    return tuple(loads)
+    loads = (_measured(device, engine) for engine in _VIDEO)
+    return tuple(load for load in loads if load is not None and load.burst >= VIDEO_ACTIVE_PCT)
+
+
+def _measured(device: DeviceUsage, engine: Engine) -> Load | None:
+    """`engine`'s load on the best DCGM signal the GPU publishes for it (its busiest hours: the highest 5-minute
+    average, as sizing.engine_load reads them); None: no DCGM signal measures it."""
+    found = device.best_signal(engine)
+    if found is None:
+        return None
+    signal, stats = found
+    return Load(engine, stats.p50, stats.p95, stats.peak, signal)
 
 
 def _first_known(*values: float | None) -> float:
