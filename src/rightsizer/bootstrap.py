@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from rightsizer.adapters import bundled
-from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
+from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.services.approvals import ApprovalStore
 from rightsizer.services.ports import (
-    AdviceStore,
     OnDemandPrices,
     Progress,
     ResizeWorkflow,
-    SourceUnavailable,
-    UsageSource,
 )
-from rightsizer.services.report import FleetReport, TargetFailure, build_report, report_json
+from rightsizer.services.report import FleetReport, report_json
 from rightsizer.settings import ConfigError, PriceMode, Settings
 
 # The collectors, the analyzer and numpy are imported by the functions that use them: the Slack and notifier
@@ -34,27 +29,13 @@ if TYPE_CHECKING:
     from rightsizer.adapters.aws.ec2 import Ec2Fleet
     from rightsizer.adapters.aws.pricing import PriceListApi
     from rightsizer.adapters.slack.poster import Picture
-    from rightsizer.domain.models import Recommendation
-    from rightsizer.services.analyze import RegionAdvice
     from rightsizer.services.collect import Reference, RegionSources
     from rightsizer.services.daily_report import PagePublisher, ReportPoster
     from rightsizer.services.pipeline import Mode, RunStart, ShardTask, Target
     from rightsizer.services.sagemaker import SageMakerSources
 
-# Wraps a region's usage reader, e.g. to keep what passes through (adapters/html/series.UnitSeriesTap).
-UsageTap = Callable[[UsageSource], UsageSource]
-
 # The Price List API is served from a few regions only; it answers for every region.
 PRICING_ENDPOINT_REGION = "us-east-1"
-
-
-class RegionFailure(Exception):
-    """Collection of one region failed; carries the region for the error message."""
-
-    def __init__(self, region: str, error: BaseException) -> None:
-        super().__init__(f"{region}: {error}")
-        self.region = region
-        self.error = error
 
 
 def reference() -> Reference:
@@ -150,185 +131,6 @@ def sagemaker_sources(session: AwsSession, account_id: str, region: str, setting
         metrics=SageMakerMetrics(session.client("cloudwatch", region)),
         prices=prices,
     )
-
-
-def analyze_one(
-    session: AwsSession,
-    region: str,
-    settings: Settings,
-    now: datetime,
-    progress: Progress | None = None,
-    on_demand: OnDemandPrices | None = None,
-    usage_tap: UsageTap | None = None,
-    store: AdviceStore | None = None,
-) -> RegionAdvice:
-    """One region read and analysed as its usage arrives. `usage_tap` wraps the CloudWatch reader (the CLI keeps the
-    page's per-GPU series); `store` keeps the advice instead of the region's `recommendations`."""
-    from dataclasses import replace
-
-    from rightsizer.services.analyze import analyze_region
-
-    try:
-        account_id = session.account_id(region)
-        readers = region_readers(session, account_id, region, settings, progress, on_demand)
-        # What is alive now lives for the whole run: the modules, and the AWS service models the clients loaded (about
-        # half a million objects). Frozen, the collector no longer walks them at each full collection while millions
-        # of datapoints are read (a second of CPU at 2,000 hosts). Collected first: a frozen object is never freed,
-        # and the cyclic garbage the region before left (botocore's responses) would otherwise stay for the run.
-        gc.collect()
-        gc.freeze()
-        sources = readers.sources if usage_tap is None else replace(readers.sources, usage=usage_tap(readers.usage))
-        return analyze_region(
-            account_id,
-            region,
-            sources,
-            reference(),
-            settings.price_mode,
-            now,
-            settings.lookback_days,
-            settings.policy,
-            progress,
-            store,
-        )
-    except Exception as error:
-        raise RegionFailure(region, error) from error
-
-
-def describe_failure(error: BaseException, region: str | None) -> str:
-    """One line for a failed region or account: our own sources say it themselves, AWS errors are described."""
-    return str(error) if isinstance(error, SourceUnavailable) else describe_aws_error(error, region)
-
-
-def _reaches(
-    session: AwsSession, settings: Settings, home_region: str, home_account: str
-) -> tuple[list[tuple[str, AwsSession]], list[tuple[TargetFailure, BaseException]]]:
-    """The accounts to read: this one, or each member account's role (one that cannot be assumed is a failure)."""
-    from rightsizer.services.pipeline import role_account
-
-    if not settings.account_role_arns:
-        return [(home_account, session)], []
-    reaches: list[tuple[str, AwsSession]] = []
-    failures: list[tuple[TargetFailure, BaseException]] = []
-    for arn in settings.account_role_arns:
-        account = role_account(arn)
-        try:
-            reaches.append((account, session.assume(arn, settings.role_session_name, home_region)))
-        except Exception as error:
-            failures.append((TargetFailure(account, "*", describe_failure(error, home_region)), error))
-    return reaches, failures
-
-
-def analyze(
-    session: AwsSession,
-    regions: Sequence[str],
-    settings: Settings,
-    now: datetime,
-    progress: Progress | None = None,
-    usage_tap: UsageTap | None = None,
-    store: AdviceStore | None = None,
-) -> FleetReport:
-    """The CLI pipeline: every (account, region) in turn, each analysed as its usage arrives (only the advice is kept
-    from one region to the next), then ranked together. With a `store`, the advice is kept there, and the report holds
-    none of it (services/report.py's `ranked_head` makes it the head of `store.ranked()`).
-
-    An account or region that cannot be read is a warning and a failed target, as in the Lambda pipeline;
-    only when nothing at all can be read does it raise RegionFailure (with the first error).
-    """
-    home_region = regions[0]
-    if progress is not None:
-        progress.stage(f"connecting to AWS in {home_region}", 1)  # before the first call, which may be slow
-    try:
-        home_account = session.account_id(home_region)
-    except Exception as error:
-        raise RegionFailure(home_region, error) from error
-    reaches, failures = _reaches(session, settings, home_region, home_account)
-    recommendations: list[Recommendation] = []
-    warnings: list[str] = []
-    analysed = 0
-    for account, reach in reaches:
-        for region in regions:
-            try:
-                advice = analyze_one(reach, region, settings, now, progress, usage_tap=usage_tap, store=store)
-            except RegionFailure as failure:
-                failures.append(
-                    (TargetFailure(account, region, describe_failure(failure.error, region)), failure.error)
-                )
-                continue
-            # Only the advice and the warnings go on to the next region: not its inventory, catalog or prices.
-            analysed += 1
-            recommendations += advice.recommendations
-            warnings += advice.warnings
-    if not analysed and failures:
-        first, cause = failures[0]
-        raise RegionFailure(first.region if first.region != "*" else home_region, cause)
-    warnings += [_not_analysed(failure) for failure, _ in failures]
-    return build_report(
-        recommendations,
-        now,
-        settings.lookback_days,
-        warnings,
-        home_account=home_account,
-        failures=[failure for failure, _ in failures],
-    )
-
-
-def _not_analysed(failure: TargetFailure) -> str:
-    where = f"account {failure.account_id}" + ("" if failure.region == "*" else f" in {failure.region}")
-    return f"{where} not analysed: {failure.message}"
-
-
-def regions_with_accelerated_hosts(
-    session: AwsSession, probe_region: str, progress: Progress | None = None
-) -> tuple[list[str], list[str]]:
-    """`--all-regions`: the enabled regions that run at least one GPU / Neuron host, and warnings for those
-    that could not be checked. Regions are probed in parallel, so one slow region does not hold up the rest."""
-    fleets = _region_fleets(session, probe_region)
-    enabled = list(fleets)
-    if progress is not None:
-        progress.stage(f"finding GPU hosts in {len(enabled)} regions", len(enabled))
-    found: list[str] = []
-    warnings: list[str] = []
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        probes = {region: pool.submit(fleet.has_accelerated_instances) for region, fleet in fleets.items()}
-        for region, probe in probes.items():
-            try:
-                if probe.result():
-                    found.append(region)
-            except Exception as error:
-                warnings.append(f"{describe_failure(error, region)}: not checked for GPU hosts")
-            if progress is not None:
-                progress.advance()
-    return found, warnings
-
-
-def _region_fleets(session: AwsSession, probe_region: str) -> dict[str, Ec2Fleet]:
-    """A reader of each region enabled for the account (DescribeRegions, asked in `probe_region`)."""
-    from rightsizer.adapters.aws.ec2 import Ec2Fleet
-
-    try:
-        described = session.client("ec2", probe_region).describe_regions()["Regions"]
-    except Exception as error:
-        raise RegionFailure(probe_region, error) from error
-    table = bundled.accelerator_table()
-    enabled = sorted(str(region["RegionName"]) for region in described)
-    return {region: Ec2Fleet(session.client("ec2", region), "", region, table) for region in enabled}
-
-
-def regions_holding(session: AwsSession, probe_region: str, query: str, analysed: Collection[str]) -> list[str]:
-    """The enabled regions other than `analysed` where an instance has the id or Name tag `query`: where to look for a
-    host `show` did not find. A region that cannot be asked is left out (this only points the way)."""
-    enabled = _region_fleets(session, probe_region)
-    fleets = {region: fleet for region, fleet in enabled.items() if region not in analysed}
-    found: list[str] = []
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        probes = {region: pool.submit(fleet.holds, query) for region, fleet in fleets.items()}
-        for region, probe in probes.items():
-            try:
-                if probe.result():
-                    found.append(region)
-            except Exception:  # a hint: a region that cannot be asked is simply not named
-                continue
-    return found
 
 
 # ---------------------------------------------------------------------------------------------

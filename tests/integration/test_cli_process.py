@@ -373,9 +373,9 @@ def test_the_cli_and_the_slack_report_agree_on_the_same_fleet(served: Served, mo
     """The CLI's JSON (its own process) and the Slack report built here from the same local AWS."""
     from datetime import UTC, datetime
 
-    from rightsizer import bootstrap
     from rightsizer.adapters.aws.session import AwsSession
     from rightsizer.adapters.slack import blocks
+    from rightsizer.cli import wiring
     from rightsizer.settings import Settings
 
     for name, value in served.environment.items():
@@ -383,7 +383,7 @@ def test_the_cli_and_the_slack_report_agree_on_the_same_fleet(served: Served, mo
     document = fleet_json(served)
     settings = Settings(regions=("us-east-1", "eu-west-1"), lookback_days=int(DAYS))
     with utc_local_time():
-        report = bootstrap.analyze(AwsSession(), settings.regions, settings, datetime.now(UTC))
+        report = wiring.analyze(AwsSession(), settings.regions, settings, datetime.now(UTC))
     summary = blocks.summary_text(blocks.ReportView.of(report, [])).replace("*", "")
 
     totals = document["totals"]

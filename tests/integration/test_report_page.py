@@ -20,13 +20,13 @@ import pytest
 from demo import browser
 from demo.fleet import GROUPS, fleet
 
-from rightsizer import bootstrap
 from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.adapters.html import page
 from rightsizer.adapters.html.blocks import EMOJI
 from rightsizer.adapters.html.series import UnitSeries, UnitSeriesTap
 from rightsizer.adapters.html.theme import DARK, LIGHT
 from rightsizer.adapters.slack import blocks
+from rightsizer.cli import wiring
 from rightsizer.services.ports import UsageSource
 from rightsizer.services.report import FleetReport
 from rightsizer.settings import PriceMode, Settings
@@ -59,7 +59,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         patch.setenv("AWS_DEFAULT_REGION", "us-east-1")
         with seeded_moto(now, days=DAYS, hosts=[by_key[key] for key in HOSTS]):
             settings = Settings(regions=("us-east-1", "eu-west-1"), lookback_days=DAYS, price_mode=PriceMode.SNAPSHOT)
-            report = bootstrap.analyze(AwsSession(), settings.regions, settings, now, usage_tap=tap)
+            report = wiring.analyze(AwsSession(), settings.regions, settings, now, usage_tap=tap)
             messages = [message.payload() for message in blocks.daily_report_messages(report, [], top_n=10)]
     path = tmp_path_factory.mktemp("page") / "report.html"
     path.write_text(page.render_report(report, series=kept, slack_messages=messages, now=now))

@@ -57,10 +57,11 @@ def live_report(
         raise UsageError(str(error)) from None
 
     # Imported here so `rightsizer --help` stays fast.
-    from rightsizer import bootstrap
     from rightsizer.adapters.aws.session import known_regions
     from rightsizer.adapters.html.series import UnitSeriesTap
     from rightsizer.adapters.spill import SpilledAdvice
+    from rightsizer.cli import wiring
+    from rightsizer.services.live_analysis import RegionFailure
     from rightsizer.services.ports import UsageSource
 
     session = aws_session(args)
@@ -76,9 +77,7 @@ def live_report(
     advice = SpilledAdvice() if stream else None
     try:
         if args.all_regions:
-            regions, discovery_warnings = bootstrap.regions_with_accelerated_hosts(
-                session, home or "us-east-1", reporter
-            )
+            regions, discovery_warnings = wiring.regions_with_accelerated_hosts(session, home or "us-east-1", reporter)
         else:
             regions, discovery_warnings = list(dict.fromkeys(args.region or [home or ""])), []
             if not all(regions):
@@ -86,7 +85,7 @@ def live_report(
         if args.all_regions and not regions:
             report = build_report([], now, args.lookback_days, ["no GPU, Inferentia or Trainium host in any region"])
         else:
-            report = bootstrap.analyze(
+            report = wiring.analyze(
                 session,
                 checked_regions(regions, known_regions()),
                 _settings(args, regions, roles),
@@ -95,14 +94,14 @@ def live_report(
                 usage_tap=tap if keep_series else None,
                 store=advice,
             )
-    except bootstrap.RegionFailure as failure:
-        raise CommandFailed(bootstrap.describe_failure(failure.error, failure.region)) from None
+    except RegionFailure as failure:
+        raise CommandFailed(wiring.describe_failure(failure.error, failure.region)) from None
     finally:
         progress.close()
     analysed = frozenset(regions)
 
     def elsewhere(query: str) -> list[str]:
-        return bootstrap.regions_holding(session, home or regions[0], query, analysed)
+        return wiring.regions_holding(session, home or regions[0], query, analysed)
 
     warnings = (*discovery_warnings, *report.warnings)
     return LiveReport(report, warnings, kept, None if args.all_regions else elsewhere, advice)

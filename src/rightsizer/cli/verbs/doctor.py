@@ -164,9 +164,9 @@ class Doctor:
 
             usable = self.enabled_regions & known_regions()
             return tuple(region for region in self.asked_regions if region in usable)
-        from rightsizer import bootstrap
+        from rightsizer.cli import wiring
 
-        found, _ = bootstrap.regions_with_accelerated_hosts(self.session, self.home_region)
+        found, _ = wiring.regions_with_accelerated_hosts(self.session, self.home_region)
         return tuple(found)
 
     @cached_property
