@@ -21,7 +21,7 @@ def unit_series(
     session: Any, document: Mapping[str, Any], now: datetime, lookback_days: int
 ) -> dict[str, tuple[UnitSeries, ...]]:
     """Hourly means of every GPU or NeuronCore of the report's EC2 hosts, by instance id."""
-    from rightsizer import bootstrap
+    from rightsizer.bootstrap import regions
     from rightsizer.services.collect import lookback_window
     from rightsizer.settings import PriceMode, Settings
 
@@ -33,14 +33,14 @@ def unit_series(
     kept: dict[str, tuple[UnitSeries, ...]] = {}
     for (account, region), recs in sorted(analysed.items()):
         settings = Settings(regions=(region,), lookback_days=lookback_days, price_mode=PriceMode.SNAPSHOT)
-        readers = bootstrap.region_readers(session, account, region, settings)
+        readers = regions.region_readers(session, account, region, settings)
         instances = [
             replace(i, state=recs[i.instance_id]["state"], instance_type=recs[i.instance_id]["instance_type"])
             for i in readers.fleet.accelerated_instances()
             if i.instance_id in recs
         ]
         specs = {
-            **bootstrap.reference().legacy_specs,
+            **regions.reference().legacy_specs,
             **{s.instance_type: s for s in readers.fleet.accelerated_specs()},
         }
         for _ in UnitSeriesTap(readers.usage, kept).read(instances, specs, window):

@@ -86,7 +86,7 @@ def entries(folder: Path, prefix: str = "") -> set[str]:
 
 def test_the_layout_names_every_module_of_the_package_in_the_order_of_the_import_layers() -> None:
     named = layout()
-    nested = ("adapters", "cli")
+    nested = ("adapters", "bootstrap", "cli")
     present = entries(PACKAGE) - {f"{folder}/" for folder in nested}
     present |= {entry for folder in nested for entry in entries(PACKAGE / folder, f"{folder}/")}
     assert sorted(named) == sorted(present), "docs/architecture.md's layout and src/rightsizer differ"

@@ -12,7 +12,7 @@ from datetime import datetime
 from rightsizer.adapters import bundled
 from rightsizer.adapters.aws.ec2 import Ec2Fleet
 from rightsizer.adapters.aws.session import AwsSession, describe_aws_error
-from rightsizer.bootstrap import reference, region_readers
+from rightsizer.bootstrap.regions import reference, region_readers
 from rightsizer.services import live_analysis
 from rightsizer.services.analyze import RegionAdvice, analyze_region
 from rightsizer.services.live_analysis import RegionFailure

@@ -8,7 +8,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rightsizer import bootstrap
+from rightsizer.bootstrap import lambda_wiring
+from rightsizer.bootstrap.pipeline import analyze_payload
 from rightsizer.handlers.payload import event_payload
 
 logger, metrics, tracer = Logger(), Metrics(), Tracer()
@@ -19,7 +20,7 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = event_payload(event)
-    result = bootstrap.analyze_payload(bootstrap.lambda_wiring(), payload, datetime.now(UTC))
+    result = analyze_payload(lambda_wiring(), payload, datetime.now(UTC))
     if payload.get("action") == "rank":
         metrics.add_metric(name="InstancesAnalyzed", unit=MetricUnit.Count, value=result["instances"])
         metrics.add_metric(name="PotentialSavingsUSD", unit=MetricUnit.NoUnit, value=result["potential_savings_usd"])

@@ -19,8 +19,12 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
+from rightsizer.adapters.slack.client import DEFAULT_API_URL
 from rightsizer.adapters.slack.messages import MessageStore
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
+from rightsizer.adapters.slack.secrets import bot_client
+from rightsizer.bootstrap import lambda_wiring
+from rightsizer.bootstrap.notify import regional_locks
 from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -126,27 +130,17 @@ def progress_from_event(event: Mapping[str, Any]) -> ResizeProgress | None:
 
 @cache  # built on the first invocation, reused while the function is warm
 def dependencies() -> Dependencies:
-    from rightsizer import bootstrap
-
-    wiring = bootstrap.lambda_wiring()
+    wiring = lambda_wiring()
     settings = wiring.settings
     secret_name, api_url = settings.slack.secret_name, settings.slack.api_url
-    regional = settings.regional_table_name
-
-    def regional_locks(region: str) -> InstanceLocks:
-        from rightsizer.adapters.aws.store import DynamoStore
-
-        return DynamoStore.from_name(wiring.session.boto3_session, regional, region)
-
     return Dependencies(
         wiring.store,
         SlackThreadNotifier(lambda: slack_client(secret_name, api_url), wiring.store),
         home_region=settings.home_region,
-        regional_locks=regional_locks if regional else None,
+        regional_locks=regional_locks(wiring),
     )
 
 
-def slack_client(secret_name: str, api_url: str = "https://slack.com/api/") -> Any:
-    from rightsizer import bootstrap
-
-    return bootstrap.slack_web_client(secret_name, api_url)
+def slack_client(secret_name: str, api_url: str = DEFAULT_API_URL) -> Any:
+    """The bot's client, made when the notifier first posts (replaced in the unit tests)."""
+    return bot_client(secret_name, api_url)

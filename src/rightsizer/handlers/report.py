@@ -7,7 +7,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from rightsizer import bootstrap
+from rightsizer.bootstrap import lambda_wiring
+from rightsizer.bootstrap.report import report_payload
 from rightsizer.handlers.metrics import count_by
 from rightsizer.handlers.payload import event_payload
 
@@ -18,7 +19,7 @@ logger, metrics, tracer = Logger(), Metrics(), Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = bootstrap.report_payload(bootstrap.lambda_wiring(), event_payload(event), datetime.now(UTC))
+    report = report_payload(lambda_wiring(), event_payload(event), datetime.now(UTC))
     metrics.add_metric(
         name="ActionableSavingsUSD", unit=MetricUnit.NoUnit, value=report["totals"]["actionable_savings_usd"]
     )
