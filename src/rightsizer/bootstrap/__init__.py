@@ -8,6 +8,7 @@ services/, each handler calls its function's wiring here, one module per functio
   report     the daily report: the Slack poster, the page in the bucket, the savings chart
   prices     the weekly price refresh
   slack      the Slack app: Bolt with the table, the bot's client and the resize workflow it starts on an approval
+  notify     the notifier's regional tables (the instance locks of a regional workflow)
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from functools import partial
 from typing import Protocol, Self, TypeVar
 
 from rightsizer.domain.models import Recommendation
-from rightsizer.services.analyze import RegionAdvice
 from rightsizer.services.pipeline import role_account
 from rightsizer.services.ports import Progress
 from rightsizer.services.report import FleetReport, TargetFailure, build_report
@@ -48,6 +47,19 @@ class AccountReach(Protocol):
 
 
 Reach = TypeVar("Reach", bound=AccountReach)
+
+
+class Advised(Protocol):
+    """What one region's analysis leaves for the next (services/analyze.RegionAdvice): its advice (none when the advice
+    went into a store) and its warnings."""
+
+    @property
+    def recommendations(self) -> Sequence[Recommendation]: ...
+
+    @property
+    def warnings(self) -> Sequence[str]: ...
+
+
 Failed = tuple[TargetFailure, BaseException]
 
 
@@ -56,7 +68,7 @@ def analyze_fleet(
     regions: Sequence[str],
     role_arns: Sequence[str],
     role_session_name: str,
-    analyse: Callable[[Reach, str], RegionAdvice],
+    analyse: Callable[[Reach, str], Advised],
     describe: Describe,
     now: datetime,
     lookback_days: int,
