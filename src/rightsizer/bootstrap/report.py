@@ -9,8 +9,8 @@ from typing import Any
 
 from rightsizer.adapters.aws.report_pages import PRESIGN_CONFIG, S3PagePublisher
 from rightsizer.adapters.html import page, png
+from rightsizer.adapters.slack.client import bot_client
 from rightsizer.adapters.slack.poster import Picture, SlackReportPoster
-from rightsizer.adapters.slack.secrets import bot_client
 from rightsizer.bootstrap import Wiring
 from rightsizer.services.daily_report import PagePublisher, ReportPoster, daily_report
 from rightsizer.services.report import FleetReport, report_json

@@ -19,10 +19,9 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
-from rightsizer.adapters.slack.client import DEFAULT_API_URL
+from rightsizer.adapters.slack.client import DEFAULT_API_URL, bot_client
 from rightsizer.adapters.slack.messages import MessageStore
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
-from rightsizer.adapters.slack.secrets import bot_client
 from rightsizer.bootstrap import lambda_wiring
 from rightsizer.bootstrap.notify import regional_locks
 from rightsizer.handlers.metrics import count_by

@@ -19,6 +19,8 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from rightsizer.adapters.slack.secrets import slack_credentials
+
 DEFAULT_API_URL = "https://slack.com/api/"
 RATE_LIMIT_RETRIES = 3  # each waits Retry-After (+ up to 1 s of jitter)
 SERVER_ERROR_RETRIES = 2  # exponential backoff with jitter
@@ -35,6 +37,12 @@ def retry_handlers() -> list[RetryHandler]:
 
 def web_client(token: str | None = None, base_url: str = DEFAULT_API_URL) -> WebClient:
     return WebClient(token=token, base_url=base_url, retry_handlers=retry_handlers())
+
+
+def bot_client(secret_name: str, api_url: str = DEFAULT_API_URL) -> WebClient:
+    """A WebClient with the bot token from `secret_name` (adapters/slack/secrets.py, cached by Powertools): what the
+    daily report and the notifier post with."""
+    return web_client(slack_credentials(secret_name).bot_token, api_url)
 
 
 # Slack's answers no retry can change, and what a person does about each ({channel}: the channel as configured). Their

@@ -9,10 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from slack_sdk import WebClient
-
-from rightsizer.adapters.slack.client import DEFAULT_API_URL, web_client
-
 CACHE_SECONDS = 300  # a rotated secret reaches warm functions within five minutes
 SETUP_HINT = "see docs/connect-slack.md (aws secretsmanager put-secret-value)"
 
@@ -71,9 +67,3 @@ def _error_code(error: Exception) -> str:
     if isinstance(response, dict):
         return str(response.get("Error", {}).get("Code", type(cause).__name__))
     return type(error).__name__
-
-
-def bot_client(secret_name: str, api_url: str = DEFAULT_API_URL) -> WebClient:
-    """A WebClient with the bot token from `secret_name` (cached by Powertools): what the daily report and the
-    notifier post with."""
-    return web_client(slack_credentials(secret_name).bot_token, api_url)
