@@ -19,6 +19,7 @@ def test_acknowledging_a_command_imports_neither_the_analyzer_nor_the_collectors
         """
         import json, sys
         import rightsizer.handlers.slack
+        import rightsizer.bootstrap.slack  # the handler's wiring, loaded by its first request
         from slack_sdk import WebClient
         from demo.lambda_context import FakeLambdaContext
         from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, click_body, command_body, function_url_event
