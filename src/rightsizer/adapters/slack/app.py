@@ -5,7 +5,7 @@ Slack wants an answer within 3 seconds, cold start included. So the ack path onl
 command (`commands`), and acknowledges. Everything that reads data, calls Slack or starts a workflow runs in a
 lazy listener (a command's `answer`, a button's handler in `buttons`), which the Lambda adapter runs in a
 second, asynchronous invocation of this same function. The resize workflow, which only approvals need, comes
-from the `workflow_factory` the composition root hands in (bootstrap.py): it is built there, on first use.
+from the `workflow_factory` the composition root hands in (bootstrap/slack.py): it is built there, on first use.
 """
 
 from __future__ import annotations
