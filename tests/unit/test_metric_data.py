@@ -252,6 +252,21 @@ def test_a_compact_pages_timestamps_are_read_from_its_bytes() -> None:
     ]
 
 
+def test_results_with_the_same_timestamps_share_one_read_only_array() -> None:
+    """A page's series mostly share their timestamps: the bytes equal to the list read before it are not read again."""
+    same, other = b"[1796082600,1796082900]", b"[1796082600,1796083200]"
+    results = [
+        b'{"Id":"q%d","Timestamps":%s,"Values":[1.0,2.0]}' % (n, stamps)
+        for n, stamps in enumerate([same, same, other, other])
+    ]
+    _, read = read_timestamps(b'{"MetricDataResults":[' + b",".join(results) + b"]}")
+    first, again, third, fourth = read
+    assert first is again and third is fourth and first is not third
+    assert first is not None and third is not None
+    assert first.tolist() == [1796082600, 1796082900] and third.tolist() == [1796082600, 1796083200]
+    assert not first.flags.writeable and not third.flags.writeable  # one series cannot change another's clock
+
+
 def test_the_fast_path_hands_over_arrays() -> None:
     parsed = ours(CASES["a complete page"])
     first = parsed["MetricDataResults"][0]
