@@ -38,6 +38,7 @@ from rightsizer.adapters.aws.metric_data import (
     epochs,
     floats,
     read_timestamps,
+    read_values,
 )
 from rightsizer.adapters.aws.session import AwsSession, interactive_config
 from rightsizer.domain.usage import RawUsage
@@ -249,6 +250,22 @@ def test_a_compact_pages_timestamps_are_read_from_its_bytes() -> None:
         [1796082600, 1796082900],
         None,
         [1796082600],
+    ]
+
+
+def test_a_pages_values_are_read_from_its_bytes_by_simdjson_unless_they_are_not_all_numbers() -> None:
+    """Each list of numbers becomes float64 without a Python float per value; one with awsJson's "NaN" strings, a null
+    or a number beyond 64 bits stays for orjson, which reads it as botocore does."""
+    lists = [b"[1.5,2,-0.0,1e-7]", b'["NaN",1.0]', b"[null]", b"[123456789012345678901234567890]", b"[0.1]"]
+    results = [b'{"Id":"q%d","Values":%s}' % (n, listed) for n, listed in enumerate(lists)]
+    emptied, read = read_values(b'{"MetricDataResults":[' + b",".join(results) + b"]}")
+    assert emptied.count(b'"Values":[]') == 2 and b'"NaN",1.0' in emptied and b"[null]" in emptied
+    assert [None if values is None else values.tolist() for values in read] == [
+        [1.5, 2.0, -0.0, 1e-7],
+        None,
+        None,
+        None,
+        [0.1],
     ]
 
 

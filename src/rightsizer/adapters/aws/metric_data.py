@@ -29,12 +29,13 @@ request around them. The bytes are botocore's (tests/unit/test_metric_data.py ho
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import orjson
+import simdjson
 from botocore.parsers import JSONParser, ResponseParserFactory
 
 from rightsizer.domain.usage import Floats, Ints
@@ -43,6 +44,8 @@ OPERATION = "GetMetricData"
 OUTPUT_SHAPE = "GetMetricDataOutput"
 _ARRAYS = ("Timestamps", "Values")
 _STAMPS_KEY = b'"Timestamps":['  # how a result's timestamps start on the wire (no space: JSON as AWS writes it)
+_VALUES_KEY = b'"Values":['
+_Array = TypeVar("_Array", bound=np.ndarray[Any, Any])  # Ints or Floats
 
 
 def epochs(timestamps: Sequence[Any] | Ints) -> Ints:
@@ -95,24 +98,25 @@ class MetricDataParser(JSONParser):
         return parsed
 
     def _metric_data(self, body: bytes, shape: Any) -> dict[str, Any]:
-        emptied, read = read_timestamps(body)
-        if read:
+        emptied, stamps = read_timestamps(body)
+        emptied, values = read_values(emptied)
+        if stamps or values:
             try:
-                return self._decoded(emptied, read, shape)
-            except _Misplaced:  # a "Timestamps" list somewhere else than at a result's top: orjson reads them all
+                return self._decoded(emptied, {"Timestamps": stamps, "Values": values}, shape)
+            except _Misplaced:  # a list somewhere else than at a result's top: orjson reads them all
                 pass
-        return self._decoded(body, [], shape)
+        return self._decoded(body, {}, shape)
 
-    def _decoded(self, body: bytes, read: Sequence[Ints | None], shape: Any) -> dict[str, Any]:
-        """`body` decoded, the timestamps `read_timestamps` read already (`read`, in the order of the results that
-        have a list of them) put in the place of the lists it emptied."""
+    def _decoded(self, body: bytes, read: Mapping[str, Sequence[Any]], shape: Any) -> dict[str, Any]:
+        """`body` decoded, the lists `read_timestamps` and `read_values` read already (`read`, by name, in the order
+        of the results that have such a list) put in the place of the lists they emptied."""
         document = orjson.loads(body)
         if not isinstance(document, dict):
             raise _NotOurs("not a JSON object")
         results = document.get("MetricDataResults") or []
         if not isinstance(results, list):
             raise _NotOurs("MetricDataResults is not a list")
-        early = iter(read)
+        early = {name: iter(read[name]) if read.get(name) else None for name in _ARRAYS}  # None: none was read
         columns: list[tuple[Ints | None, Floats | None]] = []
         for result in results:
             if not isinstance(result, dict):
@@ -120,10 +124,15 @@ class MetricDataParser(JSONParser):
             stamps, values = (result.pop(name, None) for name in _ARRAYS)
             if not all(part is None or isinstance(part, list) for part in (stamps, values)):
                 raise _NotOurs("Timestamps or Values is not a list")
-            stamps_array = None if stamps is None else _placed(stamps, early, bool(read))
-            columns.append((stamps_array, floats(values) if values is not None else None))
-        if next(early, _END) is not _END:
-            raise _Misplaced("more timestamp lists in the bytes than results with timestamps")
+            columns.append(
+                (
+                    None if stamps is None else _placed(stamps, early["Timestamps"], epochs),
+                    None if values is None else _placed(values, early["Values"], floats),
+                )
+            )
+        for name, rest in early.items():
+            if rest is not None and next(rest, _END) is not _END:
+                raise _Misplaced(f"more {name} lists in the bytes than results with them")
         parsed: dict[str, Any] = self._parse_shape(shape, document)  # type: ignore[attr-defined]  # the rest
         for result, (stamps_array, values_array) in zip(parsed.get("MetricDataResults", []), columns, strict=True):
             if stamps_array is not None:
@@ -137,53 +146,87 @@ _END = object()
 
 
 class _Misplaced(Exception):
-    """The timestamp lists found in the bytes are not the results' own, one each: the body is decoded as it is."""
+    """The lists found in the bytes are not the results' own, one each: the body is decoded as it is."""
 
 
-def _placed(stamps: list[Any], early: Iterator[Ints | None], was_read: bool) -> Ints:
-    """A result's timestamps: the array read from the bytes where its list was emptied, else its list converted."""
-    if not was_read:
-        return epochs(stamps)
+def _placed(listed: list[Any], early: Iterator[_Array | None] | None, convert: Callable[[list[Any]], _Array]) -> _Array:
+    """A result's list as an array: the one read from the bytes where the list was emptied, else the list converted
+    (`early` is None where no list of its name was read from the bytes)."""
+    if early is None:
+        return convert(listed)
     try:
         found = next(early)
     except StopIteration:
-        raise _Misplaced("a result's timestamps were not seen in the bytes") from None
+        raise _Misplaced("a result's list was not seen in the bytes") from None
     if found is None:
-        return epochs(stamps)
-    if stamps:  # an emptied list decodes as []: a non-empty one here is another list than the one read
-        raise _Misplaced("a result's timestamps are not the list read in its place")
+        return convert(listed)
+    if listed:  # an emptied list decodes as []: a non-empty one here is another list than the one read
+        raise _Misplaced("a result's list is not the one read in its place")
     return found
 
 
 def read_timestamps(body: bytes) -> tuple[bytes, list[Ints | None]]:
     """`body` with every `"Timestamps":[...]` list that `_whole_seconds` reads emptied, and what it read of each, in
     the order they come (None: left in the body for orjson)."""
-    pieces: list[bytes] = []
-    read: list[Ints | None] = []
-    kept = 0  # the body up to here is in `pieces`
     last: tuple[bytes, Ints] = (b"", _NONE)  # the list read last, as text and as read
-    start = body.find(_STAMPS_KEY)
+
+    def read(text: bytes) -> Ints | None:
+        nonlocal last
+        # The series of a page mostly share their timestamps (every period of the window, where the hosts reported
+        # without a gap): the bytes compare many times faster than they parse. The array is shared, so read-only.
+        if text == last[0]:
+            return last[1]
+        stamps = _whole_seconds(text)
+        if stamps is not None:
+            stamps.flags.writeable = False
+            last = (text, stamps)
+        return stamps
+
+    return _read_lists(body, _STAMPS_KEY, read)
+
+
+def read_values(body: bytes) -> tuple[bytes, list[Floats | None]]:
+    """`body` with every `"Values":[...]` list of numbers emptied, and each read by simdjson straight into float64 (as
+    Python's float() reads them, correctly rounded), in the order they come. A list simdjson does not read as numbers
+    (awsJson's "NaN" strings, a null, a number beyond float64 or uint64) is None, left in the body for orjson."""
+    parser = simdjson.Parser()  # one per body: a parser is not for two threads at once, and is reused for each list
+
+    def read(text: bytes) -> Floats | None:
+        try:
+            listed = parser.parse(b"[" + text + b"]")
+            if not isinstance(listed, simdjson.Array):
+                return None
+            buffer = listed.as_buffer(of_type="d")
+        # simdjson's NUMBER_ERROR (beyond a double), INCORRECT_TYPE (a string, a null), BIGINT_ERROR (RuntimeError)
+        except (ValueError, TypeError, RuntimeError):
+            return None
+        return np.frombuffer(buffer, dtype=np.float64)
+
+    return _read_lists(body, _VALUES_KEY, read)
+
+
+def _read_lists(body: bytes, key: bytes, read: Callable[[bytes], _Array | None]) -> tuple[bytes, list[_Array | None]]:
+    """`body` with every list after `key` that `read` reads emptied, and what it read of each, in the order they come
+    (None: left in the body)."""
+    pieces: list[bytes] = []
+    found: list[_Array | None] = []
+    kept = 0  # the body up to here is in `pieces`
+    start = body.find(key)
     while start >= 0:
-        first = start + len(_STAMPS_KEY)
+        first = start + len(key)
         end = body.find(b"]", first)
         if end < 0:
             break  # not JSON: orjson says so
-        text = body[first:end]
-        # The series of a page mostly share their timestamps (every period of the window, where the hosts reported
-        # without a gap): the bytes compare many times faster than they parse. The array is shared, so read-only.
-        stamps = last[1] if text == last[0] else _whole_seconds(text)
-        if stamps is not None and stamps is not last[1]:
-            stamps.flags.writeable = False
-            last = (text, stamps)
-        read.append(stamps)
-        if stamps is not None:
+        array = read(body[first:end])
+        found.append(array)
+        if array is not None:
             pieces.append(body[kept:first])
             kept = end
-        start = body.find(_STAMPS_KEY, end)
+        start = body.find(key, end)
     if not pieces:
-        return body, read
+        return body, found
     pieces.append(body[kept:])
-    return b"".join(pieces), read
+    return b"".join(pieces), found
 
 
 _NONE: Ints = np.zeros(0, dtype=np.int64)  # no list read yet
