@@ -3,9 +3,10 @@
 EC2 is moto's server (demo/server.py) seeded with the synthetic fleet (bench/synthetic_fleet.py: 1/4/8-GPU hosts,
 team and Name tags, EKS node groups, 20 % of hosts with a gap); CloudWatch is the paging double
 (bench/cloudwatch_double.py) over HTTP, so the CLI reads, pages and parses every datapoint as it would from AWS.
-Measured from outside: the child's CPU time (user + system, interpreter start included) per host and its peak RSS,
-at 2,000 hosts and at 10,000 (`BENCH_CLI_HOSTS`). `BENCH_PROFILE=FILE` runs the first size under cProfile and
-writes its stats to FILE (`python -m pstats FILE`).
+Measured: the child's CPU time (user + system, interpreter start included, from outside) per host, and its own peak
+RSS (VmHWM, which the child writes when it exits: its `ru_maxrss` would be at least the bench's own RSS, moto's seeded
+fleet included, see bench/machine.py's `own_peak_rss_mib`), at 2,000 hosts and at 10,000 (`BENCH_CLI_HOSTS`).
+`BENCH_PROFILE=FILE` runs the first size under cProfile and writes its stats to FILE (`python -m pstats FILE`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,13 @@ _REGION = "us-east-1"
 # moto's server takes a while to describe thousands of instances: the CLI's 20 s read timeout is for a person waiting
 # on AWS, not for an emulator.
 _PATIENT = ("--cli-read-timeout", "600")
-_CLI = "import sys; from rightsizer.cli.main import main; sys.exit(main())"
-_PROFILED = "import sys, cProfile; from rightsizer.cli.main import main; cProfile.run('main()', sys.argv.pop(1))"
+# The child's first argument names the file it writes its own peak RSS to as it exits (after everything else).
+_PEAK = (
+    "import atexit, sys; from bench.machine import own_peak_rss_mib; peak_file = sys.argv.pop(1); "
+    "atexit.register(lambda: open(peak_file, 'w').write(str(own_peak_rss_mib())))"
+)
+_CLI = f"{_PEAK}; from rightsizer.cli.main import main; sys.exit(main())"
+_PROFILED = f"{_PEAK}; import cProfile; from rightsizer.cli.main import main; cProfile.run('main()', sys.argv.pop(1))"
 
 
 @dataclass(frozen=True)
@@ -94,13 +100,13 @@ def analyze_once(count: int, profile: str | None = None) -> CliRun:
             env = {
                 **os.environ,
                 "AWS_ENDPOINT_URL_CLOUDWATCH": cloudwatch,
-                "PYTHONPATH": f"{ROOT / 'src'}",
+                "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}",
                 "AWS_REGION": _REGION,
             }
-            code = [_PROFILED, profile] if profile else [_CLI]
+            out, err, peak = Path(scratch, "out.json"), Path(scratch, "err.txt"), Path(scratch, "peak")
+            code = [_PROFILED, str(peak), profile] if profile else [_CLI, str(peak)]
             options = ["--region", _REGION, "--output", "json", "--no-progress", *_PATIENT]
             command = [sys.executable, "-c", *code, "analyze", *options]
-            out, err = Path(scratch, "out.json"), Path(scratch, "err.txt")
             started = time.perf_counter()
             with out.open("wb") as stdout, err.open("wb") as stderr:
                 child = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, cwd=scratch)
@@ -114,7 +120,7 @@ def analyze_once(count: int, profile: str | None = None) -> CliRun:
                 hosts=count,
                 cpu_seconds=usage.ru_utime + usage.ru_stime,
                 wall_seconds=wall,
-                peak_rss_mib=usage.ru_maxrss / 1024,
+                peak_rss_mib=float(peak.read_text()),
                 datapoints=double.datapoints,
                 get_metric_data_calls=double.get_metric_data_calls,
                 recommendations_bytes=out.stat().st_size,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import synthetic_fleet
+from bench.machine import own_peak_rss_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 REGION_SIZES = tuple(int(n) for n in os.environ.get("BENCH_REGIONS", "300,3000,30000").split(","))
@@ -61,7 +61,7 @@ def shard_invocation(region_size: int, shard: int, metric_arrays: bool) -> dict[
         "shard": len(summaries),
         "seconds": time.perf_counter() - started,
         "cpu": time.process_time() - cpu,
-        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mib": own_peak_rss_mib(),  # not ru_maxrss: that is at least the bench's RSS when it started this process
         "calls": usage.get_metric_data_calls,
         "minimum": usage.minimum_get_metric_data_calls,
         "datapoints": usage.datapoints,

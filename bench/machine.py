@@ -1,4 +1,5 @@
-"""What a benchmark ran on: the CPU, and the SIMD paths numpy takes on it (the numpy floor's speed depends on them).
+"""What a benchmark ran on: the CPU, and the SIMD paths numpy takes on it (the numpy floor's speed depends on them);
+and what a process's own peak memory was.
 
 `np.show_runtime()` prints the same SIMD lists; this keeps them as data for the bench's output and the docs.
 """
@@ -27,6 +28,24 @@ def cpu_model() -> str:
     detail = f" (family {fields['cpu family']}, model {fields['model']})" if "cpu family" in fields else ""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{name}{detail}, {cpus} CPUs"
+
+
+def own_peak_rss_mib() -> float:
+    """This process's own peak RSS in MiB: the high-water mark of its address space since its last exec (VmHWM).
+
+    Not `ru_maxrss`: Linux carries a process's largest RSS across exec, so a process the bench starts reports at
+    least what the bench itself held when it forked (moto's seeded fleet, the CloudWatch double's series), whatever
+    the program it then runs held. tests/unit/test_bench_machine.py shows both. Where /proc is missing (macOS),
+    `ru_maxrss` is all there is (bytes there, KiB on Linux)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
 def numpy_simd() -> dict[str, list[str]]:
