@@ -147,10 +147,12 @@ def _add_finding(copy: Path) -> None:
         '        Finding.PARKED: FindingSpec(Finding.PARKED, "parked", no_action="a dummy", needs_nothing=True),\n',
         before=True,
     )
-    rules = copy / "src/rightsizer/domain/rules.py"
+    # Its rule in the module of its concern (a quiet host), first in that module's `RULES`: the registry places the
+    # modules, not each rule.
+    rules = copy / "src/rightsizer/domain/rules/quiet_accelerators.py"
     _edit(
         rules,
-        "FINDING_RULES: tuple[Rule, ...] = (\n",
+        "# Asked in this order",
         '''def parked(m: Measured) -> Draft | None:
     """A dummy rule: never decides (the footprint test adds it)."""
     return None
@@ -159,7 +161,7 @@ def _add_finding(copy: Path) -> None:
 ''',
         before=True,
     )
-    _edit(rules, "FINDING_RULES: tuple[Rule, ...] = (\n", "    parked,\n")
+    _edit(rules, "RULES: tuple[Rule, ...] = (\n", "    parked,\n")
     _edit(
         copy / "docs/how-it-decides.md",
         "| `held_unused` |",
@@ -190,7 +192,7 @@ def test_a_new_finding_touches_its_registry_entry_its_rule_its_row_and_the_gener
 
     assert touched == {
         "src/rightsizer/domain/findings.py",  # its Finding member and its FindingSpec (label, severity, action)
-        "src/rightsizer/domain/rules.py",  # its rule
+        "src/rightsizer/domain/rules/quiet_accelerators.py",  # its rule, in the module of its concern
         "docs/how-it-decides.md",  # its row in the table that explains every finding (checked, not generated)
         "schema/report.schema.json",  # generated: `make schema`
     }

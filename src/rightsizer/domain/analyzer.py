@@ -1,8 +1,8 @@
 """Turn one instance's usage summary into one recommendation. Pure functions only.
 
-The rules live in `rules.py`, asked in order: gates (exclusions, data sufficiency), findings from
-measured usage (the first that answers decides), then adjustments. Safety rules enforced there and
-tested one by one:
+The rules live in `rules/`, one module per concern, asked in the order `rules/registry.py` gives: gates
+(exclusions, data sufficiency), findings from measured usage (the first that answers decides), then adjustments.
+Safety rules enforced there and tested one by one:
 - missing or short accelerator history is `insufficient_data`, never `idle` or a resize;
 - GPU memory that looks reserved by a framework is not a working set: it neither shrinks a target nor
   proves an out-of-memory risk; a measured peak x headroom is the floor of every downsizing target;
@@ -34,7 +34,8 @@ from rightsizer.domain.models import (
 )
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.rules import ADJUSTMENTS, FINDING_RULES, GATES, Draft
+from rightsizer.domain.rules.draft import Draft
+from rightsizer.domain.rules.registry import ADJUSTMENTS, FINDING_RULES, GATES
 from rightsizer.domain.schedule_plan import busy_runs
 from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit_view
 

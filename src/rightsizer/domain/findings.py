@@ -2,8 +2,8 @@
 
 Slack, the notifier, the report's totals and JSON, the CLI and the HTML page read them here; tests check that the
 JSON schema's enum (schema/report.schema.json) and the table in docs/how-it-decides.md name exactly these.
-Adding a finding is one member and one entry here, plus its rule (domain/rules.py) and its row in
-docs/how-it-decides.md, then `make schema` (the schema's enum is generated from this registry;
+Adding a finding is one member and one entry here, plus its rule (in the module of its concern, domain/rules/) and
+its row in docs/how-it-decides.md, then `make schema` (the schema's enum is generated from this registry;
 tests/integration/test_new_member_footprint.py adds one and counts the files it touches).
 
 Pure data: no I/O; the Slack app's cold start imports it.

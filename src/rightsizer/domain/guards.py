@@ -19,7 +19,7 @@ whatever evidence remains is still used (the advice itself is given; only the cl
 - The host's series in CloudWatch: a series CloudWatch answered only in part (`InternalError`, `Forbidden`)
   leaves the advice on incomplete data.
 
-Pure data and functions; the analyzer's `unread_sources` adjustment applies them (domain/rules.py).
+Pure data and functions; the analyzer's `unread_sources` adjustment applies them (domain/rules/held_back.py).
 """
 
 from __future__ import annotations

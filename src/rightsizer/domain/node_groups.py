@@ -3,9 +3,10 @@
 An EKS managed node group, a Karpenter NodePool, an ECS capacity provider, an AWS Batch compute environment or a
 plain Auto Scaling group (`Instance.owner`, read from the nodes' tags) replaces a node that is stopped or resized,
 so advice for one node is advice nobody can take. Each node is still analysed on its own (its GPUs, CPU, memory,
-network; `rules.auto_scaling_member` keeps its finding in `Recommendation.would_be` and reports it `excluded`), and
-this fleet-level pass, run where consolidation runs, turns the nodes of one owner into ONE recommendation whose
-kind is the owner's (domain/resources.py), saying what the owner edits:
+network; the `launched_by_owner` adjustment, domain/rules/ownership.py, keeps its finding in
+`Recommendation.would_be` and reports it `excluded`), and this fleet-level pass, run where consolidation runs, turns
+the nodes of one owner into ONE recommendation whose kind is the owner's (domain/resources.py), saying what the
+owner edits:
 
 - the GPUs per node against the GPUs the work uses (k of n on each node, the busiest node named);
 - nodes that did no work in the window and that the autoscaler keeps (their whole cost);

@@ -3,9 +3,9 @@
 A cluster placement group packs the nodes of a training job (NCCL over EFA between them) or of a tightly coupled
 service close together; a data-parallel job runs every node at the pace of the slowest and expects them alike.
 Resizing one member alone leaves a group of mixed hosts and, for a training job, a slower or failing run. So each
-member's own resize is advice only (rules.placement_group_member), and this pass, which sees the members of a region
-together, says what the group as a whole could do: move every member to the one type that carries each of them, or
-keep its type when their needs differ.
+member's own resize is advice only (`placement_group_member`, domain/rules/held_back.py), and this pass, which sees
+the members of a region together, says what the group as a whole could do: move every member to the one type that
+carries each of them, or keep its type when their needs differ.
 """
 
 from __future__ import annotations

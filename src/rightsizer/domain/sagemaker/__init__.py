@@ -1,5 +1,5 @@
 """SageMaker analysis: usage summaries of endpoint variants, notebook instances and training jobs, the rules that
-judge them (small functions in registries, as domain/rules.py does for EC2 hosts) and their recommendations.
+judge them (small functions in registries, as domain/rules/ does for EC2 hosts) and their recommendations.
 
 Pure: no I/O. What SageMaker publishes, and how it is read here:
 - Endpoint variants (`/aws/sagemaker/Endpoints`, dimensions EndpointName + VariantName): `GPUUtilization` and
