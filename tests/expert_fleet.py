@@ -43,7 +43,7 @@ from rightsizer.domain.models import ActionKind, Confidence, Finding, Instance, 
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
-from rightsizer.domain.usage import DeviceSeries, Series
+from rightsizer.domain.usage.series import DeviceSeries, Series
 from rightsizer.services.analyze import analyze_hosts
 from tests import factories
 from tests.factories import NOW

@@ -14,7 +14,7 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import DeviceUsage, Instance, InstanceTypeSpec, Recommendation, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.usage import EMPTY, DeviceSeries, Series
+from rightsizer.domain.usage.series import EMPTY, DeviceSeries, Series
 from tests.factories import NOW
 from tests.unit import catalog_fixture as fx
 

@@ -19,7 +19,7 @@ from demo.fleet import Gpu, Shape, constant, timeline
 from rightsizer.domain.models import AcceleratorData, UsageSummary
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
-from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series, SliceSeries
+from rightsizer.domain.usage.series import EMPTY, DeviceSeries, RawUsage, Series, SliceSeries
 from tests.factories import NOW
 
 FIVE_MINUTES = 300

@@ -22,7 +22,8 @@ from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
 from rightsizer.adapters.bundled import legacy_specs
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind
 from rightsizer.domain.signals import Signal
-from rightsizer.domain.usage import RawUsage, summarize
+from rightsizer.domain.usage.series import RawUsage
+from rightsizer.domain.usage.summary import summarize
 from rightsizer.services.ports import NullProgress, SourceUnavailable, UsageSource, Window
 from rightsizer.settings import MetricNames
 from tests.factories import NOW, RecordingProgress, api_specs, instance

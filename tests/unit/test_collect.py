@@ -25,7 +25,8 @@ from rightsizer.domain.models import (
 from rightsizer.domain.platforms import LINUX, Billing, billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
-from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, summarize
+from rightsizer.domain.usage.series import DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage.summary import summarize
 from rightsizer.services.analyze import RegionAdvice, analyze_region
 from rightsizer.services.collect import (
     Reference,

@@ -21,7 +21,8 @@ from rightsizer.domain.limits import LIMITS, Demand, Speaks
 from rightsizer.domain.models import AcceleratorData, Finding, Instance, InstanceTypeSpec, Recommendation
 from rightsizer.domain.placement import group_level
 from rightsizer.domain.policy import Policy
-from rightsizer.domain.usage import EMPTY, RawUsage, Series, storage_rates
+from rightsizer.domain.usage.flows import storage_rates
+from rightsizer.domain.usage.series import EMPTY, RawUsage, Series
 from tests import factories
 from tests.factories import NOW
 from tests.unit.shapes import Workload, raw_usage, summary

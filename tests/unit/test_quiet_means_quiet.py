@@ -41,7 +41,7 @@ from rightsizer.domain.models import (
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule_plan import schedule_plan
 from rightsizer.domain.summaries import summarize_one
-from rightsizer.domain.usage import DeviceSeries, Series
+from rightsizer.domain.usage.series import DeviceSeries, Series
 from rightsizer.services.report import fleet_totals
 from tests import factories
 from tests.factories import NOW

@@ -24,7 +24,7 @@ from rightsizer.adapters.html.series import UnitSeries, UnitSeriesTap
 from rightsizer.domain.models import AcceleratorData, Instance, InstanceTypeSpec, Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
-from rightsizer.domain.usage import DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage.series import DeviceSeries, RawUsage, Series
 from rightsizer.services.ports import UsageSource, Window
 from rightsizer.services.report import build_report, money_sentences, report_json
 from tests.factories import catalog, instance

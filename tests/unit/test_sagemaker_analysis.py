@@ -46,7 +46,7 @@ from rightsizer.domain.sagemaker_models import (
     ec2_type,
     training_family,
 )
-from rightsizer.domain.usage import EMPTY, Series
+from rightsizer.domain.usage.series import EMPTY, Series
 from tests import factories
 from tests.factories import ACCOUNT, NOW
 

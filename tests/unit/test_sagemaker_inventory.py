@@ -21,7 +21,7 @@ from botocore.stub import ANY, Stubber
 from rightsizer.adapters.aws.sagemaker import SageMakerInventory, SageMakerMetrics
 from rightsizer.domain.sagemaker.usage import NotebookSeries
 from rightsizer.domain.sagemaker_models import EndpointVariant, NotebookInstance, TrainingFamily, TrainingJob
-from rightsizer.domain.usage import EMPTY, Series
+from rightsizer.domain.usage.series import EMPTY, Series
 from rightsizer.services.ports import SourceUnavailable, Window
 from tests.factories import NOW
 

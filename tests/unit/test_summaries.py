@@ -13,7 +13,8 @@ from rightsizer.domain import summaries
 from rightsizer.domain.models import AcceleratorData, UsageSummary
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_all, summarize_one
-from rightsizer.domain.usage import DeviceSeries, RawUsage, Series, Timelines
+from rightsizer.domain.usage.clocks import Timelines
+from rightsizer.domain.usage.series import DeviceSeries, RawUsage, Series
 
 END = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
 START = END - timedelta(days=14)

@@ -11,17 +11,9 @@ import pytest
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.models import AcceleratorData, Finding
 from rightsizer.domain.policy import Policy
-from rightsizer.domain.usage import (
-    EMPTY,
-    HOURS_PER_WEEK,
-    DeviceSeries,
-    RawUsage,
-    Series,
-    hour_of_week,
-    percentile,
-    series_stats,
-    summarize,
-)
+from rightsizer.domain.usage.series import EMPTY, DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week, percentile, series_stats
+from rightsizer.domain.usage.summary import summarize
 from tests.factories import instance
 from tests.unit import catalog_fixture as fx
 from tests.unit._builders import A10G_TOTAL_MIB, device_series, hourly_series

@@ -49,7 +49,7 @@ from rightsizer.domain.sizing import (
     unit_view,
     video_engines,
 )
-from rightsizer.domain.usage import RECENT_MEMORY_SECONDS
+from rightsizer.domain.usage.series import RECENT_MEMORY_SECONDS
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
 
 

@@ -31,7 +31,8 @@ import numpy.typing as npt
 
 from rightsizer.domain.models import RegimeKind
 from rightsizer.domain.policy import Policy
-from rightsizer.domain.usage import Floats, Timelines
+from rightsizer.domain.usage.clocks import Timelines
+from rightsizer.domain.usage.series import Floats
 
 ACTIVE_PCT = Policy.idle_util_pct
 Hours = npt.NDArray[np.intp]  # indexes of clock hours in the window

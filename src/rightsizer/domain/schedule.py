@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rightsizer.domain.models import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule_plan import describe_windows
-from rightsizer.domain.usage import HOURS_PER_WEEK, hour_of_week
+from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week
 
 # A week of hour-of-week buckets may miss a few hours (agent restarts): tolerate this many unknown.
 _MAX_UNKNOWN_HOURS = 8

@@ -5,7 +5,7 @@ host with complete data has the same 5-minute and the same hourly timestamps. Ho
 are summarised together, each statistic one numpy call over all their series (a stack of rows) instead
 of one per series: a host then costs about its sorts and the Python objects of its summary.
 
-`usage.summarize` stays the reference for one host; a host whose series do not share the group's
+`usage.summary.summarize` stays the reference for one host; a host whose series do not share the group's
 clocks (gaps, a missing series, units stamped apart) takes it, and the test suite holds both paths to
 the same summaries.
 """
@@ -19,43 +19,25 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from rightsizer.domain import regimes, usage
+from rightsizer.domain import regimes
 from rightsizer.domain.guards import Gap, Source
 from rightsizer.domain.models import DeviceUsage, Rate, RegimeChange, TypeChange, UsageSummary
-from rightsizer.domain.usage import (
-    MB,
-    Bins,
-    DeviceSeries,
-    Floats,
-    HourSpan,
-    Ints,
-    RawUsage,
-    Series,
-    Timelines,
-    WeekViews,
-    WindowGrid,
-    accelerator_coverage,
-    day_means,
-    encoder_views,
-    gbps,
+from rightsizer.domain.usage.clocks import Bins, HourSpan, Timelines, WindowGrid, day_means, nan_as_none
+from rightsizer.domain.usage.devices import profiles, slice_usages
+from rightsizer.domain.usage.encoders import encoder_views, with_encoders
+from rightsizer.domain.usage.flows import MB, rates_of_rows, storage_rates
+from rightsizer.domain.usage.series import DeviceSeries, Floats, Ints, RawUsage, Series, gbps
+from rightsizer.domain.usage.stats import (
     memory_load_correlations,
     memory_low,
-    nan_as_none,
     optional_rows,
     pick_rows,
-    profiles,
-    rates_of_rows,
     row_stats,
-    running_share,
     same_stamps,
     series_peak,
-    slice_usages,
-    storage_rates,
-    summarize_timed,
-    week_views,
-    with_encoders,
-    with_last_days,
 )
+from rightsizer.domain.usage.summary import accelerator_coverage, summarize, summarize_timed, with_last_days
+from rightsizer.domain.usage.week import WeekViews, running_share, week_views
 
 # Hosts summarised together: enough to spread each numpy call's overhead thin (16 to 128 measure alike),
 # few enough that their raw series (up to ~0.8 MiB for an 8-GPU host over 14 days) and the stacks made of
@@ -242,7 +224,7 @@ def _settled(
         days_before=round(found.days_before, 2),
         measure=found.measure,
     )
-    now = usage.summarize(raw.since(since))  # the one-host reference: the cut window has a clock of its own
+    now = summarize(raw.since(since))  # the one-host reference: the cut window has a clock of its own
     # The daily means keep the whole window: they are evidence of what changed, not a basis for sizing.
     return replace(now, regime=change, type_change=type_change, daily_accelerator_mean=summary.daily_accelerator_mean)
 

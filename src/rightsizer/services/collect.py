@@ -23,7 +23,7 @@ from rightsizer.domain.models import Instance, InstanceTypeSpec, Resize, UsageSu
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import summarize_all
-from rightsizer.domain.usage import RawUsage
+from rightsizer.domain.usage.series import RawUsage
 from rightsizer.services.ports import (
     CommitmentSource,
     InstanceTypes,

@@ -24,7 +24,7 @@ from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.services.since import Prior
 
 if TYPE_CHECKING:  # the Slack app imports this module on its cold-start path: numpy stays off it
-    from rightsizer.domain.usage import RawUsage
+    from rightsizer.domain.usage.series import RawUsage
 
 
 @dataclass(frozen=True)

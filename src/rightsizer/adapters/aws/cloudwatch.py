@@ -34,7 +34,8 @@ from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.mig import mig_capable
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
 from rightsizer.domain.signals import STANDS_IN_FOR, Signal
-from rightsizer.domain.usage import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries, device_order
+from rightsizer.domain.usage.devices import device_order
+from rightsizer.domain.usage.series import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries
 from rightsizer.services.ports import Progress, SourceUnavailable, Window
 from rightsizer.settings import MetricNames
 

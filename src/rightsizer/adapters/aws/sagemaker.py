@@ -41,7 +41,8 @@ from rightsizer.domain.sagemaker_models import (
     accelerated,
     training_family,
 )
-from rightsizer.domain.usage import EMPTY, Floats, Ints, Series, device_order
+from rightsizer.domain.usage.devices import device_order
+from rightsizer.domain.usage.series import EMPTY, Floats, Ints, Series
 from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK
 from rightsizer.services.ports import SourceUnavailable, Window
 

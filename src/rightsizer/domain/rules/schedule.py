@@ -24,7 +24,7 @@ from rightsizer.domain.schedule_plan import (
     schedule_plan,
     stopped_hours,
 )
-from rightsizer.domain.usage import HOURS_PER_WEEK
+from rightsizer.domain.usage.stats import HOURS_PER_WEEK
 from rightsizer.domain.wording import usd
 
 

@@ -38,7 +38,7 @@ from rightsizer.domain.sagemaker.prices import SageMakerPrices
 from rightsizer.domain.sagemaker.usage import VariantUsage
 from rightsizer.domain.sagemaker_models import EndpointVariant, SageMakerDetail, ec2_type, ml_type
 from rightsizer.domain.schedule import WeeklyPattern
-from rightsizer.domain.usage import HOURS_PER_WEEK
+from rightsizer.domain.usage.stats import HOURS_PER_WEEK
 from rightsizer.domain.wording import gib, pct, plural, usd
 
 # SageMaker recommends at least two instances per production variant (one per Availability Zone): a variant that has

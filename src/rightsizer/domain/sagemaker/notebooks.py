@@ -35,7 +35,7 @@ from rightsizer.domain.sagemaker.advice import (
 from rightsizer.domain.sagemaker.prices import SageMakerPrices
 from rightsizer.domain.sagemaker.usage import NotebookUsage
 from rightsizer.domain.sagemaker_models import NotebookInstance, SageMakerDetail, ec2_type
-from rightsizer.domain.usage import SILENT_AGENT_SECONDS
+from rightsizer.domain.usage.series import SILENT_AGENT_SECONDS
 from rightsizer.domain.wording import pct, plural, usd
 
 # A notebook InService this long without a stop is "left running" (a weekend is ~2.5 days).

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 import numpy as np
 
 from rightsizer.domain.models import SeriesStats
-from rightsizer.domain.usage import EMPTY, HOURS_PER_WEEK, Series, hour_of_week, percentile, series_stats
+from rightsizer.domain.usage.series import EMPTY, Series
+from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week, percentile, series_stats
 
 MICROSECONDS_PER_MS = 1000.0
 _FIVE_MINUTES = 300
