@@ -35,7 +35,7 @@ from rightsizer.domain.models import AcceleratorData, Instance, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import CHUNK, summarize_all
-from rightsizer.domain.usage import EMPTY, DeviceSeries, RawUsage, Series
+from rightsizer.domain.usage.series import EMPTY, DeviceSeries, RawUsage, Series
 from rightsizer.services.analyze import analyze_hosts
 
 INSTANCES = int(os.environ.get("BENCH_INSTANCES", "10000"))

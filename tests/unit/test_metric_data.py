@@ -41,7 +41,7 @@ from rightsizer.adapters.aws.metric_data import (
     read_values,
 )
 from rightsizer.adapters.aws.session import AwsSession, interactive_config
-from rightsizer.domain.usage import RawUsage
+from rightsizer.domain.usage.series import RawUsage
 from rightsizer.services.ports import SourceUnavailable, Window
 from rightsizer.settings import MetricNames
 from tests.botocore_samples import problems

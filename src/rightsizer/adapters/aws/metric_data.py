@@ -39,7 +39,7 @@ import orjson
 import simdjson
 from botocore.parsers import JSONParser, ResponseParserFactory
 
-from rightsizer.domain.usage import Floats, Ints
+from rightsizer.domain.usage.series import Floats, Ints
 
 OPERATION = "GetMetricData"
 OUTPUT_SHAPE = "GetMetricDataOutput"

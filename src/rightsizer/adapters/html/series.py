@@ -5,7 +5,7 @@ CloudWatch (the CLI, the demo) keeps the finer series as they pass through colle
 extra GetMetricData call:
 
     kept: dict[str, tuple[UnitSeries, ...]] = {}
-    report = bootstrap.analyze(session, regions, settings, now, usage_tap=lambda usage: UnitSeriesTap(usage, kept))
+    report = cli.wiring.analyze(session, regions, settings, now, usage_tap=lambda usage: UnitSeriesTap(usage, kept))
     html = page.render_report(report, series=kept, now=now)
 
 (one tap per region, all keeping into the same dict).
@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rightsizer.domain.models import Instance, InstanceTypeSpec
-from rightsizer.domain.usage import RawUsage, Series
+from rightsizer.domain.usage.series import RawUsage, Series
 from rightsizer.services.ports import UsageSource, Window
 
 

@@ -9,10 +9,6 @@ values: idle zeros, saturated 100s), and one sorted copy answers every percentil
 of a series.
 
 By concern, in import-linter's layers (`usage`, pyproject.toml): `summary` over `encoders`, `devices` and `flows`,
-over `week`, over `clocks`, over `stats`, over `series`. The raw series are exported here too: they are what the
-adapters and the benchmark build.
+over `week`, over `clocks`, over `stats`, over `series`. The adapters and the benchmark build the raw series
+(`series`).
 """
-
-from rightsizer.domain.usage.series import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series
-
-__all__ = ["EMPTY", "DeviceSeries", "Floats", "Ints", "RawUsage", "Series"]
