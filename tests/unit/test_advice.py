@@ -171,7 +171,7 @@ def test_one_light_a100_is_not_sent_to_an_l4() -> None:
 
 
 def test_the_projection_takes_the_largest_ratio() -> None:
-    from rightsizer.domain.sizing import projection
+    from rightsizer.domain.sizing.projection import projection
 
     a100, l4 = fx.ACCELERATORS["A100-SXM4-40GB"], fx.ACCELERATORS["L4"]
     projected = projection(a100, l4)
@@ -496,7 +496,7 @@ def test_cpu_bursts_keep_their_vcpus() -> None:
 
 
 def test_a_target_without_a_tensor_figure_is_not_compared_by_bandwidth_alone() -> None:
-    from rightsizer.domain.sizing import projection
+    from rightsizer.domain.sizing.projection import projection
 
     a100 = fx.ACCELERATORS["A100-SXM4-40GB"]
     unknown = replace(fx.ACCELERATORS["A10G"], model="A10G-no-tensor", tensor_tflops=None)

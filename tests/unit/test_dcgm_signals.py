@@ -11,7 +11,7 @@ from demo.fleet import Gpu, Shape, constant, noisy
 
 from rightsizer.domain.models import Confidence, Finding, Recommendation
 from rightsizer.domain.signals import Engine
-from rightsizer.domain.sizing import busiest, engine_load
+from rightsizer.domain.sizing.load import busiest, engine_load
 from tests.expert_fleet import LAUNCH_BOUND_L40S as LAUNCH_BOUND
 from tests.expert_fleet import TRANSCODER_L40S as TRANSCODER
 from tests.expert_fleet import kernel_only, mib, profiled

@@ -37,7 +37,10 @@ from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules.draft import Draft
 from rightsizer.domain.rules.registry import ADJUSTMENTS, FINDING_RULES, GATES
 from rightsizer.domain.schedule_plan import busy_runs
-from rightsizer.domain.sizing import busiest, host_prices, memory_reserved, unit_view
+from rightsizer.domain.sizing.load import busiest
+from rightsizer.domain.sizing.memory import memory_reserved
+from rightsizer.domain.sizing.targets import host_prices
+from rightsizer.domain.sizing.units import unit_view
 
 
 def recommendation_id(instance: Instance, finding: Finding, target_type: str | None) -> str:

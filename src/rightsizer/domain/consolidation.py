@@ -40,7 +40,7 @@ from rightsizer.domain.models import (
 )
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import KERNEL_TIME, SIGNALS, VIDEO_ACTIVE_PCT, Engine, Load, Signal
-from rightsizer.domain.sizing import memory_total, unit_active
+from rightsizer.domain.sizing.units import memory_total, unit_active
 from rightsizer.domain.wording import gib, pct, plural, usd
 
 # The engines a shared unit's loads add up on: the SMs, and the video engines where DCGM measures them.
@@ -257,7 +257,7 @@ def _video(device: DeviceUsage) -> tuple[Load, ...]:
 
 def _measured(device: DeviceUsage, engine: Engine) -> Load | None:
     """`engine`'s load on the best DCGM signal the GPU publishes for it (its busiest hours: the highest 5-minute
-    average, as sizing.engine_load reads them); None: no DCGM signal measures it."""
+    average, as sizing.load.engine_load reads them); None: no DCGM signal measures it."""
     found = device.best_signal(engine)
     if found is None:
         return None

@@ -31,24 +31,12 @@ from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
 from rightsizer.domain.signals import KERNEL_TIME, PROJECTED, STANDS_IN, VIDEO_ACTIVE_PCT, Engine, Load
-from rightsizer.domain.sizing import (
-    Candidate,
-    MemoryReading,
-    Refusals,
-    UnitView,
-    busiest,
-    candidates,
-    demand,
-    engine_load,
-    has_comparable_target,
-    host_setup,
-    memory_risk_ended,
-    memory_total,
-    read_memory,
-    shortfalls_text,
-    unit_view,
-    video_engines,
-)
+from rightsizer.domain.sizing.demand import demand, host_setup
+from rightsizer.domain.sizing.load import busiest, engine_load, video_engines
+from rightsizer.domain.sizing.memory import MemoryReading, memory_risk_ended, read_memory
+from rightsizer.domain.sizing.reasons import shortfalls_text
+from rightsizer.domain.sizing.targets import Candidate, Refusals, candidates, has_comparable_target
+from rightsizer.domain.sizing.units import UnitView, memory_total, unit_view
 from rightsizer.domain.usage.series import RECENT_MEMORY_SECONDS
 from rightsizer.domain.wording import gib, index_ranges, pct, plural, span
 

@@ -9,9 +9,9 @@ NVMe, EFA and the interconnect, graphics, the video engines, the CPU architectur
 - `needs`: the floor the host's measured work (with its headroom) or its set-up puts on it (0: none);
 - `says`: the sentence it adds to a target's reason; `short`: why a cheaper type fell short of it.
 
-A type carries the work when it offers at least what every limit needs (sizing.candidates compares the two vectors,
-type by type, cheapest first). The first limit a cheaper type falls short of is named in the reasons ("decided by"),
-so advice says what ruled the cheaper types out. Adding a limit is one entry here (and, where
+A type carries the work when it offers at least what every limit needs (sizing.targets.candidates compares the two
+vectors, type by type, cheapest first). The first limit a cheaper type falls short of is named in the reasons
+("decided by"), so advice says what ruled the cheaper types out. Adding a limit is one entry here (and, where
 the host's work sets it, one field of `Demand`).
 
 The platform is carried where targets are priced: a host is compared only with types that have a price on its own
@@ -140,7 +140,7 @@ class Demand:
 
     @cached_property
     def floor_array(self) -> npt.NDArray[np.float64]:
-        """`floors` as an array, held against a matrix of what types offer (sizing.candidates)."""
+        """`floors` as an array, held against a matrix of what types offer (sizing.targets.candidates)."""
         return np.array(self.floors, dtype=np.float64)
 
     @property

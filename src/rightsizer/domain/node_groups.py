@@ -48,7 +48,7 @@ from rightsizer.domain.owners import Owner
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.resources import RESOURCES, ResourceKind
-from rightsizer.domain.sizing import host_prices
+from rightsizer.domain.sizing.targets import host_prices
 from rightsizer.domain.wording import pct, plural, usd
 
 NODES_LISTED = 8  # nodes named one by one in the reasons; the rest are counted

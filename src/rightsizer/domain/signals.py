@@ -81,8 +81,8 @@ SIGNALS: dict[Signal, SignalSpec] = {
 
 
 # The engines a target's speed is projected on, and the accelerator table's figure that scales each one's load (the
-# names sizing.projection gives its ratios): SM work by FP32 throughput, tensor work by dense tensor TFLOPS, memory
-# traffic by bandwidth.
+# names sizing.projection.projection gives its ratios): SM work by FP32 throughput, tensor work by dense tensor
+# TFLOPS, memory traffic by bandwidth.
 PROJECTED: tuple[Engine, ...] = (Engine.COMPUTE, Engine.TENSOR, Engine.MEMORY_BANDWIDTH)
 FIGURE: dict[Engine, str] = {
     Engine.COMPUTE: "FP32",

@@ -9,7 +9,9 @@ from dataclasses import replace
 from rightsizer.domain.facts import Measured
 from rightsizer.domain.models import Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule
-from rightsizer.domain.sizing import candidates, keep_today, resize_reasons, vcpus_needed
+from rightsizer.domain.sizing.demand import keep_today, vcpus_needed
+from rightsizer.domain.sizing.reasons import resize_reasons
+from rightsizer.domain.sizing.targets import candidates
 from rightsizer.domain.wording import pct
 
 

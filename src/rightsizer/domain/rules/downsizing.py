@@ -11,7 +11,8 @@ from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.rules.saturation import pinned_median, pinned_text
 from rightsizer.domain.rules.schedule import schedule_saving
 from rightsizer.domain.rules.video import VIDEO_HELD_BACK
-from rightsizer.domain.sizing import neuron_alternatives, resize_reasons
+from rightsizer.domain.sizing.neuron import neuron_alternatives
+from rightsizer.domain.sizing.reasons import resize_reasons
 from rightsizer.domain.wording import index_ranges, usd
 
 

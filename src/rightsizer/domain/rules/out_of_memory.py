@@ -9,14 +9,11 @@ from dataclasses import replace
 from rightsizer.domain.facts import Measured
 from rightsizer.domain.models import Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule, no_target
-from rightsizer.domain.sizing import (
-    candidates,
-    fewest_units,
-    keep_today,
-    memory_total,
-    out_of_memory_risk,
-    resize_reasons,
-)
+from rightsizer.domain.sizing.demand import keep_today
+from rightsizer.domain.sizing.memory import out_of_memory_risk
+from rightsizer.domain.sizing.reasons import resize_reasons
+from rightsizer.domain.sizing.targets import candidates, fewest_units
+from rightsizer.domain.sizing.units import memory_total
 from rightsizer.domain.wording import gib, index_ranges
 
 

@@ -12,7 +12,8 @@ from rightsizer.domain.models import ZERO, AcceleratorData, AcceleratorKind, Con
 from rightsizer.domain.rules.draft import Draft, Rule, insufficient
 from rightsizer.domain.rules.stopping import with_stop_risks
 from rightsizer.domain.rules.video import video_unknown
-from rightsizer.domain.sizing import memory_reserved, memory_total
+from rightsizer.domain.sizing.memory import memory_reserved
+from rightsizer.domain.sizing.units import memory_total
 from rightsizer.domain.wording import gib, index_ranges, pct, usd
 
 

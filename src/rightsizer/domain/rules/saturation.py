@@ -10,7 +10,9 @@ from rightsizer.domain.facts import Measured
 from rightsizer.domain.models import AcceleratorKind, Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule, no_target
 from rightsizer.domain.signals import KERNEL_TIME
-from rightsizer.domain.sizing import candidates, fewest_units, keep_today, resize_reasons
+from rightsizer.domain.sizing.demand import keep_today
+from rightsizer.domain.sizing.reasons import resize_reasons
+from rightsizer.domain.sizing.targets import candidates, fewest_units
 from rightsizer.domain.wording import gib, pct
 
 # GPUs that partition into MIG instances (Multi-Instance GPU): several small workloads each get a slice.
