@@ -234,6 +234,10 @@ def after_resize(item: Seeded, since: datetime, end: datetime) -> Seeded:
         item.instance_id,
     )
     if "InstanceType" in item.host.gpu_dimensions:  # otherwise its series go on under the same dimensions
+        # A world seeded in an hour's last minutes ends its history at that hour: a click in its last five minutes,
+        # or after it, would leave the new type without a datapoint (`doctor` would call the host silent). They run
+        # to the hour after the click's next one, on the same 5-minute grid.
+        end = max(end, since.replace(minute=0, second=0, microsecond=0) + timedelta(hours=2))
         days = (end - since).days + 1
         account = boto3.client("sts", region_name=region).get_caller_identity()["Account"]
         _store_metrics(
