@@ -25,7 +25,8 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.models import ActionKind, Confidence, Finding, Recommendation, monthly
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
-from rightsizer.domain.sagemaker.endpoints import MIN_HA_INSTANCES, analyze_variants
+from rightsizer.domain.sagemaker.endpoints.analysis import analyze_variants
+from rightsizer.domain.sagemaker.endpoints.sizing import MIN_HA_INSTANCES
 from rightsizer.domain.sagemaker.notebooks import analyze_notebooks
 from rightsizer.domain.sagemaker.prices import SageMakerPrices
 from rightsizer.domain.sagemaker.training import analyze_training

@@ -14,7 +14,7 @@ from rightsizer.domain.models import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
-from rightsizer.domain.sagemaker.endpoints import analyze_variants
+from rightsizer.domain.sagemaker.endpoints.analysis import analyze_variants
 from rightsizer.domain.sagemaker.notebooks import analyze_notebooks
 from rightsizer.domain.sagemaker.training import analyze_training
 from rightsizer.domain.sagemaker.usage import NotebookUsage, TrainingUsage, VariantUsage
