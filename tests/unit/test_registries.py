@@ -205,7 +205,8 @@ RULES = {  # a finding's rule names it (an EC2 host's: a module of domain/rules/
     *(f"src/rightsizer/domain/rules/{path.name}" for path in (ROOT / "src/rightsizer/domain/rules").glob("*.py")),
     "src/rightsizer/domain/consolidation.py",
     "src/rightsizer/domain/node_groups.py",
-    *(f"src/rightsizer/domain/sagemaker/{kind}.py" for kind in ("advice", "endpoints", "notebooks", "training")),
+    *(f"src/rightsizer/domain/sagemaker/{kind}.py" for kind in ("advice", "notebooks", "training")),
+    *(f"src/rightsizer/domain/sagemaker/endpoints/{kind}.py" for kind in ("gates", "verdicts", "sizing")),
 }
 # The execution input and the state machine's builder: each action's branch.
 WORKFLOW = {"src/rightsizer/adapters/aws/workflow.py", "src/rightsizer/domain/workflow_contract.py"}
