@@ -502,13 +502,19 @@ def settings_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+def with_generated_block(text: str, begin: str, end: str, block: str) -> str:
+    """`text` with `block` in place of what lies between the markers `begin` and `end`: a generated list in a
+    hand-written page (this one's settings, docs/how-it-decides.md's findings)."""
+    head, found_begin, rest = text.partition(begin)
+    _, found_end, tail = rest.partition(end)
+    if not (found_begin and found_end):
+        raise ValueError(f"no {begin} ... {end} block")
+    return f"{head}{begin}\n{block}{end}{tail}"
+
+
 def with_settings_markdown(readme: str) -> str:
     """`readme` with the table between README_BEGIN and README_END generated afresh."""
-    head, begin, rest = readme.partition(README_BEGIN)
-    _, end, tail = rest.partition(README_END)
-    if not (begin and end):
-        raise ValueError(f"no {README_BEGIN} ... {README_END} block")
-    return f"{head}{README_BEGIN}\n{settings_markdown()}{README_END}{tail}"
+    return with_generated_block(readme, README_BEGIN, README_END, settings_markdown())
 
 
 def main(argv: Sequence[str] = ()) -> int:
