@@ -95,8 +95,9 @@ build: $(DEV_STAMP)
 asl: $(DEV_STAMP)
 	$(BIN)/python -m statemachine.build --write
 
-# schema/report.schema.json's enums are the registries' (findings, actions, resource kinds, ...): rewrite them after
-# adding one (tests/unit/test_report_schema.py fails while they differ).
+# schema/report.schema.json's enums are the registries' (findings, actions, resource kinds, ...), and the table of
+# findings in docs/how-it-decides.md is their specs' words: rewrite them after adding or editing one
+# (tests/unit/test_report_schema.py fails while they differ).
 .PHONY: schema
 schema: $(DEV_STAMP)
 	$(BIN)/python -m report_schema.build --write

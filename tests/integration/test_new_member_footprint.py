@@ -1,9 +1,10 @@
 """What adding an action or a finding costs, counted by doing it: the files a new dummy one touches.
 
 Each test copies the repository's shipped parts to a temporary directory, adds a dummy member the way a contributor
-would (its registry entry plus its workflow fragment or its rule, and for a finding its row in the document that
-explains every finding), runs the generators (`make asl`, `make schema`) and then the checks that hold the
-registries, the generated artefacts and the documents together, in that copy. The files whose bytes changed are the
+would (its registry entry, with a finding's row text on its spec, plus its workflow fragment or its rule), runs the
+generators (`make asl`, `make schema`: the state machine, the schema's enums and the table of findings in
+docs/how-it-decides.md) and then the checks that hold the registries, the generated artefacts and the documents
+together, in that copy. The files whose bytes changed are the
 footprint; the closing note of issue 30 quotes these sets. A new AWS right would add the two templates' ActionRole
 statements (CloudFormation stays literal; test_registries.py checks them against the registry): the dummy action
 reuses rights the notebook stop already has, so it shows the floor.
@@ -144,7 +145,16 @@ def _add_finding(copy: Path) -> None:
     _edit(
         findings,
         "    }\n)\n",
-        '        Finding.PARKED: FindingSpec(Finding.PARKED, "parked", no_action="a dummy", needs_nothing=True),\n',
+        # Its row in docs/how-it-decides.md is written from these two by `make schema`.
+        """        Finding.PARKED: FindingSpec(
+            Finding.PARKED,
+            "parked",
+            no_action="a dummy",
+            needs_nothing=True,
+            decided_when="never (a dummy)",
+            advice="nothing",
+        ),
+""",
         before=True,
     )
     # Its rule in the module of its concern (a quiet host), first in that module's `RULES`: the registry places the
@@ -162,12 +172,6 @@ def _add_finding(copy: Path) -> None:
         before=True,
     )
     _edit(rules, "RULES: tuple[Rule, ...] = (\n", "    parked,\n")
-    _edit(
-        copy / "docs/how-it-decides.md",
-        "| `held_unused` |",
-        "| `parked` | never (a dummy) | nothing |\n",
-        before=True,
-    )
 
 
 @pytest.mark.integration
@@ -187,14 +191,16 @@ def test_a_new_action_touches_its_registry_entry_its_fragment_and_two_generated_
 
 
 @pytest.mark.integration
-def test_a_new_finding_touches_its_registry_entry_its_rule_its_row_and_the_generated_schema(tmp_path: Path) -> None:
+def test_a_new_finding_touches_its_registry_entry_its_rule_and_two_generated_files(tmp_path: Path) -> None:
     copy, touched = _footprint(tmp_path, _add_finding)
 
     assert touched == {
-        "src/rightsizer/domain/findings.py",  # its Finding member and its FindingSpec (label, severity, action)
+        "src/rightsizer/domain/findings.py",  # its Finding member and its FindingSpec (label, severity, row text)
         "src/rightsizer/domain/rules/quiet_accelerators.py",  # its rule, in the module of its concern
-        "docs/how-it-decides.md",  # its row in the table that explains every finding (checked, not generated)
+        "docs/how-it-decides.md",  # generated: `make schema` writes its row in the table that explains every finding
         "schema/report.schema.json",  # generated: `make schema`
     }
     schema = json.loads((copy / "schema/report.schema.json").read_text())
     assert "parked" in schema["$defs"]["finding"]["enum"]
+    page = (copy / "docs/how-it-decides.md").read_text(encoding="utf-8")
+    assert "\n| `parked` | never (a dummy) | nothing |\n<!-- findings:end -->\n" in page  # after the others

@@ -1,5 +1,6 @@
 """Every finding is something people can read: a label in its registry, a row in docs/how-it-decides.md saying when
-and what to do."""
+and what to do (written from its spec's `decided_when` and `advice` by `make schema`; test_report_schema.py checks the
+table is current)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ def _how_it_decides_rows() -> dict[str, str]:
 @pytest.mark.parametrize("finding", list(Finding))
 def test_every_finding_has_a_label(finding: Finding) -> None:
     assert FINDINGS[finding].label, f"{finding} has no label"
+
+
+@pytest.mark.parametrize("finding", list(Finding))
+def test_every_finding_says_when_it_is_decided_and_what_it_advises_in_one_table_cell_each(finding: Finding) -> None:
+    spec = FINDINGS[finding]
+    for text in (spec.decided_when, spec.advice):
+        assert text.strip() == text and text, f"{finding}: an empty or padded cell"
+        assert "|" not in text and "\n" not in text, f"{finding}: {text!r} would break its row of the table"
 
 
 @pytest.mark.parametrize("finding", list(Finding))

@@ -269,8 +269,8 @@ def test_outside_the_registries_only_the_workflow_names_an_action_but_for_two_en
 
 
 def test_only_the_registry_the_generated_schema_and_the_findings_table_list_every_finding() -> None:
-    """No other file enumerates the findings: the schema's enum is generated (`make schema`) and the table in
-    docs/how-it-decides.md is checked against FINDINGS. What a new finding touches is counted by adding one:
+    """No other file enumerates the findings: the schema's enum and the table in docs/how-it-decides.md are generated
+    from FINDINGS (`make schema`). What a new finding touches is counted by adding one:
     tests/integration/test_new_member_footprint.py."""
     listing = closed_lists([finding.value for finding in Finding])
     assert listing == {"src/rightsizer/domain/findings.py", "schema/report.schema.json", "docs/how-it-decides.md"}

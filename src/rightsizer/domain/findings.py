@@ -1,10 +1,11 @@
 """The findings, one `FindingSpec` per `Finding` in `FINDINGS`: the one place what each means to a surface lives.
 
-Slack, the notifier, the report's totals and JSON, the CLI and the HTML page read them here; tests check that the
-JSON schema's enum (schema/report.schema.json) and the table in docs/how-it-decides.md name exactly these.
-Adding a finding is one member and one entry here, plus its rule (in the module of its concern, domain/rules/) and
-its row in docs/how-it-decides.md, then `make schema` (the schema's enum is generated from this registry;
-tests/integration/test_new_member_footprint.py adds one and counts the files it touches).
+Slack, the notifier, the report's totals and JSON, the CLI and the HTML page read them here, and so do the generated
+lists: `make schema` (report_schema/build.py) writes the JSON schema's enum (schema/report.schema.json) and the table
+of findings in docs/how-it-decides.md (each spec's `decided_when` and `advice`), and a test fails while either is
+stale. Adding a finding is one member and one entry here, plus its rule (in the module of its concern,
+domain/rules/), then `make schema` (tests/integration/test_new_member_footprint.py adds one and counts the files it
+touches).
 
 Pure data: no I/O; the Slack app's cold start imports it.
 """
@@ -12,7 +13,7 @@ Pure data: no I/O; the Slack app's cold start imports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
@@ -52,6 +53,10 @@ class Severity(StrEnum):
 class FindingSpec:
     finding: Finding
     label: str  # in people's words (Slack, the HTML page); the JSON and the CLI's table keep the value
+    # Its row in docs/how-it-decides.md's table of findings (Markdown; `make schema` writes the table): when the
+    # rules decide it, and what the bot then advises.
+    decided_when: str = field(kw_only=True)
+    advice: str = field(kw_only=True)
     # Asks for a decision: ranked by savings, listed with buttons in Slack. The others show in the counts only,
     # but for the hosts without metrics (`no_metrics`), which get a list of their own.
     attention: bool = False
@@ -74,7 +79,16 @@ class FindingSpec:
 FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
     {
         Finding.IDLE: FindingSpec(
-            Finding.IDLE, "idle", attention=True, action=ActionKind.STOP, severity=Severity.WASTE
+            Finding.IDLE,
+            "idle",
+            attention=True,
+            action=ActionKind.STOP,
+            severity=Severity.WASTE,
+            decided_when="every unit's p99 < 5 %, median < 1 % **and** no hourly maximum ≥ 10 % in the window; CPU "
+            "p95 < 10 % and < 4 busy vCPUs, no hour of the week averaging ≥ 20 % and no recurring busiest 5 minutes ≥ "
+            "20 %; network (p95 and every hour) < 0.01 Gbps; no encoder session",
+            advice="stop (or terminate if nobody claims it); risks of stopping named (host RAM ≥ 50 % in use among "
+            "them)",
         ),
         Finding.OVERPROVISIONED: FindingSpec(
             Finding.OVERPROVISIONED,
@@ -83,6 +97,9 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             action=ActionKind.RESIZE,
             held_back_last=True,
             severity=Severity.WASTE,
+            decided_when="a cheaper type carries the measured demand, its busiest hours and headroom (saves ≥ "
+            "10 %); or some units never work but no cheaper compatible type exists (no target: named, not hidden)",
+            advice="resize to the target",
         ),
         Finding.UNDERPROVISIONED: FindingSpec(
             Finding.UNDERPROVISIONED,
@@ -91,6 +108,9 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             action=ActionKind.RESIZE,
             held_back_last=True,
             severity=Severity.RISK,
+            decided_when="a working set that rises with the load reaches ≥ 95 % of nvidia-smi's `memory.total`, or "
+            "the median utilisation is ≥ 95 %",
+            advice="a type with more memory (medium confidence at most) / a faster one (advice only, never one click)",
         ),
         Finding.NOT_GPU_BOUND: FindingSpec(
             Finding.NOT_GPU_BOUND,
@@ -99,6 +119,9 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             action=ActionKind.RESIZE,
             held_back_last=True,
             severity=Severity.RISK,
+            decided_when="the accelerators are unused while the host works (CPU or network), or the CPU is "
+            "saturated (p95 ≥ 85 %) while the busiest unit's p95 < 40 %",
+            advice="move the work to a non-GPU type / more vCPUs, same accelerator",
         ),
         Finding.SCHEDULABLE: FindingSpec(
             Finding.SCHEDULABLE,
@@ -107,21 +130,51 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             action=ActionKind.SCHEDULE,
             held_back_last=True,
             severity=Severity.WASTE,
+            decided_when="≥ 40 idle hours a week (accelerator, CPU **and** network quiet) in a weekly pattern, when "
+            "stopping saves more than any resize",
+            advice="a stop/start schedule for the busy window",
         ),
         Finding.OPTIMIZED: FindingSpec(
-            Finding.OPTIMIZED, "right-sized", no_action="it is right-sized", needs_nothing=True, severity=Severity.OK
+            Finding.OPTIMIZED,
+            "right-sized",
+            no_action="it is right-sized",
+            needs_nothing=True,
+            severity=Severity.OK,
+            decided_when="every comparison was made and nothing cheaper fits",
+            advice="—",
         ),
         Finding.INSUFFICIENT_DATA: FindingSpec(
-            Finding.INSUFFICIENT_DATA, "no GPU metrics", no_action="no GPU metrics to size it on", no_metrics=True
+            Finding.INSUFFICIENT_DATA,
+            "no GPU metrics",
+            no_action="no GPU metrics to size it on",
+            no_metrics=True,
+            decided_when="no GPU/Neuron metrics, < 3 days of history, < 25 % coverage, nothing to compare with (GPU "
+            "model not in the table, no price), or a data error: a reading no host can give (a utilisation, CPU or "
+            "RAM percentage outside 0-100 %; more GPU or NeuronCore series than the type has)",
+            advice='install the agent / add the data / fix the agent\'s configuration; never "idle", never "optimized"',
         ),
         # Why not: the rules state the exclusion's cause in the first reason.
-        Finding.EXCLUDED: FindingSpec(Finding.EXCLUDED, "excluded"),
+        Finding.EXCLUDED: FindingSpec(
+            Finding.EXCLUDED,
+            "excluded",
+            decided_when="opted out, stopped, instance-store root, capacity block; Spot and Auto Scaling hosts "
+            'after analysis ("would be idle …")',
+            advice="reported, never resized in place",
+        ),
         Finding.CONSOLIDATE: FindingSpec(
             Finding.CONSOLIDATE,
             "consolidate",
             attention=True,
             no_action="consolidation is advice only: the team moves the work, then stops the freed hosts",
             severity=Severity.WASTE,
+            decided_when="fleet level, after the per-host rules: several hosts of one type, team (tag `team`) and "
+            "availability zone (`optimized`, partly idle, or with a downsize of their own) whose busy GPUs (SM active "
+            "where DCGM measures it, else kernel time, and NVENC/NVDEC in percent of the engines: p95 ≤ 80 %, busiest "
+            "hours ≤ 100 %, memory peak × 1.2 per GPU) and host vCPU, RAM and network fit fewer of them, when that "
+            "saves the group more than resizing each host alone",
+            advice="keep the busiest hosts, move the others' work onto them, stop the rest: advice only, never one "
+            "click; medium confidence, low when GPUs would be shared; the per-host resizes it replaces are named "
+            "(and, where they save more, they stay and name the consolidation)",
         ),
         Finding.LEFT_RUNNING: FindingSpec(
             Finding.LEFT_RUNNING,
@@ -129,6 +182,10 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             attention=True,
             no_action="its use is not measured, so nothing stops it on a guess: an idle auto-stop configuration does",
             severity=Severity.WASTE,
+            decided_when="a SageMaker notebook instance in service for days whose use nobody can read (no Jupyter "
+            "activity log, no record of it being opened, no GPU metrics)",
+            advice="add an idle auto-stop lifecycle configuration; stop it if nobody claims it: advice only, the "
+            "use is unknown",
         ),
         Finding.GPU_LOST: FindingSpec(
             Finding.GPU_LOST,
@@ -137,6 +194,11 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             no_action="a lost GPU comes back with a stop and start on other hardware, which its owner schedules (an "
             "instance store is wiped)",
             severity=Severity.RISK,  # hardware paid for and not usable: a fault to fix, not idle money
+            decided_when="a GPU's series stop for 6 hours or more while its siblings report to the end of the "
+            "window and the host runs on: it fell off the bus (NVIDIA Xid 79) or was disabled",
+            advice="said first, whatever the other GPUs do: what the unusable GPUs cost, then check `dmesg` for Xid "
+            "79 and stop and start the host (which moves it to other hardware; its instance store is wiped); never "
+            '"one idle GPU, downsize"; advice only',
         ),
         Finding.HELD_UNUSED: FindingSpec(
             Finding.HELD_UNUSED,
@@ -144,6 +206,10 @@ FINDINGS: Mapping[Finding, FindingSpec] = MappingProxyType(
             attention=True,
             no_action="a process holds the GPUs and may be wanted: check what it is before anything stops it",
             severity=Severity.WASTE,  # idle in all but memory: money spent on GPUs that run nothing
+            decided_when="GPUs hold memory (≥ 5 % of `memory.total`, still held in the window's last days) and no "
+            "GPU ran a kernel in the window: a model loaded that nobody calls, a notebook kernel keeping its tensors",
+            advice="what holding them costs a month, and what to check (the process in `nvidia-smi`, whether "
+            "anything calls it); advice only: the process may be wanted, and there is no non-GPU type to size",
         ),
     }
 )

@@ -10,6 +10,7 @@
 
 Adding a finding means its rule in the module of its concern, listed in that module's `RULES` (a new concern: a new
 module, placed in `registry.FINDING_RULES`), its entry in domain/findings.py (the `Finding` member and its
-`FindingSpec`: label, attention, action), its row in docs/how-it-decides.md (a test checks it), then `make schema`
-(the JSON schema's enum is generated). The modules' layers are an import-linter contract (`rules`, pyproject.toml).
+`FindingSpec`: label, attention, action, and the words of its row in docs/how-it-decides.md), then `make schema`
+(the JSON schema's enum and that row are generated). The modules' layers are an import-linter contract (`rules`,
+pyproject.toml).
 """
