@@ -192,9 +192,9 @@ def read_values(body: bytes) -> tuple[bytes, list[Floats | None]]:
     (awsJson's "NaN" strings, a null, a number beyond float64 or uint64) is None, left in the body for orjson."""
     parser = simdjson.Parser()  # one per body: a parser is not for two threads at once, and is reused for each list
 
-    def read(text: bytes) -> Floats | None:
+    def read(bracketed: bytes) -> Floats | None:
         try:
-            listed = parser.parse(b"[" + text + b"]")
+            listed = parser.parse(bracketed)
             if not isinstance(listed, simdjson.Array):
                 return None
             buffer = listed.as_buffer(of_type="d")
@@ -203,12 +203,15 @@ def read_values(body: bytes) -> tuple[bytes, list[Floats | None]]:
             return None
         return np.frombuffer(buffer, dtype=np.float64)
 
-    return _read_lists(body, _VALUES_KEY, read)
+    return _read_lists(body, _VALUES_KEY, read, brackets=True)  # simdjson reads a JSON document: the whole list
 
 
-def _read_lists(body: bytes, key: bytes, read: Callable[[bytes], _Array | None]) -> tuple[bytes, list[_Array | None]]:
-    """`body` with every list after `key` that `read` reads emptied, and what it read of each, in the order they come
-    (None: left in the body)."""
+def _read_lists(
+    body: bytes, key: bytes, read: Callable[[bytes], _Array | None], *, brackets: bool = False
+) -> tuple[bytes, list[_Array | None]]:
+    """`body` with every list after `key` (which ends with the list's `[`) that `read` reads emptied, and what it read
+    of each, in the order they come (None: left in the body). `read` is handed the list's inside, or with `brackets`
+    the list itself: one slice of the body either way, with no second copy built around it."""
     pieces: list[bytes] = []
     found: list[_Array | None] = []
     kept = 0  # the body up to here is in `pieces`
@@ -218,7 +221,7 @@ def _read_lists(body: bytes, key: bytes, read: Callable[[bytes], _Array | None])
         end = body.find(b"]", first)
         if end < 0:
             break  # not JSON: orjson says so
-        array = read(body[first:end])
+        array = read(body[first - 1 : end + 1] if brackets else body[first:end])
         found.append(array)
         if array is not None:
             pieces.append(body[kept:first])
