@@ -14,7 +14,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -178,8 +177,8 @@ def _shard(hosts: Sequence[Host], tally: Tally, catalog: Catalog, prices: PriceB
 @dataclass
 class Measured:
     tallies: dict[str, Tally]
-    grew_mib: float  # max RSS growth while measuring
-    peak_mib: float
+    grew_mib: float  # how far the process's own peak RSS rose while measuring
+    peak_mib: float  # the process's own peak RSS (bench/machine.py's `own_peak_rss_mib`)
     wall: float
 
 
@@ -195,14 +194,14 @@ def measure() -> Measured:
     }
     tallies = {name: Tally() for name in fleets}
     gc.collect()
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_before = machine.own_peak_rss_mib()
     wall = time.perf_counter()
     for first in range(0, INSTANCES, SHARD):
         for name, hosts in fleets.items():
             _shard(hosts[first : first + SHARD], tallies[name], catalog, prices, policy)
     wall = time.perf_counter() - wall
-    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return Measured(tallies, (rss_after - rss_before) / 1024, rss_after / 1024, wall)
+    peak = machine.own_peak_rss_mib()
+    return Measured(tallies, peak - peak_before, peak, wall)
 
 
 def plain(measured: Measured) -> dict[str, Any]:
@@ -246,7 +245,7 @@ def run() -> dict[str, Tally]:
         print(f"  {line}")
     _ratios(measured, f"np.sort {machine.sort_path()}")
     print(
-        f"  peak memory: process max RSS {measured.peak_mib:.0f} MiB, of which {measured.grew_mib:.0f} MiB grew while "
+        f"  peak memory: process peak RSS {measured.peak_mib:.0f} MiB, of which {measured.grew_mib:.0f} MiB grew while "
         f"analysing; {measured.wall:.0f} s wall for both fleets, building the input included"
     )
     print(
