@@ -54,8 +54,7 @@ class FindingSpec:
     finding: Finding
     label: str  # in people's words (Slack, the HTML page); the JSON and the CLI's table keep the value
     # Its row in docs/how-it-decides.md's table of findings (Markdown, one cell each; `make schema` writes the table,
-    # in report_schema/build.py's TABLE_ORDER, a finding it does not name last): when the rules decide it, and what
-    # the bot then advises.
+    # in this registry's order): when the rules decide it, and what the bot then advises.
     decided_when: str = field(kw_only=True)
     advice: str = field(kw_only=True)
     # Asks for a decision: ranked by savings, listed with buttons in Slack. The others show in the counts only,
