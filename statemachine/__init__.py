@@ -1,2 +1,3 @@
-"""The state machines' definitions. resize.asl.json is generated (`make asl`, statemachine/build.py) from the
-fragments in statemachine/resize.py; pipeline.asl.json is written by hand."""
+"""The state machines' definitions. resize.asl.json is generated (`make asl`, statemachine/build.py) from the shared
+workflow (src/rightsizer/domain/workflow/) and every action's fragment (src/rightsizer/domain/actions/);
+pipeline.asl.json is written by hand."""

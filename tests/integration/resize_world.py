@@ -34,8 +34,9 @@ from moto.ec2.models import EC2Backend, ec2_backends
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow, execution_name
 from rightsizer.domain.models import ActionKind
+from rightsizer.domain.workflow_contract import RESIZE_EVENT_SOURCE
 from rightsizer.handlers import notify
-from rightsizer.services.ports import RESIZE_EVENT_SOURCE, Approval
+from rightsizer.services.ports import Approval
 from tests.slack_double import OFFICE_HOURS_PLAN
 
 ROOT = Path(__file__).resolve().parents[2]

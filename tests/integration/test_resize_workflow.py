@@ -21,7 +21,8 @@ from rightsizer.adapters.aws.workflow import (
     execution_arn,
     execution_name,
 )
-from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval
+from rightsizer.domain.workflow_contract import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
+from rightsizer.services.ports import Approval
 from tests.integration.resize_world import (
     ACCOUNT,
     APPROVED_AT,

@@ -23,9 +23,9 @@ import boto3
 import jsonata
 import pytest
 from botocore.model import Shape
-from statemachine.sagemaker import DESCRIBED_ONLY
 
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
+from rightsizer.domain.actions.update_endpoint import DESCRIBED_ONLY
 from rightsizer.domain.models import ActionKind
 from rightsizer.services.ports import Approval
 from tests.botocore_samples import every_member, input_shape, problems

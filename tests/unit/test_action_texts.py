@@ -18,7 +18,9 @@ import pytest
 
 from rightsizer.adapters.aws import workflow
 from rightsizer.adapters.slack import blocks
-from rightsizer.domain.actions import ACTIONS, ActionKind, ActionSpec
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.action_spec import ActionSpec
+from rightsizer.domain.actions import ACTIONS
 from tests.slack_double import recommendation
 from tests.unit.test_notify import approval
 

@@ -21,7 +21,8 @@ from demo.slack_double import BOT_TOKEN, SIGNING_SECRET, Channel
 
 from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.cli.verbs.doctor import CHECKS, STACK_PARTS, Part
-from rightsizer.domain.actions import ACTIONS, ActionKind
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.services.doctor import AGENT_CONFIG_PARAMETER, AGENT_INSTALL, AGENT_TAG, agent_commands
 from tests.unit.test_cli import Run, run
 

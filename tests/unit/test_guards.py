@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rightsizer.domain.actions import ACTIONS, ActionKind
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.guards import GUARDS, Source
 
 OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"

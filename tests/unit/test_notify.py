@@ -13,6 +13,7 @@ import pytest
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
+from rightsizer.domain.workflow_contract import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
 from rightsizer.handlers import notify as notify_handler
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -22,7 +23,7 @@ from rightsizer.services.notify import (
     handle_progress,
     progress_of_execution_end,
 )
-from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE, Approval, AuditEntry
+from rightsizer.services.ports import Approval, AuditEntry
 from tests.fakes import MemoryStore
 from tests.slack_double import OFFICE_HOURS_PLAN
 

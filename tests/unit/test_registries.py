@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 from demo.aws_table import cloudformation_yaml
 
-from rightsizer.domain.actions import ACTIONS, ActionKind, ActionSpec
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.action_spec import ActionSpec
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.findings import FINDINGS, Finding, advised_action
 from tests.iam_reference import IMPLIED_ACTIONS
 

@@ -1,19 +1,26 @@
-"""statemachine/resize.asl.json is generated from statemachine/resize.py, and agrees with the Python around it: the
-execution input's fields (WorkflowInput), the Fail states' errors (WorkflowError), the table's key formats."""
+"""statemachine/resize.asl.json is generated from the shared workflow (domain/workflow/) and the actions' fragments
+(domain/actions/), and agrees with the Python around it: the execution input's fields (WorkflowInput), the Fail
+states' errors (WorkflowError), the table's key formats, the generated ActionKind."""
 
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 from dataclasses import fields
 from typing import Any
 
 import pytest
-from statemachine import build, resize
-from statemachine.asl import Fields, Path, fmt
+from statemachine import build
 
 from rightsizer.adapters.aws.dynamo import keys
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.actions import WORKFLOWS
 from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.domain.workflow.asl import Fields, Path, fmt
+from rightsizer.domain.workflow.fragments import ENDINGS
+from rightsizer.domain.workflow.machine import machine
+from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
 from rightsizer.domain.workflow_contract import InputKey, ScheduleInput, SchedulePair, WorkflowError, WorkflowInput
 from rightsizer.services.notify import progress_of_execution_end
 
@@ -30,6 +37,26 @@ def _states() -> dict[str, dict[str, Any]]:
 def test_the_committed_file_is_what_the_fragments_generate() -> None:
     assert build.ASL_PATH.read_text() == build.serialise(build.build()), "run `make asl`"
     assert build.main(["--check"]) == 0
+
+
+def test_action_kind_is_generated_from_the_action_modules_keeping_its_order(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed = build.KINDS_PATH.read_text()
+    assert build.kinds_text(build.kinds(committed)) == committed, "run `make asl`"
+    assert [kind.value for kind in ActionKind] == build.kinds(committed)
+    # A new module is added last (the enums and allow-lists generated from ActionKind only grow); a member without
+    # its module goes; a stale file fails the check.
+    actions = tmp_path / "actions"
+    actions.mkdir()
+    for name in ("stop", "resize", "park"):
+        (actions / f"{name}.py").write_text("")
+    monkeypatch.setattr(build, "ACTIONS_DIR", actions)
+    assert build.kinds(committed) == ["resize", "stop", "park"]
+    stale = tmp_path / "action_kinds.py"
+    stale.write_text(committed)
+    monkeypatch.setattr(build, "KINDS_PATH", stale)
+    assert build.main(["--check"]) == 1
 
 
 def test_every_input_path_the_machine_reads_is_a_field_of_the_input() -> None:
@@ -92,9 +119,9 @@ def test_the_fail_states_raise_exactly_the_errors_the_notifier_reads() -> None:
     assert raised == {error.value for error in WorkflowError}
 
 
-@pytest.mark.parametrize("kind", [k for k, (_, _, error) in resize.ENDINGS.items() if error is not None])
+@pytest.mark.parametrize("kind", [k for k, (_, _, error) in ENDINGS.items() if error is not None])
 def test_the_notifier_reads_each_fail_state_as_the_status_its_outcome_states(kind: str) -> None:
-    status, fail_state, error = resize.ENDINGS[kind]
+    status, fail_state, error = ENDINGS[kind]
     assert _states()[fail_state] == {"Type": "Fail", "Error": error, "CausePath": "$.outcome.message"}
     stated = {s["Parameters"]["status"] for s in _states().values() if s.get("Parameters", {}).get("kind") == kind}
     assert stated == {status}
@@ -124,17 +151,43 @@ def test_the_definition_is_json_the_file_holds() -> None:
     assert json.loads(build.ASL_PATH.read_text()) == _definition()
 
 
-def test_a_registered_action_no_fragment_routes_fails_the_build_instead_of_running_another_path(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """CheckScheduleRequest admits only what a fragment routes: an action without its own path would otherwise fall
-    through ResourceRoute's default to the EC2 host checks and, past StopOnly, to a resize."""
-    from statemachine import resize, sagemaker
+def test_an_action_whose_fragment_routes_nowhere_fails_the_build_instead_of_running_another_path() -> None:
+    """Every Default of the shared workflow is a shared path or another action's: an action that leaves the shared
+    workflow nowhere would run the EC2 host checks and, past StopOnly, a resize."""
+    actions = {kind.value: fragment for kind, fragment in WORKFLOWS.items()}
+    lost = Fragment(dict, routes={})
+    with pytest.raises(ValueError, match=r"routes nowhere .*\['reboot'\]"):
+        machine({**actions, "reboot": lost})
 
-    handled = sagemaker.HANDLED_ACTIONS
-    monkeypatch.setattr(sagemaker, "HANDLED_ACTIONS", tuple(a for a in handled if a != sagemaker.STOP_NOTEBOOK))
-    with pytest.raises(ValueError, match=r"without a workflow fragment: \[[^]]*'stop_notebook'"):
-        resize.machine()
-    monkeypatch.setattr(sagemaker, "HANDLED_ACTIONS", (*handled, "reboot"))
-    with pytest.raises(ValueError, match=r"fragments for no registered action: \['reboot'\]"):
-        resize.machine()
+
+def test_a_choice_without_a_shared_path_needs_exactly_one_action_that_takes_the_rest() -> None:
+    actions = {kind.value: fragment for kind, fragment in WORKFLOWS.items()}
+    greedy = Fragment(dict, routes={Entry.STOPPED: Route("Elsewhere", rest=True)})
+    with pytest.raises(ValueError, match=r"StopOnly.*exactly one action that takes the rest"):
+        machine({**actions, "reboot": greedy})
+
+
+def test_a_new_actions_routes_join_the_shared_choices_in_the_registrys_order() -> None:
+    actions = {kind.value: fragment for kind, fragment in WORKFLOWS.items()}
+    park = Fragment(
+        lambda: {"Park": {"Type": "Pass", "Next": "OutcomeSucceeded"}},
+        routes={Entry.LOCKED: Route("DescribeNotebook"), Entry.SAGEMAKER_VALIDATED: Route("Park")},
+        done="DoneSageMaker",
+    )
+    states = machine({**actions, "park": park})["States"]
+    assert isinstance(states, dict)
+    routes = states["ResourceRoute"]["Choices"]
+    assert routes[-1] == {  # with the notebook stop, which goes there too
+        "Or": [
+            {"Variable": "$.action", "StringEquals": "stop_notebook"},
+            {"Variable": "$.action", "StringEquals": "park"},
+        ],
+        "Next": "DescribeNotebook",
+    }
+    assert states["SageMakerRoute"]["Choices"][-1] == {
+        "Variable": "$.action",
+        "StringEquals": "park",
+        "Next": "Park",
+    }
+    assert states["SageMakerRoute"]["Default"] == "StopNotebook"
+    assert {"Variable": "$.action", "StringEquals": "park"} in states["CheckScheduleRequest"]["Choices"][0]["Not"]["Or"]

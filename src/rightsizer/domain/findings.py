@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-from rightsizer.domain.actions import ACTIONS, ActionKind
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 
 

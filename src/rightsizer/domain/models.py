@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import StrEnum
 
 # Re-exported (`X as X`): the kinds live with their registries, and code imports them from here too.
-from rightsizer.domain.actions import ActionKind as ActionKind  # noqa: PLC0414
+from rightsizer.domain.action_kinds import ActionKind as ActionKind  # noqa: PLC0414
 from rightsizer.domain.findings import Finding as Finding  # noqa: PLC0414
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.guards import Gap

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-from rightsizer.domain.actions import ActionKind
+from rightsizer.domain.action_kinds import ActionKind
 
 
 class ResourceKind(StrEnum):

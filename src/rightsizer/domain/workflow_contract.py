@@ -17,7 +17,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from rightsizer.domain.models import ActionKind
+from rightsizer.domain.action_kinds import ActionKind
 
 # The state machine's TimeoutSeconds: no execution outlives it (the per-instance lock expires after it).
 EXECUTION_TIMEOUT = timedelta(hours=3)
@@ -27,6 +27,23 @@ MAX_POLLS = 30
 # An endpoint update (new instances, a canary, its bake time, the rest of the traffic) takes tens of minutes.
 MAX_SAGEMAKER_POLLS = 150
 RESIZABLE_STATES = ("running", "stopped")  # the states a resize may find the host in (a stop: running only)
+
+# Progress events the instance workflow puts on the default EventBridge bus; the notifier posts them to the
+# recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" (an ActionKind value), "step",
+# "status" ("running" or an outcome: "succeeded" | "rolled_back" | "unchanged" | "refused" | "failed"), "message",
+# "from_type", "to_type"}.
+RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
+RESIZE_EVENT_DETAIL_TYPE = "Resize progress"
+
+# The table items the workflow writes itself (its audit entries, its per-instance lock): their key attributes and
+# formats, whose `{}` slots str.format and Step Functions' States.Format fill alike, in order. The store's keys
+# (adapters/aws/dynamo/keys.py) are these.
+PK = "PK"
+SK = "SK"
+AUDIT_PK = "AUDIT#{}"  # recommendation id
+AUDIT_SK = "{}#{}"  # ISO 8601 time, event
+LOCK_PK = "LOCK#{}"  # instance id
+LOCK_SK = "LOCK"
 
 # What keeps the endpoint update from copying an endpoint config safely, in words. The workflow refuses these
 # (statemachine/sagemaker.py tests the described config for each key), and the inventory holds their advice back from

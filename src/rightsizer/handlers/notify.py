@@ -24,6 +24,7 @@ from rightsizer.adapters.slack.messages import MessageStore
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
 from rightsizer.bootstrap import lambda_wiring
 from rightsizer.bootstrap.notify import regional_locks
+from rightsizer.domain.workflow_contract import RESIZE_EVENT_SOURCE
 from rightsizer.handlers.metrics import count_by
 from rightsizer.services.notify import (
     MalformedProgress,
@@ -36,7 +37,6 @@ from rightsizer.services.notify import (
     known_action,
     progress_of_execution_end,
 )
-from rightsizer.services.ports import RESIZE_EVENT_SOURCE
 
 logger = Logger()
 EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change"

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
-from rightsizer.domain.actions import ACTIONS, PairChange
+from rightsizer.domain.action_spec import PairChange
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation

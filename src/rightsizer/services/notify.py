@@ -2,7 +2,7 @@
 recommendation's Slack thread, and the registry of schedule pairs (`/gpu schedules`).
 
 Two kinds of events arrive (see the NotifierFunction in template.yaml):
-  * the instance workflow's own milestones (`ports.RESIZE_EVENT_SOURCE`), detailed and in its words;
+  * the instance workflow's own milestones (`workflow_contract.RESIZE_EVENT_SOURCE`), detailed and in its words;
   * Step Functions' "Execution Status Change" for every end of an execution, including the ends the
     state machine cannot catch itself (a timeout, an abort, a run-time error, invalid input).
 EventBridge delivers at least once and in no guaranteed order, so this use-case is written for
@@ -24,7 +24,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from rightsizer.domain.actions import ACTIONS, PairChange
+from rightsizer.domain.action_spec import PairChange
+from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import TERMINAL, ApprovalStatus, attempt_of
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.schedule_plan import schedule_names

@@ -333,11 +333,3 @@ class ResizeWorkflow(Protocol):
     def start(self, approval: Approval) -> str:
         """Start (or find the already started) execution for this approval; return its ARN."""
         ...
-
-
-# Progress events the instance workflow puts on the default EventBridge bus; the notifier posts them
-# to the recommendation's Slack thread. Detail: {"recommendation_id", "instance_id", "action" (an ActionKind
-# value), "step", "status" ("running" or an outcome: "succeeded" |
-# "rolled_back" | "unchanged" | "refused" | "failed"), "message", "from_type", "to_type"}.
-RESIZE_EVENT_SOURCE = "gpu-rightsizer.resize"
-RESIZE_EVENT_DETAIL_TYPE = "Resize progress"

@@ -1,27 +1,31 @@
 """The one source of the table's key formats (PK / SK of each item kind; the layout is in store.py's docstring).
 
 The store builds every key here. The state machines write some items themselves (the instance workflow its audit
-entries and its per-instance lock, the pipeline its failures): statemachine/build.py takes those formats from the
-`*_PK` / `*_SK` templates below, whose `{}` slots str.format and Step Functions' States.Format fill alike, in order.
+entries and its per-instance lock, the pipeline its failures): the `*_PK` / `*_SK` templates below, whose `{}` slots
+str.format and Step Functions' States.Format fill alike, in order (the instance workflow's own are its contract's,
+domain/workflow_contract.py, which its builders in domain/workflow/ read).
 A key prefix also appears in template.yaml's IAM conditions (dynamodb:LeadingKeys); a test holds them to these.
 
-Stdlib only: the Slack app's cold start imports the store.
+Stdlib and the workflow contract only: the Slack app's cold start imports the store.
 """
 
 from __future__ import annotations
 
-PK = "PK"
-SK = "SK"
+from rightsizer.domain import workflow_contract as _workflow
+
+# The instance workflow writes its audit entries and its lock itself: those keys are its contract's.
+PK = _workflow.PK
+SK = _workflow.SK
 GSI1PK = "GSI1PK"
 GSI1SK = "GSI1SK"
 
 Key = dict[str, str]
 
 # -- templates the state machines fill too (States.Format('AUDIT#{}', $.recommendation_id)) ----------------------
-AUDIT_PK = "AUDIT#{}"  # recommendation id
-AUDIT_SK = "{}#{}"  # ISO 8601 time, event
-LOCK_PK = "LOCK#{}"  # instance id
-LOCK_SK = "LOCK"
+AUDIT_PK = _workflow.AUDIT_PK  # recommendation id
+AUDIT_SK = _workflow.AUDIT_SK  # ISO 8601 time, event
+LOCK_PK = _workflow.LOCK_PK  # instance id
+LOCK_SK = _workflow.LOCK_SK
 RUN_PK = "RUN#{}"  # run
 FAILED_SK = "FAILED#{}#{}#{}"  # account, region, shard (or "plan")
 

@@ -1,8 +1,9 @@
 """The instance workflow's repeated shapes, each defined once: the Retry policies, an audit entry, a progress event,
-an SDK call as the account's action role, a refusal, a failure, an outcome.
+an SDK call as the account's action role, a refusal, a failure, an outcome and how each outcome ends, the request
+checks' rules.
 
-Paths of the execution input come from `IN` (the fields of WorkflowInput); the audit and lock keys from the table's
-key formats (adapters/aws/dynamo/keys.py); the event source and statuses from the Python that reads them.
+Paths of the execution input come from `IN` (the fields of WorkflowInput); the audit and lock keys and the event
+source from the workflow's contract (domain/workflow_contract.py), which the Python that reads them shares.
 """
 
 from __future__ import annotations
@@ -10,11 +11,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.workflow_contract import WorkflowInput
-from rightsizer.services.ports import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
-from statemachine.asl import Dyn, Fields, Format, Path, State, catch, fmt, intrinsic, jsonata, never, retry, state
+from rightsizer.domain.schedule_plan import schedule_names
+from rightsizer.domain.workflow.asl import (
+    Dyn,
+    Fields,
+    Format,
+    Path,
+    Rule,
+    State,
+    catch,
+    compare,
+    fmt,
+    intrinsic,
+    is_type,
+    jsonata,
+    never,
+    present,
+    retry,
+    state,
+)
+from rightsizer.domain.workflow_contract import (
+    AUDIT_PK,
+    AUDIT_SK,
+    LOCK_PK,
+    LOCK_SK,
+    PK,
+    RESIZE_EVENT_DETAIL_TYPE,
+    RESIZE_EVENT_SOURCE,
+    SK,
+    WorkflowError,
+    WorkflowInput,
+)
 
 IN: Any = Fields(WorkflowInput)  # IN.instance_id == "$.instance_id"; IN.pair.group == "$.pair.group"
 ENTERED = Path("$$.State.EnteredTime")
@@ -31,6 +59,11 @@ INSTANCE_TYPE = INSTANCE.dot("InstanceType")
 ERROR, AUDIT_ERROR, NOTIFY_ERROR = Path("$.error"), Path("$.audit_error"), Path("$.notify_error")
 REFUSAL, FAILURE, ROLLBACK_FAILURE = Path("$.refusal"), Path("$.failure"), Path("$.rollback_failure")
 OUTCOME, HEALTH, POLL = Path("$.outcome"), Path("$.health"), Path("$.poll")
+CAUSE = ERROR.dot("Cause")
+AZ = INSTANCE.dot("Placement", "AvailabilityZone")
+SCHEDULE_IN = IN.schedule
+PAIR = IN.pair
+PAIR_PREFIX = schedule_names("{}")[0].rsplit("-", 1)[0] + "-"  # rightsizer-<instance id>-: one pair per host
 
 # -- Retry: each policy once --------------------------------------------------------------------------------------
 # DynamoDB and EventBridge writes: a short retry, then the Catch decides (no audit, no action).
@@ -61,8 +94,8 @@ def dynamodb(operation: str, parameters: Mapping[str, Any], next_state: str, **f
 
 
 def lock_key() -> dict[str, Any]:
-    """The instance's lock item (keys.lock_key), as the ASL writes it."""
-    return {keys.PK: {"S": fmt(keys.LOCK_PK, IN.instance_id)}, keys.SK: {"S": keys.LOCK_SK}}
+    """The instance's lock item (keys.lock_key in the store), as the ASL writes it."""
+    return {PK: {"S": fmt(LOCK_PK, IN.instance_id)}, SK: {"S": LOCK_SK}}
 
 
 def audit(
@@ -74,10 +107,10 @@ def audit(
     actor: str | Path = ACTOR,
     comment: str | None = None,
 ) -> State:
-    """One audit entry (keys.audit_pk / audit_sk): `on_error` is where a failed write goes (default: on)."""
+    """One audit entry (AUDIT_PK / AUDIT_SK): `on_error` is where a failed write goes (default: on)."""
     item = {
-        keys.PK: {"S": fmt(keys.AUDIT_PK, IN.recommendation_id)},
-        keys.SK: {"S": fmt(keys.AUDIT_SK, ENTERED, event)},
+        PK: {"S": fmt(AUDIT_PK, IN.recommendation_id)},
+        SK: {"S": fmt(AUDIT_SK, ENTERED, event)},
         "actor": {"S": actor},
         "event": {"S": event},
         "detail": {"S": detail},
@@ -95,7 +128,7 @@ def audit(
 
 
 def progress(step: str | Path, message: Format | Path, next_state: str, *, status: str | Path = "") -> State:
-    """A progress event on the default bus (ports.RESIZE_EVENT_SOURCE); a lost one never stops the workflow."""
+    """A progress event on the default bus (RESIZE_EVENT_SOURCE); a lost one never stops the workflow."""
     detail = {
         "recommendation_id": IN.recommendation_id,
         "instance_id": IN.instance_id,
@@ -269,3 +302,84 @@ def count_poll(next_state: str) -> State:
 def wait(next_state: str) -> State:
     """`wait_seconds` from the input: 0 in tests (Wait states sleep for real in moto)."""
     return state("Wait", Next=next_state, SecondsPath=IN.wait_seconds)
+
+
+# -- how an execution ends ------------------------------------------------------------------------------------------
+# The outcome's kind -> (the approval's status, its Fail state, that state's Error). The notifier reads the Error back
+# (services/notify.py); a success ends in a Done state of its action's (`Fragment.done`) instead.
+SUCCEEDED = "succeeded"
+ENDINGS: dict[str, tuple[str, str, WorkflowError | None]] = {
+    SUCCEEDED: (ApprovalStatus.SUCCEEDED.value, "", None),
+    "refused": (ApprovalStatus.REFUSED.value, "Refused", WorkflowError.REFUSED),
+    "audit_unavailable": (ApprovalStatus.UNCHANGED.value, "AuditFailed", WorkflowError.AUDIT_UNAVAILABLE),
+    "rolled_back": (ApprovalStatus.ROLLED_BACK.value, "RolledBack", WorkflowError.ROLLED_BACK),
+    "unchanged": (ApprovalStatus.UNCHANGED.value, "Unchanged", WorkflowError.UNCHANGED),
+    "rollback_failed": (ApprovalStatus.FAILED.value, "RollbackFailed", WorkflowError.ROLLBACK_FAILED),
+}
+UNKNOWN_END = "rollback_failed"  # Finish's Default: an outcome it does not know needs a person
+
+
+def ends_as(kind: str, step: str, message: Format | Path, comment: str | None = None) -> State:
+    """An outcome of one of ENDINGS' kinds (its status follows)."""
+    return outcome(kind, ENDINGS[kind][0], step, message, comment)
+
+
+def done(state_text: str | Path, health_text: str | Path, comment: str) -> State:
+    """A success's clean output (the raw answers carry timestamps nobody needs): each action names its Done state."""
+    parameters = {
+        "recommendation_id": IN.recommendation_id,
+        "instance_id": IN.instance_id,
+        "action": IN.action,
+        "status": ENDINGS[SUCCEEDED][0],
+        "from_type": IN.expected_type,
+        "to_type": IN.target_type,
+        "state": state_text,
+        "health": health_text,
+        "message": OUTCOME.dot("message"),
+    }
+    return state("Pass", Comment=comment, Parameters=parameters, End=True)
+
+
+# -- the request checks' rules (States.Runtime errors cannot be caught: a path must be proved there first) ---------
+
+
+def text(path: Path) -> list[Rule]:
+    return [present(path), is_type(path, "String")]
+
+
+def bounded(path: Path, low: int, high: int) -> list[Rule]:
+    return [
+        present(path),
+        is_type(path, "Numeric"),
+        compare(path, "GreaterThanEquals", low),
+        compare(path, "LessThanEquals", high),
+    ]
+
+
+# The host's pair (every stop and resize asks Scheduler for it), and the pair a schedule creates or removes.
+PAIR_FIELDS = tuple(rule for path in (PAIR.group, PAIR.stop_name, PAIR.start_name) for rule in text(path))
+SCHEDULE_FIELDS = (
+    *(
+        rule
+        for name in ("group", "stop_name", "start_name", "stop_cron", "start_cron", "time_zone", "description")
+        for rule in text(getattr(SCHEDULE_IN, name))
+    ),
+    *(
+        present(getattr(SCHEDULE_IN, half).dot(field))
+        for half in ("stop_target", "start_target")
+        for field in ("Arn", "RoleArn", "Input")
+    ),
+)
+
+
+def delete_schedule(half: str, next_state: str, on_error: str, comment: str | None = None) -> State:
+    """Delete one half of the pair (`half`: "start" or "stop"): a schedule's undo, an unschedule's work."""
+    name = getattr(SCHEDULE_IN, f"{half}_name")
+    return scheduler(
+        "deleteSchedule",
+        {"Name": name, "GroupName": SCHEDULE_IN.group},
+        next_state,
+        on_error=on_error,
+        error_path=Path("$.delete_error"),
+        comment=comment,
+    )

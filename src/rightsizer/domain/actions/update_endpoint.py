@@ -1,33 +1,21 @@
-"""The instance workflow's SageMaker branches: an endpoint variant's update and a notebook instance's stop.
-
-They share the workflow's input checks, audit trail, lock (keyed by the resource id), refusals, outcome path and
-action role with the EC2 actions; what differs is how the resource is read and changed. docs/resize-workflow.md
-section 2d tells the story.
-
-- **Endpoint update.** Endpoint configs are immutable, so an endpoint still on the config it was advised on is the
-  one that was judged. The branch checks that (InService, same config, managed, not opted out), reads that config
-  whole and refuses the kinds a copy cannot carry safely (inference components, serverless variants, a variant on
-  instance pools, a capacity reservation or GPU partitions of its type, an execution role to pass), creates the alarm
-  SageMaker's auto-rollback watches (5XX errors of the variant), then a copy of the config that changes only the
-  judged variant's instance type and count (every other variant, shadow variant and setting kept; every variant's
-  count and weight as the endpoint runs them now; its tags, with the managed tag the action role's policy asks of
-  the config), and calls UpdateEndpoint with a blue/green deployment: a canary of 10 % of the capacity first, all
-  traffic after 5 minutes, the old fleet kept 2 more minutes; SageMaker rolls back by itself when the alarm fires.
-  It then follows the endpoint until it is InService again: on the new config (done), back on the old one (rolled
-  back by SageMaker), or failed (a person looks).
-- **Notebook stop.** InService, still its type, managed, not opted out: StopNotebookInstance (the ML storage volume is
-  kept), then follow it until it is Stopped.
+"""Endpoint update: a SageMaker endpoint variant's resize. Endpoint configs are immutable, so an endpoint still on the
+config it was advised on is the one that was judged. After the lock it reads the endpoint (InService, same config)
+and that config whole, refusing the kinds a copy cannot carry safely (inference components, serverless variants, a
+variant on instance pools, a capacity reservation or GPU partitions of its type, an execution role to pass); the tags
+every SageMaker resource is held to follow (domain/workflow/sagemaker.py). Then it creates the alarm SageMaker's
+auto-rollback watches (5XX errors of the variant), a copy of the config that changes only the judged variant's
+instance type and count (every other variant, shadow variant and setting kept; every variant's count and weight as
+the endpoint runs them now; its tags, with the managed tag the action role's policy asks of the config), and calls
+UpdateEndpoint with a blue/green deployment: a canary of 10 % of the capacity first, all traffic after 5 minutes, the
+old fleet kept 2 more minutes; SageMaker rolls back by itself when the alarm fires. It then follows the endpoint
+until it is InService again: on the new config (done), back on the old one (rolled back by SageMaker), or failed (a
+person looks). docs/resize-workflow.md section 2d tells the story.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from rightsizer.domain.models import ActionKind
-from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK, MAX_SAGEMAKER_POLLS
-from statemachine.asl import (
-    Format,
+from rightsizer.domain.action_spec import ActionSpec, kind_of
+from rightsizer.domain.workflow.asl import (
     Path,
     Rule,
     State,
@@ -37,7 +25,6 @@ from statemachine.asl import (
     equals,
     fmt,
     goto,
-    intrinsic,
     is_type,
     jsonata,
     not_,
@@ -46,8 +33,8 @@ from statemachine.asl import (
     retry,
     state,
 )
-from statemachine.fragments import (
-    ERROR,
+from rightsizer.domain.workflow.fragments import (
+    CAUSE,
     FAILURE,
     HEALTH,
     IN,
@@ -55,6 +42,7 @@ from statemachine.fragments import (
     audit,
     count_poll,
     data,
+    ends_as,
     progress,
     refuse,
     reset_polls,
@@ -62,12 +50,46 @@ from statemachine.fragments import (
     sdk_jsonata,
     wait,
 )
+from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
+from rightsizer.domain.workflow.sagemaker import (
+    RESOURCE_FIELDS,
+    RETRY_SAGEMAKER,
+    RETRY_SAGEMAKER_CHANGE,
+    SM,
+    sagemaker,
+    texts,
+)
+from rightsizer.domain.workflow_contract import ENDPOINT_COPY_HELD_BACK, MAX_SAGEMAKER_POLLS
 
-EndsAs = Callable[[str, str, Format | Path], State]  # resize.ends_as: one table of endings for every action
+SPEC = ActionSpec(
+    kind_of(__name__),
+    name="Endpoint update",
+    done="Endpoint updated",
+    becomes="{target}",
+    change="endpoint update to {count} x {target}",
+    target_text="`{target}`",
+    approve_label="Approve endpoint update",
+    confirm_title="Update this endpoint?",
+    confirm_button="Update endpoint",
+    confirm_text=(
+        "{type} → {target}: a new endpoint config, deployed blue/green (a canary first, then all traffic); "
+        "SageMaker rolls back by itself if the 5XX alarm fires. No downtime."
+    ),
+    needs_target=True,
+    permissions=frozenset(
+        {
+            "sagemaker:DescribeEndpoint",
+            "sagemaker:DescribeEndpointConfig",  # the judged config, read whole: its copy keeps every setting
+            "sagemaker:ListTags",
+            "sagemaker:CreateEndpointConfig",
+            "sagemaker:AddTags",  # ...which CreateEndpointConfig's Tags need (tag on create)
+            "sagemaker:UpdateEndpoint",
+            "cloudwatch:PutMetricAlarm",  # the alarm the deployment's auto-rollback watches
+            "cloudwatch:DescribeAlarms",  # ...which UpdateEndpoint reads in the caller's name
+        }
+    ),
+)
 
-UPDATE_ENDPOINT, STOP_NOTEBOOK = ActionKind.UPDATE_ENDPOINT.value, ActionKind.STOP_NOTEBOOK.value
-HANDLED_ACTIONS = (UPDATE_ENDPOINT, STOP_NOTEBOOK)  # what this fragment runs: its routes and request checks
-SM = IN.sagemaker
 ENDPOINT = Path("$.endpoint")  # {Status, Config[, Variants]} as SageMaker describes the endpoint
 CONFIG = Path("$.endpoint_config")  # the judged endpoint config, whole: what CreateEndpointConfig takes of it
 CONFIG_ARN = Path("$.config_arn")
@@ -76,20 +98,6 @@ CONFIG_CHECK = Path("$.config_check")  # {judged: the variant is there, on its t
 # DescribeEndpointConfig's answer less what only describes it (CreateEndpointConfig takes the rest: a test holds the
 # list to botocore's model of both calls, so a field SageMaker adds is copied, never dropped).
 DESCRIBED_ONLY = ("EndpointConfigName", "EndpointConfigArn", "CreationTime")
-NOTEBOOK = Path("$.notebook")  # {Status, Type}
-TAGS = Path("$.sm_tags")
-CAUSE = ERROR.dot("Cause")
-# SageMaker's own throttling and internal errors are retried; anything else is an answer (Catch decides).
-RETRY_SAGEMAKER = retry(
-    ("SageMaker.ThrottlingException", "SageMaker.InternalFailure", "SageMaker.ServiceUnavailable", "States.Timeout"),
-    interval=2,
-    attempts=5,
-    max_delay=30,
-)
-# A create or an update that timed out may have gone through: never sent twice (the endpoint is read instead).
-RETRY_SAGEMAKER_CHANGE = retry(
-    ("SageMaker.ThrottlingException", "SageMaker.ServiceUnavailable"), interval=2, attempts=4, max_delay=30
-)
 RETRY_CLOUDWATCH = retry(("CloudWatch.CloudWatchException", "States.Timeout"), interval=2, attempts=4, max_delay=20)
 CANARY_PERCENT = 10
 CANARY_WAIT_SECONDS = 300
@@ -161,36 +169,6 @@ _CONFIG_COPY = f"""(
 )"""
 
 
-def sagemaker(operation: str, parameters: dict[str, Any], next_state: str, **options: Any) -> State:
-    return sdk(f"sagemaker:{operation}", parameters, next_state, **{"retrier": RETRY_SAGEMAKER, **options})
-
-
-def routes() -> list[Rule]:
-    """ResourceRoute's choices (after the lock): the SageMaker actions read their resource, not an EC2 instance."""
-    return [
-        goto(equals(IN.action, UPDATE_ENDPOINT), "DescribeEndpoint"),
-        goto(equals(IN.action, STOP_NOTEBOOK), "DescribeNotebook"),
-    ]
-
-
-def request_fields() -> list[Rule]:
-    """What CheckScheduleRequest requires of a SageMaker action's input."""
-    texts = [SM.name, SM.arn]
-    endpoint = [SM.variant_name, SM.expected_config, SM.new_config_name, SM.alarm_name]
-    return [
-        goto(
-            all_of(equals(IN.action, UPDATE_ENDPOINT), not_(all_of(*_texts(*texts, *endpoint), *_counts()))),
-            "InvalidRequest",
-        ),
-        goto(all_of(equals(IN.action, STOP_NOTEBOOK), not_(all_of(*_texts(*texts)))), "InvalidRequest"),
-    ]
-
-
-def _texts(*paths: Path) -> list[Rule]:
-    """Present, text and not empty: an empty name would create a config or an alarm for nothing."""
-    return [rule for path in paths for rule in (present(path), is_type(path, "String"), not_(equals(path, "")))]
-
-
 def _counts() -> list[Rule]:
     return [
         present(SM.target_count),
@@ -204,7 +182,7 @@ def _counts() -> list[Rule]:
 
 
 def validation() -> dict[str, State]:
-    """Read the resource as it is now and refuse anything that changed or is not ours to change."""
+    """Read the endpoint and its config as they are now and refuse anything that changed or cannot be copied."""
     return {
         "DescribeEndpoint": sdk_jsonata(
             "sagemaker:describeEndpoint",
@@ -264,97 +242,6 @@ def validation() -> dict[str, State]:
             ],
             Default="ListResourceTags",
         ),
-        "DescribeNotebook": sagemaker(
-            "describeNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "CheckNotebook",
-            on_error="RefuseResourceNotRead",
-            result=NOTEBOOK,
-            selector={"Status": Path("$.NotebookInstanceStatus"), "Type": Path("$.InstanceType")},
-            comment="Read the notebook instance as it is now.",
-        ),
-        "CheckNotebook": state(
-            "Choice",
-            Choices=[
-                goto(not_(equals(NOTEBOOK.dot("Status"), "InService")), "RefuseNotebookNotRunning"),
-                goto(not_(equals(NOTEBOOK.dot("Type"), IN.expected_type)), "RefuseNotebookChanged"),
-            ],
-            Default="ListResourceTags",
-        ),
-        "ListResourceTags": sagemaker(
-            "listTags",
-            {"ResourceArn": SM.arn, "MaxResults": 100},
-            "TagPairs",
-            on_error="RefuseResourceNotRead",
-            result=TAGS,
-            selector={"Tags": Path("$.Tags")},
-            comment=(
-                "The same tags as for an EC2 host: the opt-out tag refuses, the managed tag (value true) is required "
-                "(the action role's policy requires it too)."
-            ),
-        ),
-        "TagPairs": state(
-            "Map",
-            Comment=(
-                "Each tag as key=value: the managed tag is then one ArrayContains, with no JSONPath filter (tag keys "
-                "come from the input, which a filter cannot use) and no comparison of objects."
-            ),
-            ItemsPath=TAGS.dot("Tags"),
-            ItemProcessor={
-                "ProcessorConfig": {"Mode": "INLINE"},
-                "StartAt": "Pair",
-                "States": {
-                    "Pair": state(
-                        "Pass",
-                        Parameters={"pair": fmt("{}={}", Path("$.Key"), Path("$.Value"))},
-                        OutputPath=Path("$.pair"),
-                        End=True,
-                    )
-                },
-            },
-            ResultPath=TAGS.dot("pairs"),
-            Next="TagsToCheck",
-        ),
-        "TagsToCheck": state(
-            "Pass",
-            Parameters={"wanted": fmt("{}=true", IN.managed_tag_key)},
-            ResultPath=TAGS.dot("managed"),
-            Next="TagFacts",
-        ),
-        "TagFacts": state(
-            "Pass",
-            Parameters={
-                "opted_out": intrinsic("ArrayContains", TAGS.dot("Tags[*]", "Key"), IN.opt_out_tag),
-                "managed": intrinsic("ArrayContains", TAGS.dot("pairs"), TAGS.dot("managed", "wanted")),
-            },
-            ResultPath=TAGS.dot("facts"),
-            Next="CheckResourceTags",
-        ),
-        "CheckResourceTags": state(
-            "Choice",
-            Choices=[
-                goto(equals(TAGS.dot("facts", "opted_out"), True), "RefuseOptedOut"),
-                goto(equals(TAGS.dot("facts", "managed"), False), "RefuseNotManaged"),
-            ],
-            Default="RecordSageMakerValidated",
-        ),
-        "RecordSageMakerValidated": audit(
-            "validated",
-            fmt(
-                "checks passed for the {}: {} ({}), managed, not opted out", IN.change, IN.instance_id, IN.expected_type
-            ),
-            "NotifySageMakerValidated",
-            on_error="AuditUnavailable",
-        ),
-        "NotifySageMakerValidated": progress(
-            "validated", fmt("Checks passed: {} of {} ({}).", IN.change, SM.name, IN.expected_type), "SageMakerRoute"
-        ),
-        "SageMakerRoute": state(
-            "Choice",
-            Choices=[goto(equals(IN.action, UPDATE_ENDPOINT), "PutRollbackAlarm")],
-            Default="StopNotebook",
-        ),
-        "RefuseResourceNotRead": refuse("not-described", fmt("could not read {}: {}", SM.name, CAUSE)),
         "RefuseEndpointBusy": refuse(
             "endpoint-busy",
             fmt(
@@ -390,19 +277,6 @@ def validation() -> dict[str, State]:
         "RefuseConfigOptedOut": refuse(
             "opted-out",
             fmt("endpoint config {} carries the opt-out tag {}", SM.expected_config, IN.opt_out_tag),
-        ),
-        "RefuseNotebookNotRunning": refuse(
-            "notebook-not-running",
-            fmt("notebook instance {} is {}, not InService", SM.name, NOTEBOOK.dot("Status")),
-        ),
-        "RefuseNotebookChanged": refuse(
-            "notebook-changed",
-            fmt(
-                "notebook instance {} is now {}, the recommendation expected {}: the advice is stale",
-                SM.name,
-                NOTEBOOK.dot("Type"),
-                IN.expected_type,
-            ),
         ),
     }
 
@@ -586,79 +460,10 @@ def endpoint_update() -> dict[str, State]:
     }
 
 
-def notebook_stop() -> dict[str, State]:
-    return {
-        "StopNotebook": sagemaker(
-            "stopNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "RecordNotebookStopRequested",
-            on_error="NotebookNotStopped",
-            retrier=RETRY_SAGEMAKER_CHANGE,
-            result=None,
-        ),
-        "RecordNotebookStopRequested": audit(
-            "stop_requested", fmt("StopNotebookInstance {}", SM.name), "ResetNotebookPolls"
-        ),
-        "ResetNotebookPolls": reset_polls("WaitForNotebook"),
-        "WaitForNotebook": wait("DescribeNotebookAfterStop"),
-        "DescribeNotebookAfterStop": sagemaker(
-            "describeNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "NotebookSettled",
-            on_error="NotebookLost",
-            result=NOTEBOOK,
-            selector={"Status": Path("$.NotebookInstanceStatus"), "Type": Path("$.InstanceType")},
-        ),
-        "NotebookSettled": state(
-            "Choice",
-            Choices=[
-                goto(equals(NOTEBOOK.dot("Status"), "Stopped"), "NotebookStopped"),
-                goto(one_of(NOTEBOOK.dot("Status"), "Failed", "Deleting"), "NotebookFailed"),
-                goto(compare(POLL.dot("count"), "GreaterThanEquals", IN.max_polls), "NotebookTimedOut"),
-            ],
-            Default="CountNotebookPoll",
-        ),
-        "CountNotebookPoll": count_poll("WaitForNotebook"),
-        "NotebookStopped": state(
-            "Pass",
-            Result={"note": "SageMaker reports it Stopped; its ML storage volume is kept"},
-            ResultPath=HEALTH,
-            Next="OutcomeNotebookStopped",
-        ),
-        "NotebookNotStopped": state(
-            "Pass",
-            Parameters={"reason": fmt("StopNotebookInstance failed: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeNotebookUnchanged",
-        ),
-        "NotebookFailed": state(
-            "Pass",
-            Parameters={"reason": fmt("SageMaker reports the notebook instance {}", NOTEBOOK.dot("Status"))},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
-        ),
-        "NotebookTimedOut": state(
-            "Pass",
-            Parameters={
-                "reason": fmt("the notebook instance was still {} after {} polls", NOTEBOOK.dot("Status"), IN.max_polls)
-            },
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
-        ),
-        "NotebookLost": state(
-            "Pass",
-            Parameters={"reason": fmt("the notebook instance could not be read after its stop: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
-        ),
-    }
-
-
-def outcomes(end: EndsAs) -> dict[str, State]:
-    """How a SageMaker action ends (the kinds and statuses of resize.py's ENDINGS)."""
+def outcomes() -> dict[str, State]:
     reason = FAILURE.dot("reason")
     return {
-        "OutcomeEndpointUpdated": end(
+        "OutcomeEndpointUpdated": ends_as(
             "succeeded",
             "succeeded",
             fmt(
@@ -670,7 +475,7 @@ def outcomes(end: EndsAs) -> dict[str, State]:
                 HEALTH.dot("note"),
             ),
         ),
-        "OutcomeEndpointUnchanged": end(
+        "OutcomeEndpointUnchanged": ends_as(
             "unchanged",
             "unchanged",
             fmt(
@@ -682,7 +487,7 @@ def outcomes(end: EndsAs) -> dict[str, State]:
                 reason,
             ),
         ),
-        "OutcomeEndpointRolledBack": end(
+        "OutcomeEndpointRolledBack": ends_as(
             "rolled_back",
             "rolled_back",
             fmt(
@@ -694,28 +499,20 @@ def outcomes(end: EndsAs) -> dict[str, State]:
                 reason,
             ),
         ),
-        "OutcomeNotebookStopped": end(
-            "succeeded", "succeeded", fmt("Done: notebook instance {} is stopped ({}).", SM.name, HEALTH.dot("note"))
-        ),
-        "OutcomeNotebookUnchanged": end(
-            "unchanged",
-            "unchanged",
-            fmt(
-                "Nothing was changed: notebook instance {} keeps running. The {} failed: {}", SM.name, IN.change, reason
-            ),
-        ),
-        "OutcomeSageMakerNeedsPerson": end(
-            "rollback_failed",
-            "rollback_failed",
-            fmt(
-                "Needs a person: the {} of {} did not end as expected: {}. Check it in the SageMaker console.",
-                IN.change,
-                SM.name,
-                reason,
-            ),
-        ),
     }
 
 
-def sections(ends_as: EndsAs) -> dict[str, State]:
-    return {**validation(), **endpoint_update(), **notebook_stop(), **outcomes(ends_as)}
+def states() -> dict[str, State]:
+    return {**validation(), **endpoint_update(), **outcomes()}
+
+
+WORKFLOW = Fragment(
+    states,
+    routes={Entry.LOCKED: Route("DescribeEndpoint"), Entry.SAGEMAKER_VALIDATED: Route("PutRollbackAlarm")},
+    request=(
+        *RESOURCE_FIELDS,
+        *texts(SM.variant_name, SM.expected_config, SM.new_config_name, SM.alarm_name),
+        *_counts(),
+    ),
+    done="DoneSageMaker",
+)

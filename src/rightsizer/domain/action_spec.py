@@ -1,0 +1,97 @@
+"""What every one-click action declares beside its workflow: `ActionSpec` (its words and rights) and what several
+actions share. Each action's spec lives in its own module of domain/actions/ (the registry there gathers them into
+`ACTIONS`); `ActionKind` is generated from those modules (domain/action_kinds.py, `make asl`).
+
+The Slack buttons and their confirmations, the notifier's headlines, the approval's `to_type` and what the advice
+says of a host read the specs; a test checks that the action role (template.yaml and member-account/template.yaml)
+grants each spec's permissions and that the instance workflow's branch of the action calls each of them.
+
+Pure data: no I/O; the Slack app's cold start imports it.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rightsizer.domain.action_kinds import ActionKind
+from rightsizer.domain.guards import Source
+
+
+class PairChange(StrEnum):
+    """What an action does to the host's stop/start pair: the `/gpu schedules` registry follows it on success."""
+
+    CREATES = "creates"
+    REMOVES = "removes"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """One action in every surface's words. Texts may hold `{type}` (the host's type), `{target}` (the target type)
+    and `{schedule}` (the busy hours in words) where the field says so."""
+
+    kind: ActionKind
+    name: str  # what its workflow is called: "Resize started by", "Resize refused", "the resize workflow"
+    done: str  # the headline of a success: "Resized"
+    becomes: str  # what the host becomes, as `from_type → to_type` shows it (Approval.to_type); {target}
+    # The change in words, for the workflow's audit entries and messages ("The {change} failed: ..."): {target},
+    # {count} (the endpoint's instance count) and {schedule} (the approved pair's description).
+    change: str
+    # Only what advice carries (an Approve button, /gpu show): what it says after "`{type}` →"; {target}.
+    target_text: str = ""
+    approve_label: str = ""  # the Approve button
+    confirm_title: str = ""  # the Approve button's confirmation: its title, its confirm button, what will happen
+    confirm_button: str = ""
+    confirm_text: str = ""  # {type}, {target}, {schedule}
+    needs_target: bool = False  # advice carries it only with a target type (and a target type always means it)
+    # Leaves the host stopped, for good or for hours: a scarce type may find no capacity to start again, so such
+    # advice takes the button that names the risk (unless a capacity reservation holds the host's capacity).
+    stops_host: bool = False
+    pair: PairChange | None = None  # the approval carries a stop/start plan, and the registry follows the change
+    # The sources its guards read (domain/guards.py): while one cannot be read, advice does not offer it.
+    guarded_by: frozenset[Source] = frozenset()
+    # The AWS actions its branch of the instance workflow calls as the action role (sts:GetCallerIdentity, which
+    # every branch calls first, needs none). A test checks both templates grant them and the branch calls them.
+    permissions: frozenset[str] = frozenset()
+
+    @property
+    def offered(self) -> bool:
+        """Advice can carry it (an Approve button); the others start elsewhere (`/gpu schedules` → Remove)."""
+        return bool(self.approve_label)
+
+    @property
+    def on_host(self) -> bool:
+        """Acts on an EC2 host (its branch starts with the host checks): the action role needs its rights on every
+        host tagged for one click (`rightsizer doctor` simulates them)."""
+        return self.permissions >= DESCRIBE
+
+    @property
+    def workflow(self) -> str:
+        """'resize workflow', 'schedule removal workflow'."""
+        return f"{self.name.lower()} workflow"
+
+
+# -- what several actions share -------------------------------------------------------------------------------------
+DESCRIBE = frozenset({"ec2:DescribeInstances"})  # the host checks every action on a host starts with
+# What any one click on a host relies on: the host judged on its current type (its resizes), as it is now (described
+# again, its tags), on series read whole.
+HOST_GUARDS = frozenset({Source.RESIZES, Source.DESCRIBED, Source.METRICS})
+SAFE_FROM_PAIRS = frozenset({"scheduler:ListSchedules"})  # a stop or resize is refused while the host has a pair
+
+
+def action_modules(folders: Iterable[str]) -> list[str]:
+    """The actions in domain/actions/: every module of the package is one, named after its kind (the registry reads
+    the package this way, and `make asl`, which generates ActionKind from them, the folder)."""
+    return sorted(found.name for found in pkgutil.iter_modules(list(folders)) if not found.ispkg)
+
+
+def kind_of(module: str) -> ActionKind:
+    """The kind an action module defines: its name (`rightsizer.domain.actions.stop` is `stop`). A module newer than
+    domain/action_kinds.py (generated by `make asl`) has no member yet: say so, rather than a bare ValueError."""
+    name = module.rpartition(".")[2]
+    try:
+        return ActionKind(name)
+    except ValueError:
+        raise LookupError(f"ActionKind has no {name!r}: run `make asl` to regenerate domain/action_kinds.py") from None
