@@ -3,8 +3,8 @@
 As cloud-custodian's `test_resource_permissions` iterates its action registry and checks each action's
 permissions, the first tests iterate `ACTIONS`: the action role grants every permission a spec names, in both
 templates (read, never edited here), and the instance workflow's branch of the action calls it. The last test
-counts where individual members are named outside the registries: only in the rules and workflow fragments, so
-that adding a finding or an action is one registry entry plus its rule or workflow fragment.
+counts where individual members are named outside the registries: only in the rules and the workflow, so that
+adding a finding is one registry entry plus its rule, and adding an action one module (domain/actions/<kind>.py).
 """
 
 from __future__ import annotations
@@ -198,11 +198,13 @@ def test_a_target_type_means_a_resize_and_otherwise_the_findings_action() -> Non
 # where individual members are named: what a new kind would touch
 
 # resources.py: what each action becomes for a kind of resource (a resize of an endpoint variant is its update).
+# domain/actions/: one module per action (its spec and its workflow fragment); ActionKind is generated from them.
 REGISTRIES = {
-    "src/rightsizer/domain/actions.py",
+    *(f"src/rightsizer/domain/actions/{path.name}" for path in (ROOT / "src/rightsizer/domain/actions").glob("*.py")),
     "src/rightsizer/domain/findings.py",
     "src/rightsizer/domain/resources.py",
 }
+GENERATED = {"statemachine/resize.asl.json", "src/rightsizer/domain/action_kinds.py"}  # `make asl`
 RULES = {  # a finding's rule names it (an EC2 host's: a module of domain/rules/, by concern)
     *(f"src/rightsizer/domain/rules/{path.name}" for path in (ROOT / "src/rightsizer/domain/rules").glob("*.py")),
     "src/rightsizer/domain/consolidation.py",
@@ -210,7 +212,7 @@ RULES = {  # a finding's rule names it (an EC2 host's: a module of domain/rules/
     *(f"src/rightsizer/domain/sagemaker/{kind}.py" for kind in ("advice", "notebooks", "training")),
     *(f"src/rightsizer/domain/sagemaker/endpoints/{kind}.py" for kind in ("gates", "verdicts", "sizing")),
 }
-# The execution input and the state machine's builder: each action's branch.
+# The execution input and the state machine's builders (the shared workflow; each action's branch is its module).
 WORKFLOW = {"src/rightsizer/adapters/aws/workflow.py", "src/rightsizer/domain/workflow_contract.py"}
 # Actions named elsewhere, and why: no new action would be.
 ENTRY_POINTS = {
@@ -223,7 +225,7 @@ TEXT = {".py", ".json", ".md", ".yaml", ".yml"}
 
 
 def workflow_fragment(path: str) -> bool:
-    return path in WORKFLOW or path.startswith("statemachine/")
+    return path in WORKFLOW or path.startswith(("statemachine/", "src/rightsizer/domain/workflow/"))
 
 
 def modules_naming_members() -> dict[str, set[str]]:
@@ -266,7 +268,7 @@ def test_outside_the_registries_only_rules_name_a_finding() -> None:
 def test_outside_the_registries_only_the_workflow_names_an_action_but_for_two_entry_points() -> None:
     elsewhere = {module: names for module, names in naming("ActionKind").items() if not workflow_fragment(module)}
     assert all(names <= ENTRY_POINTS.get(module, set()) for module, names in elsewhere.items()), (
-        f"dispatch on an action belongs in its ActionSpec (domain/actions.py): {elsewhere}"
+        f"dispatch on an action belongs in its module (domain/actions/<kind>.py): {elsewhere}"
     )
 
 
@@ -280,12 +282,12 @@ def test_only_the_registry_the_generated_schema_and_the_findings_table_list_ever
 
 
 def test_no_hand_written_file_lists_every_action() -> None:
-    """Only the generated state machine lists every action (CheckScheduleRequest's allow-list, from the registry): no
-    module dispatches on all of them and no document enumerates them by hand. What a new action touches is counted
-    by adding one: tests/integration/test_new_member_footprint.py."""
+    """Only what `make asl` generates lists every action (ActionKind, from the action modules, and the state
+    machine's allow-list, from the registry): no module dispatches on all of them and no document enumerates them by
+    hand. What a new action touches is counted by adding one: tests/integration/test_new_member_footprint.py."""
     building = {module for module, names in naming("ActionKind").items() if len(names) == len(ActionKind)}
     listing = closed_lists([kind.value for kind in ActionKind]) - REGISTRIES
-    assert building | listing == {"statemachine/resize.asl.json"}
+    assert building | listing == GENERATED
 
 
 # -- resource kinds -------------------------------------------------------------------------------
