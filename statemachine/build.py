@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         if kinds_now != current:
             KINDS_PATH.write_text(kinds_now)
             print(f"wrote {KINDS_PATH} ({len(_MEMBER.findall(kinds_now))} actions)")
+            # This interpreter holds the ActionKind it found: the registry must read the new one, in a fresh one.
+            return subprocess.run([sys.executable, "-m", "statemachine.build", "--write"], check=False).returncode
         text = serialise(build())
         ASL_PATH.write_text(text)
         print(f"wrote {ASL_PATH} ({len(text.splitlines())} lines, {len(json.loads(text)['States'])} states)")

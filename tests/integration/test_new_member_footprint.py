@@ -1,13 +1,13 @@
 """What adding an action or a finding costs, counted by doing it: the files a new dummy one touches.
 
 Each test copies the repository's shipped parts to a temporary directory, adds a dummy member the way a contributor
-would (its registry entry, with a finding's row text on its spec, plus its workflow fragment or its rule), runs the
-generators (`make asl`, `make schema`: the state machine, the schema's enums and the table of findings in
-docs/how-it-decides.md) and then the checks that hold the registries, the generated artefacts and the documents
-together, in that copy. The files whose bytes changed are the
-footprint; the closing note of issue 30 quotes these sets. A new AWS right would add the two templates' ActionRole
-statements (CloudFormation stays literal; test_registries.py checks them against the registry): the dummy action
-reuses rights the notebook stop already has, so it shows the floor.
+would (for an action its module in domain/actions/: its spec and its workflow fragment; for a finding its registry
+entry, with its row's words on its spec, and its rule), runs the generators (`make asl`, `make schema`: the state
+machine and ActionKind, the schema's enums and the table of findings in docs/how-it-decides.md) and then the checks
+that hold the registries, the generated artefacts and the documents together, in that copy. The files whose bytes
+changed are the footprint; the closing note of issue 30 quotes these sets. A new AWS right would add the two
+templates' ActionRole statements (CloudFormation stays literal; test_registries.py checks them against the
+registry): the dummy action reuses rights the notebook stop already has, so it shows the floor.
 """
 
 from __future__ import annotations
@@ -96,47 +96,99 @@ def _footprint(tmp_path: Path, change: Callable[[Path], None]) -> tuple[Path, se
     return copy, {path for path in after if before.get(path) != after[path]}
 
 
-def _add_action(copy: Path) -> None:
-    actions = copy / "src/rightsizer/domain/actions.py"
-    _edit(
-        actions,
-        "  # StopNotebookInstance: its ML storage volume is kept\n",
-        '    RESTART_NOTEBOOK = "restart_notebook"\n',
-    )
-    _edit(
-        actions,
-        "    }\n)\n",
-        """        ActionKind.RESTART_NOTEBOOK: ActionSpec(
-            ActionKind.RESTART_NOTEBOOK,
-            name="Notebook restart",
-            done="Notebook restarted",
-            becomes="restarted",
-            change="notebook restart",
-            target_text="restart",
-            approve_label="Approve restart",
-            confirm_title="Restart this notebook instance?",
-            confirm_button="Restart",
-            confirm_text="restart the {type} notebook instance (running kernels end).",
-            permissions=frozenset({"sagemaker:DescribeNotebookInstance", "sagemaker:StopNotebookInstance"}),
+# A dummy action as a contributor would write it: one module, its spec beside its fragment (its request checks, where
+# it leaves the shared workflow, its own states). It reads the notebook as the notebook stop does (the shared
+# SageMaker validation), then parks it with states of its own; its rights are ones the templates already grant.
+PARK_NOTEBOOK = '''"""Notebook park (a dummy: tests/integration/test_new_member_footprint.py adds it): stop a notebook
+instance with states of its own and follow it until it is Stopped."""
+
+from __future__ import annotations
+
+from rightsizer.domain.action_spec import ActionSpec, kind_of
+from rightsizer.domain.workflow.asl import State, compare, equals, fmt, goto, state
+from rightsizer.domain.workflow.fragments import CAUSE, FAILURE, IN, POLL, audit, count_poll, ends_as, health, wait
+from rightsizer.domain.workflow.fragments import reset_polls
+from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
+from rightsizer.domain.workflow.sagemaker import NOTEBOOK, NOTEBOOK_NOW, RESOURCE_FIELDS, RETRY_SAGEMAKER_CHANGE, SM
+from rightsizer.domain.workflow.sagemaker import sagemaker
+
+SPEC = ActionSpec(
+    kind_of(__name__),
+    name="Notebook park",
+    done="Notebook parked",
+    becomes="parked",
+    change="notebook park",
+    target_text="park",
+    approve_label="Approve park",
+    confirm_title="Park this notebook instance?",
+    confirm_button="Park",
+    confirm_text="park the {type} notebook instance (running kernels end).",
+    permissions=frozenset(
+        {"sagemaker:DescribeNotebookInstance", "sagemaker:ListTags", "sagemaker:StopNotebookInstance"}
+    ),
+)
+
+
+def states() -> dict[str, State]:
+    return {
+        "ParkNotebook": sagemaker(
+            "stopNotebookInstance",
+            {"NotebookInstanceName": SM.name},
+            "RecordParkRequested",
+            on_error="ParkNotStarted",
+            retrier=RETRY_SAGEMAKER_CHANGE,
+            result=None,
         ),
-""",
-        before=True,
-    )
-    fragment = copy / "statemachine/sagemaker.py"
-    _edit(fragment, "HANDLED_ACTIONS = (UPDATE_ENDPOINT, STOP_NOTEBOOK", ", ActionKind.RESTART_NOTEBOOK.value")
-    _edit(
-        fragment,
-        '        goto(equals(IN.action, STOP_NOTEBOOK), "DescribeNotebook"),\n',
-        '        goto(equals(IN.action, ActionKind.RESTART_NOTEBOOK.value), "DescribeNotebook"),\n',
-    )
-    _edit(  # its request checks: the fields its path reads
-        fragment,
-        '        goto(all_of(equals(IN.action, STOP_NOTEBOOK), not_(all_of(*_texts(*texts)))), "InvalidRequest"),\n',
-        "        goto(\n"
-        "            all_of(equals(IN.action, ActionKind.RESTART_NOTEBOOK.value), not_(all_of(*_texts(*texts)))),\n"
-        '            "InvalidRequest",\n'
-        "        ),\n",
-    )
+        "RecordParkRequested": audit("park_requested", fmt("StopNotebookInstance {}", SM.name), "ResetParkPolls"),
+        "ResetParkPolls": reset_polls("WaitForPark"),
+        "WaitForPark": wait("DescribeParkedNotebook"),
+        "DescribeParkedNotebook": sagemaker(
+            "describeNotebookInstance",
+            {"NotebookInstanceName": SM.name},
+            "Parked",
+            on_error="ParkNotStarted",
+            result=NOTEBOOK,
+            selector=NOTEBOOK_NOW,
+        ),
+        "Parked": state(
+            "Choice",
+            Choices=[
+                goto(equals(NOTEBOOK.dot("Status"), "Stopped"), "NotebookParked"),
+                goto(compare(POLL.dot("count"), "GreaterThanEquals", IN.max_polls), "ParkTimedOut"),
+            ],
+            Default="CountParkPoll",
+        ),
+        "CountParkPoll": count_poll("WaitForPark"),
+        "NotebookParked": health("SageMaker reports it Stopped", "OutcomeNotebookParked"),
+        "ParkNotStarted": state(
+            "Pass",
+            Parameters={"reason": fmt("the park failed: {}", CAUSE)},
+            ResultPath=FAILURE,
+            Next="OutcomeSageMakerNeedsPerson",
+        ),
+        "ParkTimedOut": state(
+            "Pass",
+            Parameters={"reason": fmt("still {} after {} polls", NOTEBOOK.dot("Status"), IN.max_polls)},
+            ResultPath=FAILURE,
+            Next="OutcomeSageMakerNeedsPerson",
+        ),
+        "OutcomeNotebookParked": ends_as(
+            "succeeded", "succeeded", fmt("Done: notebook instance {} is parked.", SM.name)
+        ),
+    }
+
+
+WORKFLOW = Fragment(
+    states,
+    routes={Entry.LOCKED: Route("DescribeNotebook"), Entry.SAGEMAKER_VALIDATED: Route("ParkNotebook")},
+    request=RESOURCE_FIELDS,
+    done="DoneSageMaker",
+)
+'''
+
+
+def _add_action(copy: Path) -> None:
+    (copy / "src/rightsizer/domain/actions/park_notebook.py").write_text(PARK_NOTEBOOK, encoding="utf-8")
 
 
 def _add_finding(copy: Path) -> None:
@@ -175,19 +227,22 @@ def _add_finding(copy: Path) -> None:
 
 
 @pytest.mark.integration
-def test_a_new_action_touches_its_registry_entry_its_fragment_and_two_generated_files(tmp_path: Path) -> None:
+def test_a_new_action_is_one_module_plus_what_make_asl_and_make_schema_generate(tmp_path: Path) -> None:
     copy, touched = _footprint(tmp_path, _add_action)
 
     assert touched == {
-        "src/rightsizer/domain/actions.py",  # its ActionKind member and its ActionSpec (words, rights, change text)
-        "statemachine/sagemaker.py",  # its workflow fragment
-        "statemachine/resize.asl.json",  # generated: `make asl`
+        "src/rightsizer/domain/actions/park_notebook.py",  # its ActionSpec (words, rights) and its workflow fragment
+        "src/rightsizer/domain/action_kinds.py",  # generated: `make asl` (its ActionKind member, added last)
+        "statemachine/resize.asl.json",  # generated: `make asl` (its allow-list entry, its routes, its states)
         "schema/report.schema.json",  # generated: `make schema`
     }
     machine = json.loads((copy / "statemachine/resize.asl.json").read_text())
-    assert "restart_notebook" in json.dumps(machine["States"]["CheckScheduleRequest"])  # the allow-list took it
+    assert "park_notebook" in json.dumps(machine["States"]["CheckScheduleRequest"])  # the allow-list took it
+    assert "ParkNotebook" in json.dumps(machine["States"]["SageMakerRoute"])  # the shared Choice routes it
+    kinds = (copy / "src/rightsizer/domain/action_kinds.py").read_text()
+    assert kinds.rstrip().endswith('PARK_NOTEBOOK = "park_notebook"')  # the others keep their places
     schema = json.loads((copy / "schema/report.schema.json").read_text())
-    assert "restart_notebook" in schema["$defs"]["recommendation"]["properties"]["action"]["enum"]
+    assert "park_notebook" in schema["$defs"]["recommendation"]["properties"]["action"]["enum"]
 
 
 @pytest.mark.integration
