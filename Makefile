@@ -89,8 +89,9 @@ build: $(DEV_STAMP)
 	  $(BIN)/python -m tests.built_stack .aws-sam/test-build/$$name || exit 1; \
 	done
 
-# statemachine/resize.asl.json is generated from statemachine/resize.py: regenerate it after editing the fragments
-# (tests/unit/test_statemachine_build.py fails while the file and the fragments differ).
+# ActionKind (src/rightsizer/domain/action_kinds.py) and statemachine/resize.asl.json are generated from the action
+# modules (src/rightsizer/domain/actions/) and the shared workflow (src/rightsizer/domain/workflow/): regenerate them
+# after adding an action or editing a fragment (tests/unit/test_statemachine_build.py fails while they differ).
 .PHONY: asl
 asl: $(DEV_STAMP)
 	$(BIN)/python -m statemachine.build --write

@@ -4,7 +4,7 @@
     python -m report_schema.build --check   # exit 1 if one is not the registry's
 
 The schema's prose stays hand-written; its enums (findings, confidences, resource kinds, categories, the actions advice
-offers) are the registries' (domain/findings.py, domain/actions.py, domain/resources.py, ...), so a new finding or
+offers) are the registries' (domain/findings.py, domain/actions/, domain/resources.py, ...), so a new finding or
 action reaches the schema by `make schema`, never by an edit. Only the enum arrays are rewritten, in place, so the
 file keeps its layout. The same goes for docs/how-it-decides.md: its prose is hand-written, its table of findings
 (between FINDINGS_BEGIN and FINDINGS_END) is each `FindingSpec`'s `decided_when` and `advice`.

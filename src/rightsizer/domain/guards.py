@@ -2,7 +2,7 @@
 
 A one click (a resize, a stop, a schedule) is offered only when the checks behind it could be made. Each check
 reads a source; when a source cannot be read (denied, throttled past the retries, an endpoint's 5xx), the one clicks
-that rely on it (`ActionSpec.guarded_by`, domain/actions.py) are held back, with `GUARDS`' reason in the advice, and
+that rely on it (`ActionSpec.guarded_by`, domain/action_spec.py) are held back, with `GUARDS`' reason in the advice, and
 whatever evidence remains is still used (the advice itself is given; only the click waits).
 
 - CloudTrail's `LookupEvents` (resizes inside the window): without it, a host whose last start (`LaunchTime`) falls

@@ -9,7 +9,7 @@ specific first (an EKS managed node group's nodes are Auto Scaling members too).
 (`aws:...`, a prefix no user may use) and this table does not know is read as an owner too, unnamed: whatever set it
 may manage the host, and a guess the other way could stop a working node.
 
-Pure data and functions: the instance workflow's guard (statemachine/resize.py) refuses hosts with any of
+Pure data and functions: the instance workflow's host checks (domain/workflow/host.py) refuse hosts with any of
 `OWNER_TAG_FILTERS`, the analyzer's `owned_elsewhere` rule words the advice.
 """
 

@@ -1,7 +1,8 @@
 """The instance workflow's contract with the Python around it (statemachine/resize.asl.json).
 
-* `WorkflowInput` is the execution input: adapters/aws/workflow.py builds it, and statemachine/build.py takes every
-  `$.…` path the ASL reads of it from these field names (a field renamed here fails the build, not an execution).
+* `WorkflowInput` is the execution input: adapters/aws/workflow.py builds it, and the workflow's builders
+  (domain/workflow/) take every `$.…` path the ASL reads of it from these field names (a field renamed here fails
+  the build, not an execution).
 * `InputKey` spells its top-level keys for code that reads an input back (the notifier).
 * `WorkflowError` names the Error of each Fail state: the ASL raises them, the notifier reads them back from the
   execution's status change.
@@ -46,8 +47,8 @@ LOCK_PK = "LOCK#{}"  # instance id
 LOCK_SK = "LOCK"
 
 # What keeps the endpoint update from copying an endpoint config safely, in words. The workflow refuses these
-# (statemachine/sagemaker.py tests the described config for each key), and the inventory holds their advice back from
-# one click with the same words (adapters/aws/sagemaker.py), so no Approve button leads to a refusal.
+# (domain/actions/update_endpoint.py tests the described config for each key), and the inventory holds their advice
+# back from one click with the same words (adapters/aws/sagemaker.py), so no Approve button leads to a refusal.
 ENDPOINT_COPY_HELD_BACK: Mapping[str, str] = {
     "components": "its models are inference components, which an endpoint config does not name",
     "serverless": "it has serverless variants",

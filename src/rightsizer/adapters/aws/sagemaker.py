@@ -193,7 +193,7 @@ def _tags(items: Iterable[Mapping[str, Any]]) -> dict[str, str]:
 
 
 # What keeps the workflow from copying the config for an update of one variant (the keys of ENDPOINT_COPY_HELD_BACK;
-# statemachine/sagemaker.py refuses the same).
+# domain/actions/update_endpoint.py refuses the same).
 _HELD_BACK_TESTS: Mapping[str, Callable[[Mapping[str, Any], Sequence[Mapping[str, Any]], Mapping[str, Any]], bool]] = {
     "components": lambda config, every, variant: any(not v.get("ModelName") for v in every),
     "serverless": lambda config, every, variant: any("ServerlessConfig" in v for v in every),

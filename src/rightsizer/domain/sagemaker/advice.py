@@ -90,7 +90,7 @@ def one_click(kind: ResourceKind, finding: Finding, detail: SageMakerDetail) -> 
             return False, "its models are inference components: change them and their endpoint by hand"
         if detail.copy_held_back:
             return False, f"{'; '.join(detail.copy_held_back)}: change its endpoint config by hand"
-        return True, None  # the instance workflow's endpoint update (statemachine/sagemaker.py)
+        return True, None  # the instance workflow's endpoint update (domain/actions/update_endpoint.py)
     if kind is ResourceKind.SAGEMAKER_NOTEBOOK and finding is Finding.IDLE:
         return True, None  # StopNotebookInstance: its volume is kept
     if kind is ResourceKind.SAGEMAKER_ENDPOINT and finding is Finding.IDLE:
