@@ -95,7 +95,7 @@ def request_checks(actions: Actions) -> dict[str, State]:
             Comment=(
                 "A schedule or its removal also needs the pair: names, expressions, time zone and each schedule's "
                 "target (EC2 call, the account's scheduler role, the instance), which the starter writes; a SageMaker "
-                "action its resource (statemachine/sagemaker.py)."
+                "action its resource (domain/workflow/sagemaker.py)."
             ),
             Choices=[
                 # The registered actions (each has its fragment), and nothing else; then what each one's path reads.
@@ -207,7 +207,7 @@ def lock(actions: Actions) -> dict[str, State]:
         ),
         "ResourceRoute": state(
             "Choice",
-            Comment="A SageMaker action reads its endpoint or notebook instance (statemachine/sagemaker.py).",
+            Comment="A SageMaker action reads its endpoint or notebook instance (domain/actions/, domain/workflow/sagemaker.py).",
             Choices=routes(actions, Entry.LOCKED),
             Default="DescribeInstance",
         ),
