@@ -109,8 +109,8 @@ from rightsizer.domain.workflow.asl import State, compare, equals, fmt, goto, st
 from rightsizer.domain.workflow.fragments import CAUSE, FAILURE, IN, POLL, audit, count_poll, ends_as, health, wait
 from rightsizer.domain.workflow.fragments import reset_polls
 from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
-from rightsizer.domain.workflow.sagemaker import NOTEBOOK, NOTEBOOK_NOW, RESOURCE_FIELDS, RETRY_SAGEMAKER_CHANGE, SM
-from rightsizer.domain.workflow.sagemaker import sagemaker
+from rightsizer.domain.workflow.sagemaker import NOTEBOOK, RESOURCE_FIELDS, RETRY_SAGEMAKER_CHANGE, SM
+from rightsizer.domain.workflow.sagemaker import describe_notebook, sagemaker
 
 SPEC = ActionSpec(
     kind_of(__name__),
@@ -142,14 +142,7 @@ def states() -> dict[str, State]:
         "RecordParkRequested": audit("park_requested", fmt("StopNotebookInstance {}", SM.name), "ResetParkPolls"),
         "ResetParkPolls": reset_polls("WaitForPark"),
         "WaitForPark": wait("DescribeParkedNotebook"),
-        "DescribeParkedNotebook": sagemaker(
-            "describeNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "Parked",
-            on_error="ParkNotStarted",
-            result=NOTEBOOK,
-            selector=NOTEBOOK_NOW,
-        ),
+        "DescribeParkedNotebook": describe_notebook("Parked", on_error="ParkNotStarted"),
         "Parked": state(
             "Choice",
             Choices=[

@@ -21,10 +21,10 @@ from rightsizer.domain.workflow.fragments import (
 from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
 from rightsizer.domain.workflow.sagemaker import (
     NOTEBOOK,
-    NOTEBOOK_NOW,
     RESOURCE_FIELDS,
     RETRY_SAGEMAKER_CHANGE,
     SM,
+    describe_notebook,
     sagemaker,
 )
 
@@ -61,14 +61,7 @@ def notebook_stop() -> dict[str, State]:
         ),
         "ResetNotebookPolls": reset_polls("WaitForNotebook"),
         "WaitForNotebook": wait("DescribeNotebookAfterStop"),
-        "DescribeNotebookAfterStop": sagemaker(
-            "describeNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "NotebookSettled",
-            on_error="NotebookLost",
-            result=NOTEBOOK,
-            selector=NOTEBOOK_NOW,
-        ),
+        "DescribeNotebookAfterStop": describe_notebook("NotebookSettled", on_error="NotebookLost"),
         "NotebookSettled": state(
             "Choice",
             Choices=[

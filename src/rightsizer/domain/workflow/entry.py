@@ -207,7 +207,10 @@ def lock(actions: Actions) -> dict[str, State]:
         ),
         "ResourceRoute": state(
             "Choice",
-            Comment="A SageMaker action reads its endpoint or notebook instance (domain/actions/, domain/workflow/sagemaker.py).",
+            Comment=(
+                "A SageMaker action reads its endpoint or notebook instance (domain/actions/, "
+                "domain/workflow/sagemaker.py)."
+            ),
             Choices=routes(actions, Entry.LOCKED),
             Default="DescribeInstance",
         ),

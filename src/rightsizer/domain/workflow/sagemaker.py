@@ -63,6 +63,19 @@ def sagemaker(operation: str, parameters: dict[str, Any], next_state: str, **opt
     return sdk(f"sagemaker:{operation}", parameters, next_state, **{"retrier": RETRY_SAGEMAKER, **options})
 
 
+def describe_notebook(next_state: str, *, on_error: str, comment: str | None = None) -> State:
+    """The notebook instance as it is now, into $.notebook ({Status, Type})."""
+    return sagemaker(
+        "describeNotebookInstance",
+        {"NotebookInstanceName": SM.name},
+        next_state,
+        on_error=on_error,
+        result=NOTEBOOK,
+        selector=NOTEBOOK_NOW,
+        comment=comment,
+    )
+
+
 def texts(*paths: Path) -> list[Rule]:
     """Present, text and not empty: an empty name would create a config or an alarm for nothing."""
     return [rule for path in paths for rule in (present(path), is_type(path, "String"), not_(equals(path, "")))]
@@ -74,14 +87,8 @@ RESOURCE_FIELDS = tuple(texts(SM.name, SM.arn))  # what every SageMaker action r
 def validation(actions: Actions) -> dict[str, State]:
     """A notebook instance read as it is now, then every resource's tags; refuse anything not ours to change."""
     return {
-        "DescribeNotebook": sagemaker(
-            "describeNotebookInstance",
-            {"NotebookInstanceName": SM.name},
-            "CheckNotebook",
-            on_error="RefuseResourceNotRead",
-            result=NOTEBOOK,
-            selector=NOTEBOOK_NOW,
-            comment="Read the notebook instance as it is now.",
+        "DescribeNotebook": describe_notebook(
+            "CheckNotebook", on_error="RefuseResourceNotRead", comment="Read the notebook instance as it is now."
         ),
         "CheckNotebook": state(
             "Choice",
