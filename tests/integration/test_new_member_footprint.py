@@ -106,11 +106,27 @@ from __future__ import annotations
 
 from rightsizer.domain.action_spec import ActionSpec, kind_of
 from rightsizer.domain.workflow.asl import State, compare, equals, fmt, goto, state
-from rightsizer.domain.workflow.fragments import CAUSE, FAILURE, IN, POLL, audit, count_poll, ends_as, health, wait
-from rightsizer.domain.workflow.fragments import reset_polls
+from rightsizer.domain.workflow.fragments import (
+    CAUSE,
+    FAILURE,
+    IN,
+    POLL,
+    audit,
+    count_poll,
+    ends_as,
+    health,
+    reset_polls,
+    wait,
+)
 from rightsizer.domain.workflow.plugs import Entry, Fragment, Route
-from rightsizer.domain.workflow.sagemaker import NOTEBOOK, RESOURCE_FIELDS, RETRY_SAGEMAKER_CHANGE, SM
-from rightsizer.domain.workflow.sagemaker import describe_notebook, sagemaker
+from rightsizer.domain.workflow.sagemaker import (
+    NOTEBOOK,
+    RESOURCE_FIELDS,
+    RETRY_SAGEMAKER_CHANGE,
+    SM,
+    describe_notebook,
+    sagemaker,
+)
 
 SPEC = ActionSpec(
     kind_of(__name__),
