@@ -75,6 +75,8 @@ SPEC = ActionSpec(
 NVME_READY_TAG = "rightsizer:nvme-ready"  # a person's word that the OS has NVMe drivers
 TARGET_TYPE_INFO, CURRENT_TYPE_INFO = Path("$.target_info.Type"), Path("$.current_info.Type")
 CURRENT_STATUS = Path("$.status.Current")
+INSTANCE_STATUS = CURRENT_STATUS.dot("InstanceStatus", "Status")
+SYSTEM_STATUS = CURRENT_STATUS.dot("SystemStatus", "Status")
 VIRTUALIZATION = INSTANCE.dot("VirtualizationType")
 
 
@@ -85,7 +87,6 @@ def type_checks() -> dict[str, State]:
         TARGET_TYPE_INFO.dot("EbsInfo", "NvmeSupport"),
     )
     current_nvme, host_ena = CURRENT_TYPE_INFO.dot("EbsInfo", "NvmeSupport"), INSTANCE.dot("EnaSupport")
-    virtualization = VIRTUALIZATION
     return {
         "DescribeTargetType": ec2(
             "describeInstanceTypes",
@@ -127,7 +128,7 @@ def type_checks() -> dict[str, State]:
                     INSTANCE.dot("Architecture"),
                 ),
                 "virtualization": intrinsic(
-                    "ArrayContains", TARGET_TYPE_INFO.dot("SupportedVirtualizationTypes"), virtualization
+                    "ArrayContains", TARGET_TYPE_INFO.dot("SupportedVirtualizationTypes"), VIRTUALIZATION
                 ),
             },
             ResultPath=Path("$.compat"),
@@ -192,7 +193,7 @@ def type_checks() -> dict[str, State]:
         ),
         "RefuseTargetVirtualization": refuse(
             "virtualization",
-            fmt("{} does not support {} virtualization", IN.target_type, INSTANCE.dot("VirtualizationType")),
+            fmt("{} does not support {} virtualization", IN.target_type, VIRTUALIZATION),
         ),
         "RefuseEna": refuse(
             "ena",
@@ -234,10 +235,6 @@ def modify() -> dict[str, State]:
 
 def start_and_verify() -> dict[str, State]:
     """A host that was running is started on the new type and must pass its status checks; a stopped one stays so."""
-    instance_status, system_status = (
-        CURRENT_STATUS.dot("InstanceStatus", "Status"),
-        CURRENT_STATUS.dot("SystemStatus", "Status"),
-    )
     return {
         "NotifyModified": progress(
             "modified", fmt("Stopped and changed to {}: starting it again.", IN.target_type), "StartInstance"
@@ -309,7 +306,7 @@ def start_and_verify() -> dict[str, State]:
         "StatusChecksOk": state(
             "Choice",
             Choices=[
-                goto(all_of(equals(instance_status, "ok"), equals(system_status, "ok")), "StatusPassed"),
+                goto(all_of(equals(INSTANCE_STATUS, "ok"), equals(SYSTEM_STATUS, "ok")), "StatusPassed"),
                 goto(not_(equals(CURRENT_STATUS.dot("InstanceState", "Name"), "running")), "NotRunningAfterStart"),
                 goto(compare(POLL.dot("count"), "GreaterThanEquals", IN.max_polls), "StatusChecksFailed"),
             ],
@@ -341,10 +338,6 @@ def start_and_verify() -> dict[str, State]:
 
 def change_failures() -> dict[str, State]:
     """Each way the change can fail after the stop, for the rollback's audit entry and the outcome's message."""
-    instance_status, system_status = (
-        CURRENT_STATUS.dot("InstanceStatus", "Status"),
-        CURRENT_STATUS.dot("SystemStatus", "Status"),
-    )
     return {
         "ModifyFailed": failed("modify", fmt("changing the type to {} failed: {}", IN.target_type, CAUSE)),
         "StartFailed": failed("start", fmt("starting as {} failed: {}", IN.target_type, CAUSE)),
@@ -361,8 +354,8 @@ def change_failures() -> dict[str, State]:
             fmt(
                 "status checks not ok after {} polls (instance {}, system {})",
                 IN.max_polls,
-                instance_status,
-                system_status,
+                INSTANCE_STATUS,
+                SYSTEM_STATUS,
             ),
         ),
     }
