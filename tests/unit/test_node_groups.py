@@ -1,4 +1,4 @@
-"""Node groups (domain/node_groups.py): the nodes an EKS node group, a Karpenter NodePool, an ECS capacity provider,
+"""Node groups (domain/node_groups/): the nodes an EKS node group, a Karpenter NodePool, an ECS capacity provider,
 AWS Batch or an Auto Scaling group launches get one recommendation for that owner, saying what it edits; the nodes'
 own advice points at it and saves nothing twice."""
 

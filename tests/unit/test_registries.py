@@ -208,7 +208,7 @@ GENERATED = {"statemachine/resize.asl.json", "src/rightsizer/domain/action_kinds
 RULES = {  # a finding's rule names it (an EC2 host's: a module of domain/rules/, by concern)
     *(f"src/rightsizer/domain/rules/{path.name}" for path in (ROOT / "src/rightsizer/domain/rules").glob("*.py")),
     "src/rightsizer/domain/consolidation.py",
-    "src/rightsizer/domain/node_groups.py",
+    *(f"src/rightsizer/domain/node_groups/{concern}.py" for concern in ("nodes", "fit", "group", "advice")),
     *(f"src/rightsizer/domain/sagemaker/{kind}.py" for kind in ("advice", "notebooks", "training")),
     *(f"src/rightsizer/domain/sagemaker/endpoints/{kind}.py" for kind in ("gates", "verdicts", "sizing")),
 }

@@ -547,7 +547,7 @@ class Recommendation:
     # SageMaker advice: what it acts on (endpoint, variant, config, counts; the notebook) and the numbers behind it.
     sagemaker: SageMakerDetail | None = None
     # A host someone else launches (a node group, Spot): the finding the rules gave it before they reported it as
-    # `excluded`, e.g. idle. The node-group pass (domain/node_groups.py) reads it. None: not owned elsewhere.
+    # `excluded`, e.g. idle. The node-group pass (domain/node_groups/) reads it. None: not owned elsewhere.
     would_be: Finding | None = None
     # What carrying out the advice risks besides downtime, each in a few words ("its 900 GB instance store is wiped
     # when it stops", "p3.8xlarge is no longer offered in us-east-1: once stopped, it may not start again"): each is

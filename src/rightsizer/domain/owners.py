@@ -47,7 +47,7 @@ class Launcher:
     member: str = "a node of"  # how a host is said to belong to it
     # Tags whose value names the owner better than the identifying tag's (ECS marks its group, which names it).
     name_tags: tuple[str, ...] = ()
-    # The resource kind its nodes' group advice is about (domain/node_groups.py); None: each node is advised alone.
+    # The resource kind its nodes' group advice is about (domain/node_groups/); None: each node is advised alone.
     resource: ResourceKind | None = None
     kubernetes: bool = False  # its hosts are Kubernetes nodes (Container Insights may publish their GPU metrics)
 

@@ -110,7 +110,7 @@ def category(rec: Recommendation, scope: ActionScope | None) -> Category:
 
 
 def node_group(rec: Recommendation) -> bool:
-    """Advice for the owner of a group of nodes (domain/node_groups.py): its nodes have recommendations of their
+    """Advice for the owner of a group of nodes (domain/node_groups/): its nodes have recommendations of their
     own, which carry their cost (and save nothing), so the totals count the group's saving but not its cost."""
     return RESOURCES[rec.kind].node_group
 
