@@ -20,7 +20,8 @@ from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover
-from rightsizer.domain.facts import Facts, Measured
+from rightsizer.domain.facts.host import Facts
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.guards import Gap
 from rightsizer.domain.models import (
     CENT,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
-from rightsizer.domain.facts import Facts, regime_text
+from rightsizer.domain.facts.host import Facts
+from rightsizer.domain.facts.regime import regime_text
 from rightsizer.domain.guards import GUARDS, Gap, Source
 from rightsizer.domain.models import CENT, Confidence, Finding, RegimeKind
 from rightsizer.domain.rules.draft import Draft

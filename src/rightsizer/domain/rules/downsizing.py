@@ -5,7 +5,7 @@ every comparison was made, optimized (which always answers).
 
 from __future__ import annotations
 
-from rightsizer.domain.facts import Measured
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.models import AcceleratorData, Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.rules.saturation import pinned_median, pinned_text

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from rightsizer.domain.facts import Facts, Measured
+from rightsizer.domain.facts.host import Facts
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.models import Alternative, Confidence, DeviceUsage, Finding, InstanceTypeSpec
 from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import SchedulePlan

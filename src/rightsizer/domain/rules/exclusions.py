@@ -4,7 +4,7 @@ root.
 
 from __future__ import annotations
 
-from rightsizer.domain.facts import Facts
+from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.models import Finding
 from rightsizer.domain.rules.draft import Draft
 

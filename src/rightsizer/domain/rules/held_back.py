@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.actions import ACTIONS
-from rightsizer.domain.facts import Facts, Measured
+from rightsizer.domain.facts.host import Facts
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.guards import GUARDS, Source
 from rightsizer.domain.models import AcceleratorData, Confidence, Finding

@@ -4,7 +4,8 @@ no host can give, missing metrics, too short a history or too thin a coverage. M
 
 from __future__ import annotations
 
-from rightsizer.domain.facts import Facts, regime_change_text
+from rightsizer.domain.facts.host import Facts
+from rightsizer.domain.facts.regime import regime_change_text
 from rightsizer.domain.models import AcceleratorData, AcceleratorKind, OutOfRange
 from rightsizer.domain.rules.draft import Draft, has_reading, insufficient
 from rightsizer.domain.wording import index_ranges

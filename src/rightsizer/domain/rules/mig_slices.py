@@ -5,7 +5,7 @@ by slice on DCGM's per-instance readings (a gate), and MIG GPUs beside GPUs that
 
 from __future__ import annotations
 
-from rightsizer.domain.facts import Facts
+from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.mig import SliceFit, fit_text, fits, mig_gpu, unsized
 from rightsizer.domain.models import AcceleratorKind, Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, has_reading, insufficient

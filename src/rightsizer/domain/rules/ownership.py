@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rightsizer.domain.facts import Facts
+from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.models import Finding, monthly
 from rightsizer.domain.rules.draft import Draft
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.commitments import CapacityKind, Change, net_savings
-from rightsizer.domain.facts import Facts
+from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.models import Finding
 from rightsizer.domain.platforms import LINUX
 from rightsizer.domain.rules.draft import Draft

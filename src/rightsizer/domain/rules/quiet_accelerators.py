@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rightsizer.domain.facts import Measured
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.models import ZERO, AcceleratorData, AcceleratorKind, Confidence, Finding, RegimeKind
 from rightsizer.domain.rules.draft import Draft, Rule, insufficient
 from rightsizer.domain.rules.stopping import with_stop_risks

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rightsizer.domain.facts import Measured
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.models import AcceleratorKind, Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule, no_target
 from rightsizer.domain.signals import KERNEL_TIME

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from rightsizer.domain.facts import Measured
+from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.models import CENT, Confidence, Finding
 from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.rules.stopping import may_not_restart, with_stop_risks
