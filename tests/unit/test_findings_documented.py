@@ -48,7 +48,7 @@ def test_how_it_decides_names_no_finding_that_does_not_exist() -> None:
 def test_every_limit_has_a_row_in_how_it_decides() -> None:
     """The table of every limit a target must carry names exactly the registry's entries (NVENC and NVDEC, graphics
     and RT cores, EFA, ENA and ENA Express share a row)."""
-    from rightsizer.domain.limits import LIMITS
+    from rightsizer.domain.limits.table import LIMITS
 
     text = HOW_IT_DECIDES.read_text()
     start = text.index("| limit | what the work needs")

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from demo.fleet import IDLE_GPU, Gpu, Shape, constant, diurnal, noisy
 
-from rightsizer.domain import limits
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.graphics import graphics_evidence, signs_in
-from rightsizer.domain.limits import LIMITS, Demand, Speaks
+from rightsizer.domain.limits.demand import Demand
+from rightsizer.domain.limits.limit import Offer, Speaks
+from rightsizer.domain.limits.table import LIMITS
 from rightsizer.domain.models import AcceleratorData, Finding, Instance, InstanceTypeSpec, Recommendation
 from rightsizer.domain.placement import group_level
 from rightsizer.domain.policy import Policy
@@ -72,7 +73,7 @@ def test_every_limit_is_one_entry_with_a_name_a_source_and_its_words() -> None:
     assert expected <= set(names)
     a10g = factories.catalog().accelerator(spec("g5.xlarge"))
     assert a10g is not None
-    offer = limits.Offer(spec("g5.xlarge"), a10g, spec("g5.2xlarge"), "x86_64", 1.0)
+    offer = Offer(spec("g5.xlarge"), a10g, spec("g5.2xlarge"), "x86_64", 1.0)
     demand = Demand(
         units=1,
         memory_per_unit_mib=1024,

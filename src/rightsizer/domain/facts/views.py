@@ -9,7 +9,7 @@ from functools import cached_property
 
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.graphics import graphics_evidence
-from rightsizer.domain.limits import Demand
+from rightsizer.domain.limits.demand import Demand
 from rightsizer.domain.models import AcceleratorSpec, Instance, InstanceTypeSpec, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern

@@ -3,7 +3,7 @@
 - Units (GPUs / NeuronCores): which are busy, idle, or unseen (`units`).
 - GPU memory: a working set that was measured, or a framework's reservation that says nothing about need (`memory`).
 - Load: the busiest unit's, by kernel time or each engine's best DCGM signal, and the video engines kept (`load`).
-- Demand: the floor every limit of a target must meet (domain/limits.py: units, memory per unit, speed, vCPUs, RAM,
+- Demand: the floor every limit of a target must meet (limits.table.LIMITS: units, memory per unit, speed, vCPUs, RAM,
   network, EBS, local NVMe, interconnect, graphics, video engines, architecture), from the host's measured work and
   its set-up (`demand`).
 - Projection: the same work on another accelerator, by the largest of the tensor-throughput, memory-

@@ -1,4 +1,4 @@
-"""Demand: the floor every limit of a target must meet (domain/limits.py: units, memory per unit, speed, vCPUs, RAM,
+"""Demand: the floor every limit of a target must meet (limits.table.LIMITS: units, memory per unit, speed, vCPUs, RAM,
 network, EBS, local NVMe, interconnect, graphics, video engines, architecture), from the host's measured work and
 its set-up."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from rightsizer.domain.limits import NO_SETUP, NO_STORAGE_NEED, Demand, Setup, StorageNeed
+from rightsizer.domain.limits.demand import NO_SETUP, NO_STORAGE_NEED, Demand, Setup, StorageNeed
 from rightsizer.domain.models import AcceleratorSpec, Instance, InstanceTypeSpec, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Load

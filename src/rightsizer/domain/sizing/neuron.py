@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.limits import Demand
+from rightsizer.domain.limits.demand import Demand
 from rightsizer.domain.models import AcceleratorKind, Alternative, Confidence, Instance, InstanceTypeSpec, monthly
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.sizing.targets import per_price_book

@@ -14,7 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.limits import LIMITS, NAMED, Demand, Offer, offered
+from rightsizer.domain.limits.demand import Demand
+from rightsizer.domain.limits.limit import Offer
+from rightsizer.domain.limits.table import LIMITS, NAMED, offered
 from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, Instance, InstanceTypeSpec, monthly
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
@@ -33,7 +35,7 @@ class Candidate:
     cross_family: bool
     cross_hypervisor: bool
     basis: str = ""  # how the projection was made, for the reasons
-    offer: Offer | None = None  # what the type offers of each limit (limits.LIMITS)
+    offer: Offer | None = None  # what the type offers of each limit (limits.table.LIMITS)
     offers: tuple[float, ...] = ()
     refusals: Refusals | None = None  # the cheaper types the scan ruled out before this one
 
@@ -71,7 +73,7 @@ class Refusals:
     rows: list[int] = field(default_factory=list)
 
     def decided(self, demand: Demand) -> tuple[tuple[int, Offer], ...]:
-        """Each named limit (limits.NAMED) a ruled-out type fell short of first, with the first such type, in LIMITS'
+        """Each named limit (`NAMED`) a ruled-out type fell short of first, with the first such type, in LIMITS'
         order: what ruled out the cheaper types."""
         if self.scan is None or not self.rows:
             return ()
@@ -183,7 +185,7 @@ def candidates(
     max_monthly: Decimal | None = None,
     refused: Refusals | None = None,
 ) -> Iterator[Candidate]:
-    """Priced, offered types that carry the demand (every limit of limits.LIMITS), cheapest first, up to `max_monthly`
+    """Priced, offered types that carry the demand (every limit of `LIMITS`), cheapest first, up to `max_monthly`
     a month. Lazily: a rule that takes the first never looks at the types after it. Each carries the limits that ruled
     out the cheaper types before it; `refused`, when given, is filled with them as the scan goes (once it has run out,
     it holds every type it looked at)."""

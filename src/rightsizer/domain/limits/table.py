@@ -1,202 +1,19 @@
-"""Every resource a target type must carry, one entry each (`LIMITS`), and what the work needs of them (`Demand`).
-
-An expert checks every resource a smaller host has less of: GPU count and memory, how fast its accelerators run the
-work, vCPUs, RAM, the network at its baseline (not its "up to"), EBS throughput and IOPS at their baseline, the local
-NVMe, EFA and the interconnect, graphics, the video engines, the CPU architecture. Each is one `Limit`:
-
-- `offers`: what a type has of it, as a number (a flag is 1 or 0), read once per catalog (from DescribeInstanceTypes
-  and the accelerator table);
-- `needs`: the floor the host's measured work (with its headroom) or its set-up puts on it (0: none);
-- `says`: the sentence it adds to a target's reason; `short`: why a cheaper type fell short of it.
-
-A type carries the work when it offers at least what every limit needs (sizing.targets.candidates compares the two
-vectors, type by type, cheapest first). The first limit a cheaper type falls short of is named in the reasons
-("decided by"), so advice says what ruled the cheaper types out. Adding a limit is one entry here (and, where
-the host's work sets it, one field of `Demand`).
-
-The platform is carried where targets are priced: a host is compared only with types that have a price on its own
-platform (domain/platforms.py; a Windows host is never moved to a type sold without Windows).
-"""
+"""Every resource a target type must carry, one entry each (`LIMITS`, in the order its vectors are compared), the limits
+worth naming when they rule a cheaper type out (`NAMED`), what a type offers of each (`offered`) and a target's
+reason (`sentence`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from functools import cached_property
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+from rightsizer.domain.limits.limit import Limit, Offer, Speaks
+from rightsizer.domain.limits.speed import engine_speed, kernel_speed, projected
+from rightsizer.domain.wording import gib, plural
 
-from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
-from rightsizer.domain.signals import FIGURE, PROJECTED, READS, SIGNALS, Engine, Load
-from rightsizer.domain.wording import gib, pct, plural
-
-
-@dataclass(frozen=True, slots=True)
-class StorageNeed:
-    """EBS (read + write) at the target's baseline, MB/s and IOPS, and the busiest hour within its maximum; the
-    instance store the work uses. 0: not measured, or a trickle."""
-
-    ebs_mbps: float = 0.0
-    ebs_burst_mbps: float = 0.0
-    ebs_iops: float = 0.0
-    ebs_basis: str = ""
-    local_storage_gb: float = 0.0
-    local_basis: str = ""
-
-
-NO_STORAGE_NEED = StorageNeed()
-
-
-@dataclass(frozen=True, slots=True)
-class Setup:
-    """What the host is set up to use, whatever its load: a target must keep it."""
-
-    architecture: str = "x86_64"
-    efa: bool = False
-    without_ena: bool = False  # its AMI has no ENA driver: a type that requires ENA would not boot it
-    ena_express: bool = False
-    network_cards: int = 1
-    placement_group: str = ""
-    graphics: tuple[str, ...] = ()  # why the host needs a GPU with graphics (empty: it does not)
-    ray_tracing: bool = False  # ...and RT cores (a renderer on a GPU that has them)
-
-
-NO_SETUP = Setup()
-
-
-@dataclass(frozen=True)
-class Demand:
-    """What a target must provide, derived from measurements (or from today's size where unmeasured) and from what the
-    host is set up to use."""
-
-    units: int  # GPUs / NeuronCores that must remain
-    memory_per_unit_mib: float
-    memory_measured: bool
-    vcpus: int
-    host_memory_mib: float
-    host_memory_measured: bool
-    network_gbps: float  # per direction, at the target's baseline
-    unit_util_p95: float  # busiest unit
-    unit_util_burst: float  # busiest unit's p99 of hourly maxima
-    util_ceiling: float  # projected p95 allowed on a target
-    burst_ceiling: float  # projected burst allowed on a target
-    # False when a unit that must stay published no utilisation at all: its load cannot be projected,
-    # so only accelerators at least as fast qualify.
-    load_known: bool = True
-    memory_basis: str = ""  # how memory_per_unit_mib was set, for the reasons
-    # Video engines (NVENC, NVDEC) a target's GPUs must have: today's where the encoders work (their load is not
-    # published as a percentage, so it cannot be projected onto fewer engines), one of each where nobody measured
-    # them on a GPU that has them, none where they were measured idle.
-    video_encoders: int = 0
-    video_decoders: int = 0
-    # The network's 5-minute peak per direction x headroom: what a type's "up to" (burst) must reach. 0: not measured.
-    network_burst_gbps: float = 0.0
-    network_basis: str = ""  # how network_gbps was set, for the reasons ("" where it was not measured)
-    storage: StorageNeed = field(default_factory=lambda: NO_STORAGE_NEED)
-    setup: Setup = field(default_factory=lambda: NO_SETUP)
-    # The busiest unit's load of each engine a target's speed is projected on (signals.PROJECTED's order), from DCGM's
-    # signals where the GPUs publish them. Empty: every engine carries the kernel time above.
-    loads: tuple[Load, ...] = ()
-
-    @cached_property
-    def engine_loads(self) -> tuple[Load, ...]:
-        """Each projected engine's load: DCGM's measure where there is one, else kernel time."""
-        if self.loads:
-            return self.loads
-        return tuple(Load(engine, 0.0, self.unit_util_p95, self.unit_util_burst) for engine in PROJECTED)
-
-    @property
-    def measured_loads(self) -> bool:
-        """Does any projected engine's load rest on a DCGM signal?"""
-        return any(load.measured for load in self.engine_loads)
-
-    def room(self, load: Load) -> float:
-        """How much slower a target's engine may run this load: at least as fast always carries it; a slower one must
-        keep the projected p95 and busiest hours within their ceilings."""
-        if not self.load_known:
-            return 1.0
-        room = min(
-            self.util_ceiling / load.p95 if load.p95 > 0 else float("inf"),
-            self.burst_ceiling / load.burst if load.burst > 0 else float("inf"),
-        )
-        return max(1.0, room)
-
-    @property
-    def graphics(self) -> tuple[str, ...]:
-        return self.setup.graphics
-
-    @property
-    def ray_tracing(self) -> bool:
-        return self.setup.ray_tracing
-
-    @cached_property
-    def floors(self) -> tuple[float, ...]:
-        """What each limit needs, in LIMITS' order (worked out once per demand)."""
-        return tuple([limit.needs(self) for limit in LIMITS])
-
-    @cached_property
-    def floor_array(self) -> npt.NDArray[np.float64]:
-        """`floors` as an array, held against a matrix of what types offer (sizing.targets.candidates)."""
-        return np.array(self.floors, dtype=np.float64)
-
-    @property
-    def max_ratio(self) -> float:
-        """How much slower a target's accelerator may run the kernel time: at least as fast always carries today's
-        load; a slower one must keep the projected p95 and busiest hours within their ceilings."""
-        return self.room(Load(Engine.COMPUTE, 0.0, self.unit_util_p95, self.unit_util_burst))
-
-
-@dataclass(frozen=True, slots=True)
-class Offer:
-    """A type a host's work could move to, as the limits read it: built once per catalog, source type and CPU
-    architecture (hosts of one type share them)."""
-
-    spec: InstanceTypeSpec
-    accelerator: AcceleratorSpec
-    source: InstanceTypeSpec
-    architecture: str  # the hosts' (their AMI's)
-    ratio: float  # the source's work on this type: > 1 slower, < 1 faster (the largest of `ratios`)
-    basis: str = ""  # how the projection was made, for the reasons
-    # The same for each projected engine (signals.PROJECTED's order: FP32, tensor, memory bandwidth); 0 where a figure
-    # is missing on either side (nothing to project: `ratio` speaks for the accelerator). Empty: `ratio` for each.
-    ratios: tuple[float, ...] = ()
-
-    def ratio_of(self, position: int) -> float:
-        """The ratio of the projected engine at `position`."""
-        return self.ratios[position] if self.ratios else self.ratio
-
-    @property
-    def leaves_p_family(self) -> bool:
-        return self.source.family.startswith("p") and not self.spec.family.startswith("p")
-
-
-class Speaks(StrEnum):
-    """When a limit has its say in a target's reason."""
-
-    ALWAYS = "always"  # the figures every resize reason names
-    NEEDED = "needed"  # whenever the host needs it (EFA, graphics, ...)
-    NEAR = "near"  # when it decided the target or the work needs at least half of what the target offers
-    DECIDED = "decided"  # only when it ruled out a cheaper type
-    NEVER = "never"  # a type that falls short of it is no alternative worth naming (another CPU architecture)
-
-
-Says = Callable[[Offer, Demand], str]
-Short = Callable[[Offer, Demand], str]
-
-
-@dataclass(frozen=True, slots=True)
-class Limit:
-    name: str
-    offers: Callable[[Offer], float]
-    needs: Callable[[Demand], float]  # (a bool counts as 1 or 0)
-    says: Says
-    short: Short
-    speaks: Speaks = Speaks.NEAR
-    source: str = ""  # where the type's figure and the work's come from (docs/how-it-decides.md says the same)
+if TYPE_CHECKING:  # a Demand reads its floors from LIMITS (demand.py); the limits read a Demand only when called
+    from rightsizer.domain.limits.demand import Demand
 
 
 def _flag(value: bool) -> float:
@@ -209,60 +26,6 @@ def _mbps(value: float) -> str:
 
 def _gbit(value: float) -> str:
     return f"{value:,.2f} Gbps" if value < 10 else f"{value:,.0f} Gbps"
-
-
-def _projected(offer: Offer, demand: Demand) -> str:
-    """The work on the target: on kernel time, by the largest ratio; on DCGM's signals, each engine by its own."""
-    unit = offer.spec.unit_name
-    if not demand.measured_loads:
-        p95, burst = demand.unit_util_p95 * offer.ratio, demand.unit_util_burst * offer.ratio
-        return f"projected {unit} p95 {pct(p95)} and busiest hours {pct(burst)}{offer.basis}"
-    parts = [_on_target(offer, load, position) for position, load in enumerate(demand.engine_loads)]
-    source, target = offer.source.accelerator_model, offer.spec.accelerator_model
-    moved = f"; {_moved(offer, range(len(PROJECTED)))}" if source != target else ""
-    return f"projected {', '.join(parts)} (DCGM, per {unit}{moved})"
-
-
-def _on_target(offer: Offer, load: Load, position: int) -> str:
-    """One engine's load on the target: 'DRAM active p95 50% and busiest hours 56%'."""
-    ratio = offer.ratio_of(position) or 1.0
-    return f"{load.label} p95 {pct(load.p95 * ratio)} and busiest hours {pct(load.burst * ratio)}"
-
-
-def _moved(offer: Offer, positions: Sequence[int]) -> str:
-    """'A10G -> L4: FP32 x1.03, tensor x0.58': the figures that scale each engine's load onto the target."""
-    ratios = ", ".join(f"{FIGURE[PROJECTED[p]]} x{offer.ratio_of(p) or 1.0:.2f}" for p in positions)
-    return f"{offer.source.accelerator_model} -> {offer.spec.accelerator_model}: {ratios}"
-
-
-def _engine_projected(offer: Offer, demand: Demand, position: int, verb: str = "projected") -> str:
-    """One engine's load on the target, and the figure that scales it."""
-    load = demand.engine_loads[position]
-    return f"{verb} {_on_target(offer, load, position)} ({_moved(offer, (position,))})"
-
-
-def _kernel_speed(demand: Demand) -> float:
-    """On kernel time alone, the largest of the three ratios may not exceed the room the load leaves (as a negative,
-    so that "at least" reads "no slower than"); where DCGM measures the engines, each engine's limit decides instead."""
-    return -math.inf if demand.measured_loads else -demand.max_ratio
-
-
-def _engine_speed(position: int, name: str) -> Limit:
-    """A target's speed for one engine's load, where DCGM measures the engines (a negative, as above): the engine's
-    ratio may not exceed the room its load leaves. Its shortfall is named; the projection is said by accelerator
-    speed's sentence."""
-    engine = PROJECTED[position]
-    read_by = ", ".join(SIGNALS[signal].label for signal in READS[engine])
-    return Limit(
-        name,
-        offers=lambda o: -o.ratio_of(position),
-        needs=lambda d: -d.room(d.engine_loads[position]) if d.measured_loads else -math.inf,
-        says=lambda o, d: _engine_projected(o, d, position),
-        short=lambda o, d: _engine_projected(o, d, position, "would run at"),
-        speaks=Speaks.DECIDED,
-        source=f"where DCGM measures the engines: the {engine} load ({read_by}, else utilization.gpu) x the "
-        f"{FIGURE[engine]} ratio (accelerators.json): p95 within 80 %, busiest hours within 100 %",
-    )
 
 
 def _needing(value: str, basis: str) -> str:
@@ -322,16 +85,16 @@ LIMITS: tuple[Limit, ...] = (
     Limit(
         "accelerator speed",
         offers=lambda o: -o.ratio,
-        needs=_kernel_speed,
-        says=_projected,
-        short=lambda o, d: _projected(o, d).replace("projected", "would run at", 1),
+        needs=kernel_speed,
+        says=projected,
+        short=lambda o, d: projected(o, d).replace("projected", "would run at", 1),
         speaks=Speaks.ALWAYS,
         source="on kernel time, the largest of the tensor, memory-bandwidth and FP32 ratios (accelerators.json): p95 "
         "within 80 %, busiest hours within 100 %; with DCGM, each engine below",
     ),
-    _engine_speed(0, "SM throughput"),
-    _engine_speed(1, "tensor throughput"),
-    _engine_speed(2, "memory bandwidth"),
+    engine_speed(0, "SM throughput"),
+    engine_speed(1, "tensor throughput"),
+    engine_speed(2, "memory bandwidth"),
     Limit(
         "NVENC",
         offers=lambda o: float(o.accelerator.video_encoders),
