@@ -30,7 +30,8 @@ from bench.synthetic_fleet import END, START, Host
 from rightsizer.adapters import bundled
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, coverage
-from rightsizer.domain.models import AcceleratorData, Instance, UsageSummary
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import AcceleratorData, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import CHUNK, summarize_all

@@ -35,7 +35,7 @@ def shard_invocation(region_size: int, shard: int, metric_arrays: bool) -> dict[
     from bench.cloudwatch_double import PagingCloudWatch
     from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
     from rightsizer.adapters.aws.session import AwsSession
-    from rightsizer.domain.models import Instance
+    from rightsizer.domain.models.hosts import Instance
     from rightsizer.domain.summaries import summarize_all
     from rightsizer.services.collect import lookback_window
     from rightsizer.settings import MetricNames

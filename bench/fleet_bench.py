@@ -59,7 +59,7 @@ def item_sizes() -> dict[str, int]:
 
     from bench.analyzer_bench import _catalog
     from rightsizer.adapters.aws.store import _context_item, _pack
-    from rightsizer.domain.models import Instance
+    from rightsizer.domain.models.hosts import Instance
     from rightsizer.domain.scope import ActionScope
     from rightsizer.services.collect import RegionContext
     from rightsizer.services.ports import Window
@@ -105,7 +105,7 @@ def show_latency(count: int) -> None:
 
     from rightsizer.adapters.aws.store import DynamoStore, _pack
     from rightsizer.adapters.slack import blocks
-    from rightsizer.domain.models import DecisionKind
+    from rightsizer.domain.models.advice import DecisionKind
     from rightsizer.services.ports import Decision
 
     with mock_aws():

@@ -23,7 +23,7 @@ from typing import Any
 
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.findings import FINDINGS
-from rightsizer.domain.models import Confidence
+from rightsizer.domain.models.advice import Confidence
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.services.report import Category
 from rightsizer.settings import with_generated_block

@@ -39,7 +39,10 @@ from demo.fleet import (
 )
 
 from rightsizer.domain.analyzer import analyze_instance
-from rightsizer.domain.models import ActionKind, Confidence, Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one

@@ -11,14 +11,8 @@ from functools import cache
 from rightsizer.adapters.aws.ec2 import parse_instance_type
 from rightsizer.adapters.bundled import accelerator_table, legacy_specs, snapshot_prices
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import (
-    AcceleratorData,
-    DeviceUsage,
-    Instance,
-    InstanceTypeSpec,
-    SeriesStats,
-    UsageSummary,
-)
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData, DeviceUsage, SeriesStats, UsageSummary
 from rightsizer.domain.prices import PriceBook
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from rightsizer.domain.approval import ApprovalStatus, allowed, retryable
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.ports import Approval, ApprovalUpdate, AuditEntry, Decision, PostedMessage, ScheduleRecord
 
 

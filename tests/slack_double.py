@@ -20,7 +20,8 @@ from demo.slack_double import (
 )
 
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Evidence, Recommendation
 from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ports import ScheduleRecord

@@ -22,7 +22,7 @@ from demo.lambda_context import FakeLambdaContext
 from demo.seed import Seeded, seed
 
 from rightsizer.adapters.aws.store import DynamoStore
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from tests.events import load_event
 from tests.integration.step_functions import LocalLambda, lambda_and_retries, pipeline_stack, table_items, wait_for
 from tests.slack_double import BOT_TOKEN, SIGNING_SECRET, SlackDouble

@@ -16,7 +16,8 @@ from demo.fleet import Gpu, Host, noisy
 from demo.lambda_context import FakeLambdaContext
 
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.ports import Approval
 from tests.events import load_event
 from tests.faults import (

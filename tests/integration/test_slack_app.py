@@ -31,7 +31,8 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.app import LambdaEntry, build_app
 from rightsizer.adapters.slack.messages import MessageBoard
 from rightsizer.adapters.slack.poster import post_daily_report
-from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
+from rightsizer.domain.models import ActionKind
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
 from rightsizer.services.ports import Approval, Decision
 from rightsizer.services.report import build_report
 from rightsizer.settings import Settings, SlackSettings

@@ -32,7 +32,7 @@ from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.client import web_client
 from rightsizer.adapters.slack.poster import post_daily_report
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.report import build_report
 from tests.events import load_event
 from tests.slack_double import (

@@ -10,7 +10,7 @@ from demo.aws_table import create_table_from_template
 
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.approval import ApprovalStatus, allowed
-from rightsizer.domain.models import DecisionKind
+from rightsizer.domain.models.advice import DecisionKind
 from rightsizer.services.ports import Approval, Decision, PostedMessage
 from tests.fakes import MemoryStore
 from tests.slack_double import recommendation

@@ -11,7 +11,9 @@ from rightsizer.adapters.aws.ec2 import parse_instance_type
 from rightsizer.adapters.bundled import accelerator_table
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import DeviceUsage, Instance, InstanceTypeSpec, Recommendation, UsageSummary
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import DeviceUsage, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.usage.series import EMPTY, DeviceSeries, Series

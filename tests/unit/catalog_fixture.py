@@ -17,7 +17,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
-from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 from rightsizer.domain.prices import PriceBook
 
 REGION = "us-east-1"

@@ -14,7 +14,8 @@ from rightsizer.adapters.html import page
 from rightsizer.adapters.html.blocks import EMOJI
 from rightsizer.adapters.html.series import UnitSeries
 from rightsizer.adapters.slack.blocks import daily_report_messages
-from rightsizer.domain.models import Confidence, Evidence, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Evidence, Recommendation
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.services.report import FleetReport, TargetFailure, build_report
 from rightsizer.services.since import AdviceChange, SinceLastTime, TrendPoint

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from demo.fleet import Gpu, Shape, constant, timeline
 
-from rightsizer.domain.models import AcceleratorData, UsageSummary
+from rightsizer.domain.models.usage import AcceleratorData, UsageSummary
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_one
 from rightsizer.domain.usage.series import EMPTY, DeviceSeries, RawUsage, Series, SliceSeries

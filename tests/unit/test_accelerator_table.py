@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from rightsizer.adapters.bundled import accelerator_table
-from rightsizer.domain.models import AcceleratorKind
+from rightsizer.domain.models.hosts import AcceleratorKind
 from tests.factories import catalog
 from tests.unit import catalog_fixture as fx
 

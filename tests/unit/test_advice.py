@@ -28,7 +28,10 @@ from demo.fleet import (
 
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
-from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy, TimeZones
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.wording import usd

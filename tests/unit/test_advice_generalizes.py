@@ -16,17 +16,11 @@ from demo.fleet import IDLE_GPU, Gpu, business_hours, constant, diurnal, noisy, 
 
 from rightsizer.domain.analyzer import analyze_instance
 from rightsizer.domain.consolidation import consolidate
-from rightsizer.domain.models import (
-    ActionKind,
-    Confidence,
-    DeviceUsage,
-    Finding,
-    Instance,
-    Recommendation,
-    RegimeKind,
-    UsageSummary,
-    monthly,
-)
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import monthly
+from rightsizer.domain.models.usage import DeviceUsage, RegimeKind, UsageSummary
 from rightsizer.domain.policy import Policy
 from tests import factories
 from tests.factories import NOW, device, instance, usage

@@ -23,18 +23,10 @@ from hypothesis import strategies as st
 
 from rightsizer.domain.analyzer import analyze_fleet, recommendation_id
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import (
-    AcceleratorData,
-    AcceleratorKind,
-    ActionKind,
-    Confidence,
-    DeviceUsage,
-    Finding,
-    Instance,
-    InstanceTypeSpec,
-    Recommendation,
-    UsageSummary,
-)
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData, DeviceUsage, UsageSummary
 from rightsizer.domain.policy import Policy
 from tests.factories import NOW, business_hours_profile, device, idle_device, instance, usage
 from tests.unit import catalog_fixture as fx

@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from rightsizer.adapters.bundled import accelerator_table, legacy_specs, snapshot_prices
-from rightsizer.domain.models import AcceleratorKind
+from rightsizer.domain.models.hosts import AcceleratorKind
 from tests.factories import api_specs
 
 CURRENT_FAMILIES = ("p5", "p5e", "p5en", "p6-b200", "g6", "g6e", "g6f", "gr6", "inf2", "trn1", "trn2")

@@ -19,7 +19,8 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.cli.errors import aws_failure
 from rightsizer.cli.verbs.act import CHECKOUT_DEFINITION
 from rightsizer.cli.verbs.act_dryrun import substituted
-from rightsizer.domain.models import DecisionKind, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
 from rightsizer.services.ports import Decision

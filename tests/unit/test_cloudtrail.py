@@ -16,7 +16,8 @@ from demo.fleet import Gpu, noisy
 
 from rightsizer.adapters.aws.cloudtrail import CloudTrailResizes, parse_event
 from rightsizer.domain.analyzer import analyze_instance
-from rightsizer.domain.models import Finding, Resize
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.usage import Resize
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.summaries import summarize_one
 from rightsizer.services.ports import ResizeHistory, SourceUnavailable

@@ -20,7 +20,8 @@ from botocore.stub import ANY, Stubber
 
 from rightsizer.adapters.aws.cloudwatch import CloudWatchUsage
 from rightsizer.adapters.bundled import legacy_specs
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind
+from rightsizer.domain.models.hosts import AcceleratorKind
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.usage.series import RawUsage
 from rightsizer.domain.usage.summary import summarize

@@ -5,7 +5,7 @@ from __future__ import annotations
 from demo.fleet import noisy
 
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
-from rightsizer.domain.models import DeviceUsage, UsageSummary
+from rightsizer.domain.models.usage import DeviceUsage, UsageSummary
 from tests.expert_fleet import mib
 from tests.factories import device, usage
 from tests.unit.shapes import Slice

@@ -13,15 +13,10 @@ import pytest
 
 from rightsizer.adapters.bundled import accelerator_table, legacy_specs, snapshot_prices
 from rightsizer.domain.guards import Gap, Source
-from rightsizer.domain.models import (
-    AcceleratorData,
-    Confidence,
-    Finding,
-    Instance,
-    InstanceTypeSpec,
-    Recommendation,
-    Resize,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData, Resize
 from rightsizer.domain.platforms import LINUX, Billing, billing
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook

@@ -17,7 +17,10 @@ from rightsizer.domain.commitments import (
     coverage,
     normalized_units,
 )
-from rightsizer.domain.models import Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from tests.factories import NOW, device, idle_device, instance, usage
 from tests.unit import catalog_fixture as fx

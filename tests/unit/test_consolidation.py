@@ -11,15 +11,10 @@ import pytest
 from rightsizer.cli.output.csv_rows import csv_rows
 from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.consolidation import consolidate
-from rightsizer.domain.models import (
-    Confidence,
-    DeviceUsage,
-    Finding,
-    Instance,
-    Recommendation,
-    SignalStats,
-    UsageSummary,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import DeviceUsage, SignalStats, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from rightsizer.services.report import build_report, fleet_totals, recommendation_json

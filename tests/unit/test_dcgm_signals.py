@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from demo.fleet import Gpu, Shape, constant, noisy
 
-from rightsizer.domain.models import Confidence, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
 from rightsizer.domain.signals import Engine
 from rightsizer.domain.sizing.load import busiest, engine_load
 from tests.expert_fleet import LAUNCH_BOUND_L40S as LAUNCH_BOUND

@@ -14,7 +14,7 @@ from demo.fleet import fleet
 from demo.sagemaker_fleet import ENDPOINTS, NOTEBOOKS
 
 from rightsizer.adapters.bundled import snapshot_prices
-from rightsizer.domain.models import HOURS_PER_MONTH
+from rightsizer.domain.models.money import HOURS_PER_MONTH
 
 ROOT = Path(__file__).resolve().parents[2]
 # The pages' text with their line breaks as spaces: a phrase may wrap.

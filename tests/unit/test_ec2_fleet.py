@@ -27,7 +27,7 @@ from rightsizer.adapters.aws.ec2 import (
 )
 from rightsizer.adapters.bundled import accelerator_table
 from rightsizer.domain.catalog import is_accelerated_family
-from rightsizer.domain.models import AcceleratorKind, Instance
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance
 from rightsizer.domain.platforms import Platform
 from tests.factories import ACCOUNT
 

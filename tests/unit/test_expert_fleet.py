@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from tests.expert_fleet import (
     ARCHETYPES,
     LIMIT_CATEGORIES,

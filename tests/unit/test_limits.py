@@ -19,7 +19,10 @@ from rightsizer.domain.graphics import graphics_evidence, signs_in
 from rightsizer.domain.limits.demand import Demand
 from rightsizer.domain.limits.limit import Offer, Speaks
 from rightsizer.domain.limits.table import LIMITS
-from rightsizer.domain.models import AcceleratorData, Finding, Instance, InstanceTypeSpec, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.placement import group_level
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage.flows import storage_rates

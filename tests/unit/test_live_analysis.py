@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.live_analysis import (
     RegionFailure,
     analyze_fleet,

@@ -13,7 +13,9 @@ import pytest
 from demo.fleet import Gpu, noisy
 
 from rightsizer.domain.mig import carries, mig_capable, mig_gpu, profile
-from rightsizer.domain.models import Confidence, Finding, SeriesStats, SliceUsage
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.usage import SeriesStats, SliceUsage
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Signal
 from tests.expert_fleet import mib

@@ -8,7 +8,9 @@ from decimal import Decimal
 
 from demo.fleet import IDLE_GPU, diurnal, noisy
 
-from rightsizer.domain.models import Confidence, Finding, Instance, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.services.analyze import analyze_as_read, analyze_hosts, for_the_fleet

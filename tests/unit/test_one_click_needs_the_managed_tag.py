@@ -11,7 +11,8 @@ from typing import Any
 from rightsizer.adapters.codec import from_jsonable, to_jsonable
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.analyzer import analyze_instance
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.report import build_report, fleet_totals, not_actionable_reason, report_json

@@ -17,7 +17,7 @@ from rightsizer.cli.errors import print_warnings
 from rightsizer.cli.output.csv_rows import write_csv
 from rightsizer.cli.output.report import write_report
 from rightsizer.cli.output.table import render_table
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.formatting import printable, spreadsheet_text
 from rightsizer.services.report import FleetReport, build_report, report_json
 from tests.slack_double import ACCOUNT, NOW, recommendation

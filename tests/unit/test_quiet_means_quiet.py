@@ -28,16 +28,11 @@ from demo.fleet import IDLE_GPU, Gpu, Shape, constant, diurnal, follows_load, no
 from rightsizer.domain.analyzer import analyze_fleet, analyze_instance
 from rightsizer.domain.commitments import Commitments, ReservedInstances, coverage
 from rightsizer.domain.consolidation import consolidate
-from rightsizer.domain.models import (
-    ActionKind,
-    Confidence,
-    Finding,
-    Instance,
-    InstanceTypeSpec,
-    Recommendation,
-    UsageSummary,
-    monthly,
-)
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.money import monthly
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule_plan import schedule_plan
 from rightsizer.domain.summaries import summarize_one

@@ -20,7 +20,8 @@ from jsonschema import Draft202012Validator, ValidationError
 from rightsizer.adapters.slack import blocks
 from rightsizer.cli.output.csv_rows import write_csv
 from rightsizer.cli.output.table import Charset, render_table
-from rightsizer.domain.models import DecisionKind, Evidence, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import DecisionKind, Evidence, Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import ASCII_BARS
 from rightsizer.services.ports import Decision

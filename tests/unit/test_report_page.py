@@ -21,7 +21,9 @@ import pytest
 
 from rightsizer.adapters.html import blocks, page, png, series, svg, theme
 from rightsizer.adapters.html.series import UnitSeries, UnitSeriesTap
-from rightsizer.domain.models import AcceleratorData, Instance, InstanceTypeSpec, Recommendation
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.usage.series import DeviceSeries, RawUsage, Series

@@ -12,7 +12,10 @@ from typing import Any
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.analyzer import analyze_fleet
 from rightsizer.domain.commitments import CapacityReservation, Commitments, coverage
-from rightsizer.domain.models import Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.ranking import Ranking

@@ -22,7 +22,9 @@ import pytest
 
 from rightsizer.adapters.bundled import sagemaker_snapshot_prices
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import ActionKind, Confidence, Finding, Recommendation, monthly
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Confidence, Recommendation
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
 from rightsizer.domain.sagemaker.endpoints.analysis import analyze_variants

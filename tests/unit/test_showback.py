@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 
 from rightsizer.adapters.slack import blocks
-from rightsizer.domain.models import Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.services.ranking import Ranking
 from rightsizer.services.report import build_report, report_json

@@ -17,7 +17,8 @@ from demo.aws_table import create_table_from_template
 from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import ActionKind, Finding, Recommendation
+from rightsizer.domain.models import ActionKind, Finding
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.pipeline import rank_run
 from rightsizer.services.ports import Approval
 from rightsizer.services.ranking import Ranking

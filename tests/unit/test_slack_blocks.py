@@ -16,7 +16,8 @@ from slack_sdk.models.blocks import DividerBlock
 
 from rightsizer.adapters.slack import blocks
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.domain.models import DecisionKind, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker_models import SageMakerDetail
 from rightsizer.services.ports import Approval, Decision

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rightsizer.adapters.slack import blocks
-from rightsizer.domain.models import Alternative, Confidence
+from rightsizer.domain.models.advice import Alternative, Confidence
 from rightsizer.services.report import build_report
 from tests.slack_double import NOW, idle, no_data, recommendation, schedulable, schedule_record
 

@@ -21,7 +21,10 @@ import pytest
 from rightsizer.adapters.spill import SpilledAdvice
 from rightsizer.cli.options import Narrowing
 from rightsizer.cli.output.report import write_ranked_json, write_report
-from rightsizer.domain.models import Finding, Instance, Recommendation, UsageSummary
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.services.analyze import analyze_hosts, analyze_into
 from rightsizer.services.report import build_report

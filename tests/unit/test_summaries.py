@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rightsizer.domain import summaries
-from rightsizer.domain.models import AcceleratorData, UsageSummary
+from rightsizer.domain.models.usage import AcceleratorData, UsageSummary
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.summaries import summarize_all, summarize_one
 from rightsizer.domain.usage.clocks import Timelines

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from rightsizer.domain.analyzer import analyze_instance
-from rightsizer.domain.models import AcceleratorData, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage.series import EMPTY, DeviceSeries, RawUsage, Series
 from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week, percentile, series_stats

@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 from rightsizer.domain.catalog import AcceleratorTable
-from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.sagemaker.prices import SageMakerComponent, SageMakerPrices
 

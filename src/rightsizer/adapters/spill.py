@@ -18,7 +18,8 @@ from decimal import Decimal
 from types import TracebackType
 from typing import IO
 
-from rightsizer.domain.models import Recommendation, UsageSummary
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.services.report import savings_key
 
 Key = tuple[str, str, str]  # account, region, resource id

@@ -21,7 +21,7 @@ from rightsizer.adapters.aws.scheduler import SchedulerPairs
 from rightsizer.adapters.aws.session import AwsSession
 from rightsizer.bootstrap import Wiring
 from rightsizer.bootstrap.regions import reference, region_readers, sagemaker_sources
-from rightsizer.domain.models import Instance
+from rightsizer.domain.models.hosts import Instance
 from rightsizer.services.collect import RegionContext, region_context
 from rightsizer.services.pipeline import (
     Mode,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from rightsizer.cli.deployment import Deployment, aws_errors
 from rightsizer.cli.errors import CommandFailed
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.formatting import printable
 
 

@@ -15,7 +15,7 @@ from rightsizer.cli.errors import UsageError
 from rightsizer.cli.output.document import OUTPUTS, add_output_options
 from rightsizer.cli.output.report import REPORT_FORMATS
 from rightsizer.cli.output.table import COLUMNS
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.report import FleetReport, ranked_head
 from rightsizer.services.showback import BY_TEAM, Filters, GroupBy, filters_of, showback
 from rightsizer.settings import PriceMode

@@ -23,16 +23,11 @@ from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.models import (
-    CENT,
-    HOURS_PER_MONTH,
-    Evidence,
-    Finding,
-    Instance,
-    Recommendation,
-    UsageSummary,
-    advice_id,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Evidence, Recommendation, advice_id
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import CENT, HOURS_PER_MONTH
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.rules.draft import Draft

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar, cast
 
-from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorKind, AcceleratorSpec, InstanceTypeSpec
 
 # Families the bot looks after: NVIDIA P and G, AWS Inferentia and Trainium, and the DL families (Habana
 # Gaudi dl1, Qualcomm dl2q), which are reported (as unmonitored) so their cost is not invisible.

@@ -20,7 +20,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from rightsizer.domain.models import CENT, HOURS_PER_MONTH, ZERO, Instance
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import CENT, HOURS_PER_MONTH, ZERO
 from rightsizer.domain.wording import usd
 
 # EC2's normalization factors for instance size flexibility of regional Linux Reserved Instances.

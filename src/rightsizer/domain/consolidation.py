@@ -25,19 +25,11 @@ from decimal import Decimal
 from rightsizer.domain.analyzer import recommendation_id
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Change, HostCover, NetSavings, net_savings
-from rightsizer.domain.models import (
-    CENT,
-    ZERO,
-    AcceleratorData,
-    Confidence,
-    Consolidation,
-    DeviceUsage,
-    Finding,
-    Instance,
-    InstanceTypeSpec,
-    Recommendation,
-    UsageSummary,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Consolidation, Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.money import CENT, ZERO
+from rightsizer.domain.models.usage import AcceleratorData, DeviceUsage, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import KERNEL_TIME, SIGNALS, VIDEO_ACTIVE_PCT, Engine, Load, Signal
 from rightsizer.domain.sizing.units import memory_total, unit_active

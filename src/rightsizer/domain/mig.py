@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rightsizer.domain.models import InstanceTypeSpec, SliceUsage
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.usage import SliceUsage
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import SIGNALS
 from rightsizer.domain.wording import gib, pct

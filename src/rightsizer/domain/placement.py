@@ -15,7 +15,9 @@ from dataclasses import replace
 from decimal import Decimal
 
 from rightsizer.domain.analyzer import recommendation_id
-from rightsizer.domain.models import ZERO, Instance, Recommendation
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import ZERO
 from rightsizer.domain.wording import usd
 
 

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from rightsizer.domain.models import Instance, monthly
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.platforms import LINUX, Billing
 
 

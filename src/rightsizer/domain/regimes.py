@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import RegimeKind
+from rightsizer.domain.models.usage import RegimeKind
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.usage.clocks import Timelines
 from rightsizer.domain.usage.series import Floats

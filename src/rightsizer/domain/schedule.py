@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rightsizer.domain.models import UsageSummary
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule_plan import describe_windows
 from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week

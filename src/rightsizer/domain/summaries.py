@@ -21,7 +21,7 @@ import numpy as np
 
 from rightsizer.domain import regimes
 from rightsizer.domain.guards import Gap, Source
-from rightsizer.domain.models import DeviceUsage, Rate, RegimeChange, TypeChange, UsageSummary
+from rightsizer.domain.models.usage import DeviceUsage, Rate, RegimeChange, TypeChange, UsageSummary
 from rightsizer.domain.usage.clocks import Bins, HourSpan, Timelines, WindowGrid, day_means, nan_as_none
 from rightsizer.domain.usage.devices import profiles, slice_usages
 from rightsizer.domain.usage.encoders import encoder_views, with_encoders

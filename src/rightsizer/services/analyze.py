@@ -25,7 +25,9 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, HostCover, coverage
 from rightsizer.domain.consolidation import GroupKey, consolidate, consolidation_key
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.models import Instance, Recommendation, UsageSummary
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.node_groups.grouping import group_nodes, node_group_of
 from rightsizer.domain.placement import group_level, placement_key
 from rightsizer.domain.policy import Policy

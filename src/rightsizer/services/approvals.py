@@ -20,7 +20,8 @@ from rightsizer.domain.action_spec import PairChange
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.catalog import is_scarce
-from rightsizer.domain.models import ActionKind, DecisionKind, Recommendation
+from rightsizer.domain.models import ActionKind
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
 from rightsizer.domain.schedule_plan import NoSchedulePair, schedule_plan
 from rightsizer.domain.scope import REPORT_ONLY, ActionScope
 from rightsizer.services.ports import (

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 from rightsizer.domain.catalog import AcceleratorTable, Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.guards import Gap, Source
-from rightsizer.domain.models import Instance, InstanceTypeSpec, Resize, UsageSummary
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.summaries import summarize_all

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.approvals import split_hidden
 from rightsizer.services.ranking import RankedReport, RankingStore, ranked_report
 from rightsizer.services.report import FleetReport, build_report, report_json

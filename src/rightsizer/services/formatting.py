@@ -33,7 +33,7 @@ def sparkline(values: Sequence[float | None], *, top: float = 100.0, bars: str =
 
 
 class Traced(Protocol):
-    """Evidence with a day-by-day trace (domain.models.Evidence)."""
+    """Evidence with a day-by-day trace (domain.models.advice.Evidence)."""
 
     @property
     def daily_busiest_unit(self) -> Sequence[float | None]: ...

@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol, Self, TypeVar
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.pipeline import role_account
 from rightsizer.services.ports import Progress
 from rightsizer.services.report import FleetReport, TargetFailure, build_report

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CoverRef, HostCover, coverage, resolve_covers
 from rightsizer.domain.guards import Gap, Source
-from rightsizer.domain.models import Instance, Recommendation, UsageSummary
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.analyze import analyze_hosts

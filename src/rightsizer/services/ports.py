@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.commitments import CapacityReservation, ReservedInstances, SavingsPlan
-from rightsizer.domain.models import (
-    ActionKind,
-    DecisionKind,
-    Instance,
-    InstanceTypeSpec,
-    Recommendation,
-    Resize,
-    UsageSummary,
-)
+from rightsizer.domain.models import ActionKind
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.schedule_plan import SchedulePlan
 from rightsizer.services.since import Prior

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from rightsizer.domain.findings import ATTENTION, NO_METRICS
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.approvals import hidden_by

@@ -17,7 +17,9 @@ from enum import StrEnum
 from typing import Any
 
 from rightsizer.domain.findings import FINDINGS, advised_action
-from rightsizer.domain.models import CENT, Consolidation, Evidence, Finding, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Consolidation, Evidence, Recommendation
+from rightsizer.domain.models.money import CENT
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.scope import ActionScope

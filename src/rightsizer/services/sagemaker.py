@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Protocol, TypeVar
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sagemaker.advice import SageMakerPriceBook
 from rightsizer.domain.sagemaker.fleet import SageMakerResources, SageMakerUsage, analyze_sagemaker

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
 from rightsizer.domain.findings import FINDINGS, Finding
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.services.formatting import usd
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from rightsizer.domain.findings import FINDINGS, Finding
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 
 ZERO = Decimal(0)
 LISTED = 10  # the changes of each kind a stored summary names (the largest savings first)

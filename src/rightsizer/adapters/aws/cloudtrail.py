@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from rightsizer.adapters.aws.session import read_source
-from rightsizer.domain.models import Resize
+from rightsizer.domain.models.usage import Resize
 
 _EVENT = "ModifyInstanceAttribute"
 

@@ -32,7 +32,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rightsizer.adapters.aws.metric_data import epochs, floats
 from rightsizer.domain.graphics import signs_in
 from rightsizer.domain.mig import mig_capable
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.signals import STANDS_IN_FOR, Signal
 from rightsizer.domain.usage.devices import device_order
 from rightsizer.domain.usage.series import EMPTY, DeviceSeries, Floats, Ints, RawUsage, Series, SliceSeries

@@ -11,7 +11,7 @@ from typing import Any
 
 from rightsizer.adapters.aws.session import read_source
 from rightsizer.domain.catalog import ACCELERATED_TYPE_PATTERNS, AcceleratorTable, is_accelerated_family
-from rightsizer.domain.models import AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance, InstanceTypeSpec
 
 # The window asked for; EC2 adds the price in effect at its start, so a week is plenty.
 SPOT_PRICE_WINDOW = timedelta(days=7)

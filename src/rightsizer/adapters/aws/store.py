@@ -57,7 +57,9 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Commitments, CoverRef
 from rightsizer.domain.findings import Finding
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.models import Instance, InstanceTypeSpec, Recommendation, Resize, UsageSummary
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import Resize, UsageSummary
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.services.ports import (

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rightsizer.domain.models import Instance, InstanceTypeSpec
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
 from rightsizer.domain.usage.series import RawUsage, Series
 from rightsizer.services.ports import UsageSource, Window
 

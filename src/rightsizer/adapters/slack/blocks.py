@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
 from rightsizer.domain.actions import ACTIONS
 from rightsizer.domain.approval import ApprovalStatus, retryable
 from rightsizer.domain.findings import ATTENTION, FINDINGS, NO_METRICS, Finding, advised_action
-from rightsizer.domain.models import DecisionKind, Recommendation
+from rightsizer.domain.models.advice import DecisionKind, Recommendation
 from rightsizer.domain.policy import DEFAULT_MANAGED_TAG_KEY
 from rightsizer.domain.scope import REPORT_ONLY, ActionScope
 from rightsizer.services.approvals import action_risks, hidden_by, needs_capacity_confirmation, split_hidden

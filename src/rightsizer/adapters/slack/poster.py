@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from rightsizer.adapters.slack.blocks import Hiding, daily_report_messages, escape, recommendation_ids_in
 from rightsizer.adapters.slack.client import refused
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.daily_report import PublishedPage
 from rightsizer.services.ports import Approval, PostedMessage

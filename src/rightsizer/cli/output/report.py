@@ -16,7 +16,7 @@ from rightsizer.cli.output.csv_rows import write_csv
 from rightsizer.cli.output.document import JSON_INDENT, OUTPUTS, TABLES, Output, table_width, write_document
 from rightsizer.cli.output.paint import Paint
 from rightsizer.cli.output.table import Charset, render_table
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.report import FleetReport, recommendation_json, report_json
 
 if TYPE_CHECKING:

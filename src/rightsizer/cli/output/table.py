@@ -17,7 +17,7 @@ from rightsizer.cli.output.footer import footer_lines
 from rightsizer.cli.output.paint import NO_PAINT, Paint
 from rightsizer.cli.output.showback import render_showback
 from rightsizer.domain.findings import FINDINGS, Severity
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services.formatting import (
     ASCII_BARS,
     ELLIPSIS,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.domain.workflow_contract import RESIZABLE_STATES
 from rightsizer.services.approvals import (

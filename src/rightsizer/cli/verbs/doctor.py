@@ -29,7 +29,7 @@ from rightsizer.cli.output.document import Output, add_output_options, write_doc
 from rightsizer.cli.output.paint import Paint
 from rightsizer.cli.session import NO_REGION, aws_session, checked_regions, checked_role_arn, default_region
 from rightsizer.domain.actions import ACTIONS
-from rightsizer.domain.models import AcceleratorKind, Instance
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance
 from rightsizer.services.doctor import (
     Check,
     Found,

@@ -19,7 +19,7 @@ from rightsizer.cli.hosts import analysed, find_host, stored_host
 from rightsizer.cli.options import Verb, add_connection_options, add_where_options
 from rightsizer.cli.output.document import Output, add_output_options, write_document
 from rightsizer.domain.findings import FINDINGS
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.scope import ActionScope
 from rightsizer.services.formatting import printable, spark_label, sparkline, usd
 from rightsizer.services.report import money_phrase, recommendation_json

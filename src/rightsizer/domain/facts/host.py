@@ -10,7 +10,8 @@ from functools import cached_property
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover
 from rightsizer.domain.guards import Gap
-from rightsizer.domain.models import Instance, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.prices import PriceBook
 

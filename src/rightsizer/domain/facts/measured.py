@@ -9,7 +9,9 @@ from functools import cached_property
 
 from rightsizer.domain.catalog import is_scarce
 from rightsizer.domain.facts.words import MeasuredWords
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind, Confidence
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import AcceleratorKind
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.signals import STANDS_IN
 from rightsizer.domain.sizing.reasons import shortfalls_text
 from rightsizer.domain.sizing.targets import Candidate, Refusals, candidates, has_comparable_target

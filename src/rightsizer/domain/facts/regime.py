@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rightsizer.domain.models import RegimeKind, UsageSummary
+from rightsizer.domain.models.usage import RegimeKind, UsageSummary
 from rightsizer.domain.wording import pct
 
 

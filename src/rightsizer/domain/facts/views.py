@@ -10,7 +10,8 @@ from functools import cached_property
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.graphics import graphics_evidence
 from rightsizer.domain.limits.demand import Demand
-from rightsizer.domain.models import AcceleratorSpec, Instance, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.models.hosts import AcceleratorSpec, Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.schedule import WeeklyPattern, weekly_pattern
 from rightsizer.domain.signals import PROJECTED, Engine, Load

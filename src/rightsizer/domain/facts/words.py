@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from rightsizer.domain.facts.views import MeasuredViews
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind
+from rightsizer.domain.models.hosts import AcceleratorKind
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.signals import KERNEL_TIME, VIDEO_ACTIVE_PCT
 from rightsizer.domain.sizing.load import busiest
 from rightsizer.domain.sizing.memory import memory_risk_ended

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeAlias
 
-from rightsizer.domain.models import AcceleratorSpec, InstanceTypeSpec
+from rightsizer.domain.models.hosts import AcceleratorSpec, InstanceTypeSpec
 
 if TYPE_CHECKING:  # a Demand reads its floors from LIMITS (demand.py); the limits read a Demand only when called
     from rightsizer.domain.limits.demand import Demand

@@ -7,7 +7,10 @@ from __future__ import annotations
 import hashlib
 from decimal import Decimal
 
-from rightsizer.domain.models import ZERO, Evidence, Finding, Instance, InstanceTypeSpec, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Evidence, Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
+from rightsizer.domain.models.money import ZERO
 from rightsizer.domain.node_groups.edits import idle_advice, publish_text, type_advice
 from rightsizer.domain.node_groups.group import Group
 from rightsizer.domain.owners import Owner

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import Change, HostCover, net_savings
-from rightsizer.domain.models import CENT, ZERO, InstanceTypeSpec
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.money import CENT, ZERO
 from rightsizer.domain.node_groups.nodes import Node
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.sizing.targets import host_prices

@@ -4,7 +4,7 @@ environment, an Auto Scaling group)."""
 
 from __future__ import annotations
 
-from rightsizer.domain.models import InstanceTypeSpec
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.owners import Owner
 from rightsizer.domain.resources import ResourceKind
 

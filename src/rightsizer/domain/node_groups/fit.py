@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Finding, InstanceTypeSpec
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.node_groups.nodes import Node
 
 

@@ -7,7 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Confidence, Finding, InstanceTypeSpec
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.node_groups.costs import Costs
 from rightsizer.domain.node_groups.edits import publish_text
 from rightsizer.domain.node_groups.fit import largest_need, needed_type

@@ -9,7 +9,9 @@ from dataclasses import replace
 from rightsizer.domain.analyzer import recommendation_id
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.commitments import HostCover
-from rightsizer.domain.models import ZERO, Instance, Recommendation
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance
+from rightsizer.domain.models.money import ZERO
 from rightsizer.domain.node_groups.advice import recommend
 from rightsizer.domain.node_groups.costs import Costs
 from rightsizer.domain.node_groups.group import Group

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rightsizer.domain.models import Finding, Instance, InstanceTypeSpec, Recommendation
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Recommendation
+from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
 from rightsizer.domain.wording import pct
 
 

@@ -10,7 +10,10 @@ from decimal import Decimal
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.facts.regime import regime_text
 from rightsizer.domain.guards import GUARDS, Gap, Source
-from rightsizer.domain.models import CENT, Confidence, Finding, RegimeKind
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.money import CENT
+from rightsizer.domain.models.usage import RegimeKind
 from rightsizer.domain.rules.draft import Draft
 from rightsizer.domain.wording import usd
 

@@ -6,7 +6,9 @@ every comparison was made, optimized (which always answers).
 from __future__ import annotations
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import AcceleratorData, Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.rules.saturation import pinned_median, pinned_text
 from rightsizer.domain.rules.schedule import schedule_saving

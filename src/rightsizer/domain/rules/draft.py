@@ -10,7 +10,10 @@ from decimal import Decimal
 
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import Alternative, Confidence, DeviceUsage, Finding, InstanceTypeSpec
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Alternative, Confidence
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.usage import DeviceUsage
 from rightsizer.domain.schedule import WeeklyPattern
 from rightsizer.domain.schedule_plan import SchedulePlan
 

@@ -11,7 +11,9 @@ from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.facts.measured import Measured
 from rightsizer.domain.findings import advised_action
 from rightsizer.domain.guards import GUARDS, Source
-from rightsizer.domain.models import AcceleratorData, Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.usage import AcceleratorData
 from rightsizer.domain.rules.draft import Draft
 from rightsizer.domain.rules.stopping import instance_store_risk
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.facts.regime import regime_change_text
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind, OutOfRange
+from rightsizer.domain.models.hosts import AcceleratorKind
+from rightsizer.domain.models.usage import AcceleratorData, OutOfRange
 from rightsizer.domain.rules.draft import Draft, has_reading, insufficient
 from rightsizer.domain.wording import index_ranges
 

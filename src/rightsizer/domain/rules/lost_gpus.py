@@ -5,7 +5,8 @@ first, whatever the other GPUs do, and never read as an idle GPU to drop.
 from __future__ import annotations
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import CENT, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.money import CENT
 from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.wording import index_ranges, pct, span, usd
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from rightsizer.domain.facts.host import Facts
 from rightsizer.domain.mig import SliceFit, fit_text, fits, mig_gpu, unsized
-from rightsizer.domain.models import AcceleratorKind, Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import AcceleratorKind
 from rightsizer.domain.rules.draft import Draft, has_reading, insufficient
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.wording import index_ranges, plural

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.facts.host import Facts
-from rightsizer.domain.models import Finding, monthly
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.rules.draft import Draft
 
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import ZERO, AcceleratorData, AcceleratorKind, Confidence, Finding, RegimeKind
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import AcceleratorKind
+from rightsizer.domain.models.money import ZERO
+from rightsizer.domain.models.usage import AcceleratorData, RegimeKind
 from rightsizer.domain.rules.draft import Draft, Rule, insufficient
 from rightsizer.domain.rules.stopping import with_stop_risks
 from rightsizer.domain.rules.video import video_unknown

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import AcceleratorKind, Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import AcceleratorKind
 from rightsizer.domain.rules.draft import Draft, Rule, no_target
 from rightsizer.domain.signals import KERNEL_TIME
 from rightsizer.domain.sizing.demand import keep_today

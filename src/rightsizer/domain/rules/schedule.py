@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import CENT, Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.money import CENT
 from rightsizer.domain.rules.draft import Draft, Rule
 from rightsizer.domain.rules.stopping import may_not_restart, with_stop_risks
 from rightsizer.domain.rules.video import video_unknown

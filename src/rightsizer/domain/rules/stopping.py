@@ -5,7 +5,7 @@ whose advice stops the host (idle, held unused, a schedule) and by a resize, whi
 from __future__ import annotations
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import InstanceTypeSpec
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.rules.draft import Draft
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rightsizer.domain.facts.measured import Measured
-from rightsizer.domain.models import Confidence, Finding
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
 from rightsizer.domain.rules.draft import Draft
 
 VIDEO_HELD_BACK = "video encoders not measured: publish the agent's encoder stats first"

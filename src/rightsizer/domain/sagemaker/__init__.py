@@ -21,6 +21,6 @@ The modules, each reading only those before it: `prices` (SageMaker's price list
 series and their summaries), `advice` (a region's price book, the draft a rule assembles, the recommendation it
 becomes), `endpoints`, `notebooks`, `training` (each kind's facts, gates and rules, none reading another), `fleet` (a
 shard's resources and the analysis of them all); the `sagemaker` import contract in pyproject.toml holds that order.
-What a resource is (its API description) is domain/sagemaker_models.py, which domain/models.py reads for a
+What a resource is (its API description) is domain/sagemaker_models.py, which domain/models/advice.py reads for a
 recommendation's detail.
 """

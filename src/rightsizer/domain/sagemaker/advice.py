@@ -12,7 +12,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Confidence, Evidence, Finding, InstanceTypeSpec, Recommendation, advice_id
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Evidence, Recommendation, advice_id
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker.prices import SageMakerPrices

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import RESOURCES, ResourceKind
 from rightsizer.domain.sagemaker.advice import SageMakerPriceBook

@@ -11,16 +11,10 @@ from datetime import datetime
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import (
-    CENT,
-    ZERO,
-    Confidence,
-    Evidence,
-    Finding,
-    InstanceTypeSpec,
-    Recommendation,
-    monthly,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence, Evidence, Recommendation
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.money import CENT, ZERO, monthly
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker.advice import (

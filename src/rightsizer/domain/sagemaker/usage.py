@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from rightsizer.domain.models import SeriesStats
+from rightsizer.domain.models.usage import SeriesStats
 from rightsizer.domain.usage.series import EMPTY, Series
 from rightsizer.domain.usage.stats import HOURS_PER_WEEK, hour_of_week, percentile, series_stats
 

@@ -8,7 +8,8 @@ import math
 from dataclasses import replace
 
 from rightsizer.domain.limits.demand import NO_SETUP, NO_STORAGE_NEED, Demand, Setup, StorageNeed
-from rightsizer.domain.models import AcceleratorSpec, Instance, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.models.hosts import AcceleratorSpec, Instance, InstanceTypeSpec
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import Load
 from rightsizer.domain.sizing.memory import MemoryReading

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from rightsizer.domain.models import AcceleratorSpec, DeviceUsage, SeriesStats, UsageSummary
+from rightsizer.domain.models.hosts import AcceleratorSpec
+from rightsizer.domain.models.usage import DeviceUsage, SeriesStats, UsageSummary
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.signals import READS, VIDEO_ACTIVE_PCT, Engine, Load, Signal
 

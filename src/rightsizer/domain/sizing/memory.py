@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rightsizer.domain.models import DeviceUsage, InstanceTypeSpec
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.usage import DeviceUsage
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sizing.units import UnitView, memory_total
 

@@ -6,7 +6,9 @@ from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.limits.demand import Demand
-from rightsizer.domain.models import AcceleratorKind, Alternative, Confidence, Instance, InstanceTypeSpec, monthly
+from rightsizer.domain.models.advice import Alternative, Confidence
+from rightsizer.domain.models.hosts import AcceleratorKind, Instance, InstanceTypeSpec
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.sizing.targets import per_price_book
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rightsizer.domain.models import AcceleratorSpec
+from rightsizer.domain.models.hosts import AcceleratorSpec
 from rightsizer.domain.signals import FIGURE, PROJECTED
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from rightsizer.domain.limits.demand import Demand
 from rightsizer.domain.limits.limit import Offer
 from rightsizer.domain.limits.table import LIMITS, sentence
-from rightsizer.domain.models import InstanceTypeSpec
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sizing.targets import Candidate
 

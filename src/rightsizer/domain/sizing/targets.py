@@ -17,7 +17,8 @@ from rightsizer.domain.catalog import Catalog
 from rightsizer.domain.limits.demand import Demand
 from rightsizer.domain.limits.limit import Offer
 from rightsizer.domain.limits.table import LIMITS, NAMED, offered
-from rightsizer.domain.models import AcceleratorKind, AcceleratorSpec, Instance, InstanceTypeSpec, monthly
+from rightsizer.domain.models.hosts import AcceleratorKind, AcceleratorSpec, Instance, InstanceTypeSpec
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.platforms import LINUX, Billing
 from rightsizer.domain.prices import PriceBook
 from rightsizer.domain.sizing.projection import Projection, projection

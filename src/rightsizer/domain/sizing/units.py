@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rightsizer.domain.models import AcceleratorData, AcceleratorKind, DeviceUsage, InstanceTypeSpec, UsageSummary
+from rightsizer.domain.models.hosts import AcceleratorKind, InstanceTypeSpec
+from rightsizer.domain.models.usage import AcceleratorData, DeviceUsage, UsageSummary
 from rightsizer.domain.policy import Policy
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rightsizer.domain.models import DeviceUsage, SignalStats, SliceUsage
+from rightsizer.domain.models.usage import DeviceUsage, SignalStats, SliceUsage
 from rightsizer.domain.signals import Signal
 from rightsizer.domain.usage.clocks import Clocks
 from rightsizer.domain.usage.series import DeviceSeries, Floats

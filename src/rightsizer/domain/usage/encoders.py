@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rightsizer.domain.models import UsageSummary
+from rightsizer.domain.models.usage import UsageSummary
 from rightsizer.domain.signals import VIDEO_ACTIVE_PCT, Signal
 from rightsizer.domain.usage.clocks import Bins, WindowGrid
 from rightsizer.domain.usage.series import DeviceSeries, Floats

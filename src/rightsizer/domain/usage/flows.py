@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rightsizer.domain.models import Rate
+from rightsizer.domain.models.usage import Rate
 from rightsizer.domain.usage.clocks import Clocks, HourSpan, combined
 from rightsizer.domain.usage.series import Floats, Ints, RawUsage, Series, gbps
 from rightsizer.domain.usage.stats import percentiles, pick_rows, same_stamps

@@ -13,7 +13,7 @@ from typing import TypeAlias, cast
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import AcceleratorData, GoneUnit, OutOfRange
+from rightsizer.domain.models.usage import AcceleratorData, GoneUnit, OutOfRange
 from rightsizer.domain.signals import Signal
 
 Floats: TypeAlias = npt.NDArray[np.float64]

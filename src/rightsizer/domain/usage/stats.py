@@ -12,7 +12,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from rightsizer.domain.models import SeriesStats
+from rightsizer.domain.models.usage import SeriesStats
 from rightsizer.domain.usage.series import Floats, Ints, Series
 
 HOURS_PER_WEEK = 168

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rightsizer.domain.models import AcceleratorData, UsageSummary
+from rightsizer.domain.models.usage import AcceleratorData, UsageSummary
 from rightsizer.domain.usage.clocks import (
     Clocks,
     HourSpan,

@@ -10,7 +10,7 @@ from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.buttons.approvers import approve_answer, is_approver_via, open_thread_in
 from rightsizer.adapters.slack.buttons.button import Button, Conversation, recommendation_id
 from rightsizer.adapters.slack.deps import Deps
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.services import approvals
 from rightsizer.services.approvals import Outcome
 from rightsizer.services.ports import Approval

@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.deps import Deps, Respond
 from rightsizer.adapters.slack.messages import MessageBoard
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 
 logger = Logger(child=True)
 

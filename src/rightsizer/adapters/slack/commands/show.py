@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.commands.verb import AboutHost, Asked, Verb
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 
 
 @dataclass(frozen=True)

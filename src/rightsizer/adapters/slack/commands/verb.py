@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 from rightsizer.adapters.slack import blocks
 from rightsizer.adapters.slack.deps import Deps
 from rightsizer.adapters.slack.messages import MessageBoard
-from rightsizer.domain.models import Recommendation
+from rightsizer.domain.models.advice import Recommendation
 from rightsizer.domain.resources import ResourceKind, kind_of
 
 INSTANCE_ID = re.compile(r"^i-(?:[0-9a-f]{8}|[0-9a-f]{17})$")

@@ -6,11 +6,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import (
-    Evidence,
-    InstanceTypeSpec,
-    Recommendation,
-)
+from rightsizer.domain.models.advice import Evidence, Recommendation
+from rightsizer.domain.models.hosts import InstanceTypeSpec
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.resources import ResourceKind
 from rightsizer.domain.sagemaker.advice import (

@@ -9,10 +9,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from rightsizer.domain.catalog import Catalog
-from rightsizer.domain.models import (
-    InstanceTypeSpec,
-    monthly,
-)
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.money import monthly
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sagemaker.advice import (
     Draft,

@@ -7,13 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from rightsizer.domain.models import (
-    CENT,
-    Confidence,
-    Finding,
-    InstanceTypeSpec,
-    monthly,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.money import CENT, monthly
 from rightsizer.domain.policy import Policy
 from rightsizer.domain.sagemaker.advice import (
     Draft,

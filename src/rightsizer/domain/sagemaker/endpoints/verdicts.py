@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from rightsizer.domain.models import (
-    ZERO,
-    Confidence,
-    Finding,
-    InstanceTypeSpec,
-)
+from rightsizer.domain.models import Finding
+from rightsizer.domain.models.advice import Confidence
+from rightsizer.domain.models.hosts import InstanceTypeSpec
+from rightsizer.domain.models.money import ZERO
 from rightsizer.domain.sagemaker.advice import (
     Draft,
     history_confidence,
