@@ -35,7 +35,7 @@ from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow, execution_name
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.workflow_contract import RESIZE_EVENT_SOURCE
-from rightsizer.handlers import notify
+from rightsizer.services import workflow_events
 from rightsizer.services.ports import Approval
 from tests.slack_double import OFFICE_HOURS_PLAN
 
@@ -417,7 +417,7 @@ def status_change_event(aws: Aws, arn: str, region: str = REGION) -> dict[str, A
     return {
         "version": "0",
         "id": f"status-{described['name']}",
-        "detail-type": notify.EXECUTION_STATUS_CHANGE,
+        "detail-type": workflow_events.EXECUTION_STATUS_CHANGE,
         "source": "aws.states",
         "account": ACCOUNT,
         "time": "2026-12-01T12:10:00Z",
@@ -430,6 +430,6 @@ def status_change_event(aws: Aws, arn: str, region: str = REGION) -> dict[str, A
 def deliver_everything(aws: Aws, arn: str, slack: RecordingSlack) -> list[dict[str, str]]:
     """The state machine's own events, then the status change, through the real notifier, twice over
     (EventBridge delivers at least once)."""
-    deps = notify.Dependencies(aws.store, slack)
+    deps = workflow_events.Dependencies(aws.store, slack)
     events = [*aws.events(), status_change_event(aws, arn)]
-    return [notify.process(event, deps, datetime.now(UTC)) for event in events + events]
+    return [workflow_events.process(event, deps, datetime.now(UTC)) for event in events + events]

@@ -19,7 +19,7 @@ from rightsizer.adapters.aws.store import DynamoStore
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.scope import ActionScope
-from rightsizer.handlers import notify
+from rightsizer.services import workflow_events
 from tests.integration.resize_world import (
     ACCOUNT,
     MANAGED,
@@ -198,7 +198,7 @@ def test_a_host_in_another_region_is_acted_on_by_that_regions_copy_and_reported_
     assert [e.event for e in regional.audit_log(request.recommendation_id)][-1] == "succeeded"
     # An end the copy could not catch leaves its lock in its own table: the notifier, at home, releases it there.
     regional._table.put_item(Item={"PK": f"LOCK#{instance_id}", "SK": "LOCK", "holder": arn})
-    deps = notify.Dependencies(
+    deps = workflow_events.Dependencies(
         aws.store,
         RecordingSlack(),
         home_region=REGION,
@@ -206,7 +206,7 @@ def test_a_host_in_another_region_is_acted_on_by_that_regions_copy_and_reported_
             boto3.resource("dynamodb", region_name=region).Table("gpu-rightsizer-actions")
         ),
     )
-    notify.process(status_change_event(aws, arn, OTHER_REGION), deps, datetime.now(UTC))
+    workflow_events.process(status_change_event(aws, arn, OTHER_REGION), deps, datetime.now(UTC))
     assert regional._table.get_item(Key={"PK": f"LOCK#{instance_id}", "SK": "LOCK"}).get("Item") is None
     closed = aws.store.approval(request.recommendation_id)
     assert closed is not None and closed.status is ApprovalStatus.SUCCEEDED, "the approval lives at home"

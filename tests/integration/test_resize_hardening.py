@@ -18,7 +18,7 @@ from moto.ec2.models import EC2Backend
 
 from rightsizer.adapters.aws.workflow import StepFunctionsResizeWorkflow
 from rightsizer.domain.approval import ApprovalStatus
-from rightsizer.handlers import notify
+from rightsizer.services import workflow_events
 from rightsizer.services.ports import Approval
 from tests.integration.resize_world import (
     ACCOUNT,
@@ -334,11 +334,13 @@ def test_every_end_of_an_execution_closes_the_approval_once_and_releases_the_ins
 
 def test_the_status_change_of_a_running_execution_is_ignored(aws: Aws) -> None:
     event = {
-        "detail-type": notify.EXECUTION_STATUS_CHANGE,
+        "detail-type": workflow_events.EXECUTION_STATUS_CHANGE,
         "source": "aws.states",
         "detail": {"status": "RUNNING", "input": json.dumps({"recommendation_id": "rec-x"})},
     }
-    answer = notify.process(event, notify.Dependencies(aws.store, RecordingSlack()), datetime.now(UTC))
+    answer = workflow_events.process(
+        event, workflow_events.Dependencies(aws.store, RecordingSlack()), datetime.now(UTC)
+    )
     assert answer["outcome"] == "ignored"
 
 

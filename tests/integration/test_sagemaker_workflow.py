@@ -24,7 +24,7 @@ from rightsizer.adapters.aws.dynamo import keys
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.workflow_contract import MAX_SAGEMAKER_POLLS, SageMakerInput, WorkflowError, WorkflowInput
-from rightsizer.handlers import notify
+from rightsizer.services import workflow_events
 from rightsizer.services.ports import Approval, SageMakerAction
 from tests.botocore_samples import every_member, input_shape, problems
 from tests.integration.resize_world import (
@@ -247,9 +247,9 @@ def test_an_endpoint_is_updated_blue_green_to_a_new_config_on_the_target_type(
     assert lock_of(aws, request.instance_id) is None
     # the real notifier closes the approval and tells the thread
     slack = RecordingSlack()
-    deps = notify.Dependencies(aws.store, slack)
+    deps = workflow_events.Dependencies(aws.store, slack)
     for event in [*events, status_change_event(aws, result["executionArn"])]:
-        notify.process(event, deps, datetime.now(UTC))
+        workflow_events.process(event, deps, datetime.now(UTC))
     closed = aws.store.approval(request.recommendation_id)
     assert closed is not None and closed.status is ApprovalStatus.SUCCEEDED
     assert slack.replies[-1] == (f":white_check_mark: `{request.instance_id}` {BIG} → {SMALL}: {output['message']}")

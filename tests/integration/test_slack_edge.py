@@ -499,7 +499,7 @@ def test_every_slack_client_retries_rate_limits_and_server_errors(
     from slack_sdk.http_retry import builtin_handlers
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
-    from rightsizer.handlers import notify
+    from rightsizer.bootstrap import notify as notify_wiring
 
     waits: list[float] = []
     monkeypatch.setattr(builtin_handlers, "time", type("Clock", (), {"sleep": staticmethod(waits.append)}))
@@ -509,5 +509,5 @@ def test_every_slack_client_retries_rate_limits_and_server_errors(
 
     [told] = deployed.slack.of("chat.postEphemeral")  # the app's per-request client retried the 429
     assert "Only approvers" in told.params["text"] and len(waits) == 1
-    notifier_client = notify.slack_client(os.environ["SLACK_SECRET_NAME"], deployed.slack.api_url)
+    notifier_client = notify_wiring.slack_client(os.environ["SLACK_SECRET_NAME"], deployed.slack.api_url)
     assert {RateLimitErrorRetryHandler, ServerErrorRetryHandler} <= {type(h) for h in notifier_client.retry_handlers}

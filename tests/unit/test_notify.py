@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
+from rightsizer.bootstrap import notify as notify_wiring
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
 from rightsizer.domain.workflow_contract import RESIZE_EVENT_DETAIL_TYPE, RESIZE_EVENT_SOURCE
 from rightsizer.handlers import notify as notify_handler
+from rightsizer.services import workflow_events
 from rightsizer.services.notify import (
     MalformedProgress,
     NotificationFailed,
@@ -221,7 +223,7 @@ def sample_event() -> dict[str, Any]:
 def test_sample_event_matches_what_the_workflow_puts() -> None:
     event = sample_event()
     assert (event["source"], event["detail-type"]) == (RESIZE_EVENT_SOURCE, RESIZE_EVENT_DETAIL_TYPE)
-    parsed = notify_handler.progress_from_event(event)
+    parsed = workflow_events.progress_from_event(event)
     assert parsed is not None and parsed.recommendation_id == REC
     assert parsed.execution_arn == EXECUTION
 
@@ -229,9 +231,9 @@ def test_sample_event_matches_what_the_workflow_puts() -> None:
 def test_process_posts_the_sample_event_through_a_slack_client() -> None:
     web = FakeWebClient()
     store = store_with(approval())
-    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
+    deps = workflow_events.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
-    answer = notify_handler.process(sample_event(), deps, NOW)
+    answer = workflow_events.process(sample_event(), deps, NOW)
 
     assert answer == {"outcome": "posted", "status": "succeeded", "detail": ""}
     (post, post_args), (update, update_args) = web.calls
@@ -259,9 +261,9 @@ def test_an_outcome_on_a_daily_report_changes_only_that_recommendations_line() -
     )
     store = store_with(approval())
     store.messages[(report.channel, report.ts)] = report
-    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
+    deps = workflow_events.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
-    notify_handler.process(sample_event(), deps, NOW)
+    workflow_events.process(sample_event(), deps, NOW)
 
     (_, update_args) = web.calls[-1]
     blocks = update_args["blocks"]
@@ -333,8 +335,8 @@ def test_an_outcome_arriving_twice_is_recorded_and_posted_once() -> None:
 
 
 def test_process_answers_a_malformed_event_without_raising() -> None:
-    deps = notify_handler.Dependencies(store_with(), SlackThreadNotifier(FakeWebClient, store_with()))
-    answer = notify_handler.process({"id": "x", "detail": "not an object"}, deps, NOW)
+    deps = workflow_events.Dependencies(store_with(), SlackThreadNotifier(FakeWebClient, store_with()))
+    answer = workflow_events.process({"id": "x", "detail": "not an object"}, deps, NOW)
     assert answer["outcome"] == "malformed"
 
 
@@ -381,7 +383,7 @@ def test_handler_wires_dynamodb_and_slack(moto_aws: None, monkeypatch: pytest.Mo
         assert api_url == "https://slack.com/api/"  # the default, unless SLACK_API_URL says otherwise
         return web
 
-    monkeypatch.setattr(notify_handler, "slack_client", fake_slack_client)
+    monkeypatch.setattr(notify_wiring, "slack_client", fake_slack_client)
 
     class Context:
         function_name = "gpu-rightsizer-notify"

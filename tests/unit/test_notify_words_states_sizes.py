@@ -14,8 +14,7 @@ import pytest
 from rightsizer.adapters.slack.notifier import SlackThreadNotifier
 from rightsizer.domain.approval import ApprovalStatus
 from rightsizer.domain.models import ActionKind
-from rightsizer.handlers import notify as notify_handler
-from rightsizer.services import notify
+from rightsizer.services import notify, workflow_events
 from rightsizer.services.notify import (
     SLACK_TEXT_MAX,
     TRUNCATED,
@@ -58,15 +57,15 @@ def approval_of(kind: ActionKind, **changes: Any) -> Approval:
 def status_change(status: str, **detail: Any) -> dict[str, Any]:
     return {
         "id": "status-1",
-        "detail-type": notify_handler.EXECUTION_STATUS_CHANGE,
+        "detail-type": workflow_events.EXECUTION_STATUS_CHANGE,
         "source": "aws.states",
         "resources": [],
         "detail": execution_end(status, **detail),
     }
 
 
-def deps_for(store: MemoryStore, web: FakeWebClient) -> notify_handler.Dependencies:
-    return notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
+def deps_for(store: MemoryStore, web: FakeWebClient) -> workflow_events.Dependencies:
+    return workflow_events.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
 
 # ------------------------------------------------------------------------------- 1. the action's words
@@ -115,7 +114,7 @@ def test_an_end_no_state_caught_is_told_in_the_words_of_the_approved_action(
 def test_the_handler_says_a_timed_out_stop_or_schedule_ran_out_of_time_as_that(kind: ActionKind) -> None:
     store, web = store_with(approval_of(kind)), FakeWebClient()
 
-    answer = notify_handler.process(status_change("TIMED_OUT"), deps_for(store, web), NOW)
+    answer = workflow_events.process(status_change("TIMED_OUT"), deps_for(store, web), NOW)
 
     assert answer["outcome"] == "posted"
     (_, post), (_, update) = web.calls
@@ -151,12 +150,12 @@ def test_an_action_the_event_names_wins_and_an_unknown_one_falls_back_to_the_app
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     warnings: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(notify_handler.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
+    monkeypatch.setattr(workflow_events.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
     event = sample_event()
     event["detail"] = {**event["detail"], "action": "hibernate", "status": "failed", "step": "failed"}
     store, web = store_with(approval_of(ActionKind.STOP)), FakeWebClient()
 
-    answer = notify_handler.process(event, deps_for(store, web), NOW)
+    answer = workflow_events.process(event, deps_for(store, web), NOW)
 
     assert answer["outcome"] == "posted"
     assert web.calls[-1][1]["text"].startswith(":rotating_light: Stop failed, needs a person")
@@ -206,11 +205,11 @@ def test_an_approval_in_a_state_this_version_does_not_know_is_logged_and_skipped
     _rewrite_as_a_newer_version(table, **newer)
     before = table.get_item(Key={"PK": f"APPROVAL#{REC}", "SK": "APPROVAL"})["Item"]
     warnings: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(notify_handler.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
+    monkeypatch.setattr(workflow_events.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
     web = FakeWebClient()
-    deps = notify_handler.Dependencies(store, SlackThreadNotifier(lambda: web, store))
+    deps = workflow_events.Dependencies(store, SlackThreadNotifier(lambda: web, store))
 
-    answer = notify_handler.process(sample_event(), deps, NOW)  # returns: EventBridge does not retry
+    answer = workflow_events.process(sample_event(), deps, NOW)  # returns: EventBridge does not retry
 
     assert answer["outcome"] == "skipped"
     assert named in answer["detail"] and REC in answer["detail"] and "succeeded" in answer["detail"]
@@ -226,9 +225,9 @@ def test_a_status_change_for_an_unreadable_approval_is_skipped_too(dynamo_store:
     store, table = dynamo_store
     store.create_approval(approval(status="running"))
     _rewrite_as_a_newer_version(table, status="paused")
-    deps = notify_handler.Dependencies(store, SlackThreadNotifier(FakeWebClient, store))
+    deps = workflow_events.Dependencies(store, SlackThreadNotifier(FakeWebClient, store))
 
-    answer = notify_handler.process(status_change("TIMED_OUT"), deps, NOW)
+    answer = workflow_events.process(status_change("TIMED_OUT"), deps, NOW)
 
     assert answer["outcome"] == "skipped" and "execution_timed_out" in answer["detail"]
 
@@ -238,12 +237,12 @@ def test_an_event_in_a_state_this_version_does_not_know_is_logged_and_skipped(
     monkeypatch: pytest.MonkeyPatch, status: str
 ) -> None:
     warnings: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(notify_handler.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
+    monkeypatch.setattr(workflow_events.logger, "warning", lambda msg, **kw: warnings.append((msg, kw)))
     event = sample_event()
     event["detail"] = {**event["detail"], "status": status}
     store, web = store_with(approval()), FakeWebClient()
 
-    answer = notify_handler.process(event, deps_for(store, web), NOW)
+    answer = workflow_events.process(event, deps_for(store, web), NOW)
 
     assert answer["outcome"] == "skipped"
     assert f"unknown status {status!r}" in answer["detail"] and REC in answer["detail"]
@@ -287,7 +286,7 @@ def test_a_long_workflow_message_reaches_slack_capped_and_the_audit_log_whole() 
     event = sample_event()
     event["detail"] = {**event["detail"], "message": message, "status": "rolled_back", "step": "rolled_back"}
 
-    answer = notify_handler.process(event, deps_for(store, web), NOW)
+    answer = workflow_events.process(event, deps_for(store, web), NOW)
 
     assert answer["outcome"] == "posted"
     (_, post), (_, update) = web.calls
