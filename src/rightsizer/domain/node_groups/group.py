@@ -29,17 +29,14 @@ class Verdict:
 
 
 class Group:
-    def __init__(
-        self,
-        owner: Owner,
-        nodes: tuple[Node, ...],
-        catalog: Catalog,
-        costs: Costs,
-    ) -> None:
+    """The nodes of one owner (account, region, owner), sorted into running, counted, judged and idle."""
+
+    def __init__(self, owner: Owner, nodes: tuple[Node, ...], costs: Costs) -> None:
         if owner.kind is None:
             raise ValueError(f"{owner.description} has no resource kind: its nodes are advised one by one")
         self.kind: ResourceKind = owner.kind
-        self.owner, self.nodes, self.catalog, self.costs = owner, nodes, catalog, costs
+        self.owner, self.nodes, self.costs = owner, nodes, costs
+        self.catalog: Catalog = costs.catalog
         self.running = [n for n in nodes if n.instance.is_running]
         self.counted = [n for n in self.running if not n.opted_out]
         self.judged = [n for n in self.counted if n.judged]
@@ -49,7 +46,7 @@ class Group:
         types = Counter(n.instance.instance_type for n in (self.running or nodes))
         self.node_type = sorted(types.items(), key=lambda item: (-item[1], item[0]))[0][0]
         self.types = types
-        self.spec = catalog.spec(self.node_type)
+        self.spec = self.catalog.spec(self.node_type)
         self.label = RESOURCES[self.kind].label
 
     def busiest(self) -> Node | None:

@@ -48,7 +48,7 @@ def group_nodes(
     advice: list[Recommendation] = []
     costs = Costs(catalog, prices, covers or {})
     for key, nodes in groups.items():
-        group = Group(owners[key], tuple(sorted(nodes, key=lambda n: n.iid)), catalog, costs)
+        group = Group(owners[key], tuple(sorted(nodes, key=lambda n: n.iid)), costs)
         rec = recommend(group)
         advice.append(rec)
         for node in nodes:
