@@ -4,11 +4,10 @@ node."""
 
 from __future__ import annotations
 
-import hashlib
 from decimal import Decimal
 
 from rightsizer.domain.models import Finding
-from rightsizer.domain.models.advice import Evidence, Recommendation
+from rightsizer.domain.models.advice import Evidence, Recommendation, advice_id
 from rightsizer.domain.models.hosts import Instance, InstanceTypeSpec
 from rightsizer.domain.models.money import ZERO
 from rightsizer.domain.node_groups.edits import idle_advice, publish_text, type_advice
@@ -157,8 +156,8 @@ def _evidence(group: Group) -> Evidence:
 def _group_id(
     instance: Instance, owner: Owner, node_type: str, finding: Finding, target: InstanceTypeSpec | None
 ) -> str:
-    """Stable across re-runs, like a host's: the same advice for the same group keeps the same id."""
-    parts = (
+    """Stable across re-runs, like a host's (models.advice_id): the same advice for the same group keeps the same id."""
+    return advice_id(
         instance.account_id,
         instance.region,
         owner.resource_id,
@@ -166,4 +165,3 @@ def _group_id(
         finding,
         target.instance_type if target else "",
     )
-    return "rec-" + hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
