@@ -15,6 +15,7 @@ from rightsizer.domain.workflow.fragments import (
     audit,
     count_poll,
     ends_as,
+    note,
     reset_polls,
     wait,
 )
@@ -78,31 +79,21 @@ def notebook_stop() -> dict[str, State]:
             ResultPath=HEALTH,
             Next="OutcomeNotebookStopped",
         ),
-        "NotebookNotStopped": state(
-            "Pass",
-            Parameters={"reason": fmt("StopNotebookInstance failed: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeNotebookUnchanged",
+        "NotebookNotStopped": note(FAILURE, fmt("StopNotebookInstance failed: {}", CAUSE), "OutcomeNotebookUnchanged"),
+        "NotebookFailed": note(
+            FAILURE,
+            fmt("SageMaker reports the notebook instance {}", NOTEBOOK.dot("Status")),
+            "OutcomeSageMakerNeedsPerson",
         ),
-        "NotebookFailed": state(
-            "Pass",
-            Parameters={"reason": fmt("SageMaker reports the notebook instance {}", NOTEBOOK.dot("Status"))},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
+        "NotebookTimedOut": note(
+            FAILURE,
+            fmt("the notebook instance was still {} after {} polls", NOTEBOOK.dot("Status"), IN.max_polls),
+            "OutcomeSageMakerNeedsPerson",
         ),
-        "NotebookTimedOut": state(
-            "Pass",
-            Parameters={
-                "reason": fmt("the notebook instance was still {} after {} polls", NOTEBOOK.dot("Status"), IN.max_polls)
-            },
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
-        ),
-        "NotebookLost": state(
-            "Pass",
-            Parameters={"reason": fmt("the notebook instance could not be read after its stop: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
+        "NotebookLost": note(
+            FAILURE,
+            fmt("the notebook instance could not be read after its stop: {}", CAUSE),
+            "OutcomeSageMakerNeedsPerson",
         ),
     }
 

@@ -43,6 +43,7 @@ from rightsizer.domain.workflow.fragments import (
     count_poll,
     data,
     ends_as,
+    note,
     progress,
     refuse,
     reset_polls,
@@ -423,39 +424,26 @@ def endpoint_update() -> dict[str, State]:
             ResultPath=HEALTH,
             Next="OutcomeEndpointUpdated",
         ),
-        "EndpointNotUpdated": state(
-            "Pass",
-            Parameters={"reason": fmt("the update could not be started: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeEndpointUnchanged",
+        "EndpointNotUpdated": note(
+            FAILURE, fmt("the update could not be started: {}", CAUSE), "OutcomeEndpointUnchanged"
         ),
-        "EndpointRolledBack": state(
-            "Pass",
-            Parameters={
-                "reason": "SageMaker rolled the deployment back (the 5XX alarm fired, or the new fleet failed)"
-            },
-            ResultPath=FAILURE,
-            Next="OutcomeEndpointRolledBack",
+        "EndpointRolledBack": note(
+            FAILURE,
+            "SageMaker rolled the deployment back (the 5XX alarm fired, or the new fleet failed)",
+            "OutcomeEndpointRolledBack",
         ),
-        "EndpointFailed": state(
-            "Pass",
-            Parameters={"reason": fmt("SageMaker reports the endpoint {}", ENDPOINT.dot("Status"))},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
+        "EndpointFailed": note(
+            FAILURE, fmt("SageMaker reports the endpoint {}", ENDPOINT.dot("Status")), "OutcomeSageMakerNeedsPerson"
         ),
-        "EndpointTimedOut": state(
-            "Pass",
-            Parameters={
-                "reason": fmt("the endpoint was still {} after {} polls", ENDPOINT.dot("Status"), SM.max_polls)
-            },
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
+        "EndpointTimedOut": note(
+            FAILURE,
+            fmt("the endpoint was still {} after {} polls", ENDPOINT.dot("Status"), SM.max_polls),
+            "OutcomeSageMakerNeedsPerson",
         ),
-        "EndpointLost": state(
-            "Pass",
-            Parameters={"reason": fmt("the endpoint could not be read after the update started: {}", CAUSE)},
-            ResultPath=FAILURE,
-            Next="OutcomeSageMakerNeedsPerson",
+        "EndpointLost": note(
+            FAILURE,
+            fmt("the endpoint could not be read after the update started: {}", CAUSE),
+            "OutcomeSageMakerNeedsPerson",
         ),
     }
 

@@ -271,7 +271,7 @@ def failed(step: str, reason: Format) -> State:
     return state("Pass", Parameters={"step": step, "reason": reason}, ResultPath=FAILURE, Next="RecordRollbackStarted")
 
 
-def note(result: Path, reason: Format, next_state: str) -> State:
+def note(result: Path, reason: str | Format, next_state: str) -> State:
     """Why a schedule or a rollback went wrong, for the outcome's message."""
     return state("Pass", Parameters={"reason": reason}, ResultPath=result, Next=next_state)
 
